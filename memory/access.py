@@ -1,0 +1,189 @@
+"""Coverage (SPEC §4) and the one `access_*` function per protected object type (SPEC §2.6 a-b).
+
+A caller's coverage in a space is the union of its effective grants there, loaded fresh on every
+call (reads are re-authorized each time). Each action must be covered by one grant. Objects the
+caller cannot read answer NOT_FOUND exactly as absent ones do."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Q
+
+from memory.models import Grant, Principal, Space, Subject
+from memory.models.records import CONTEXT, SHARED
+from memory.wire.canonical import digest
+from memory.wire.errors import WireError, not_found, permission_denied
+
+ADMIN = "space_admin"
+CAPABILITIES = [
+    "space_admin", "grants_issue", "subjects_write", "capture", "candidates_read", "review",
+    "records_read", "records_write", "recall", "profile_read", "profile_write",
+    "reflections_read", "reflections_generate", "export", "import",
+]
+
+
+def grant_has(grant: Grant, capability: str) -> bool:
+    caps = grant.capabilities
+    return capability in caps or ADMIN in caps
+
+
+def grant_covers_subject(grant: Grant, subject_id: str) -> bool:
+    return grant.subject_ids is None or subject_id in grant.subject_ids
+
+
+def grant_covers_placement(grant: Grant, scope: str, context_id: str | None) -> bool:
+    if scope == SHARED:
+        return grant.shared_access
+    return grant.context_ids is None or context_id in grant.context_ids
+
+
+def effective_grants(space_id: str, principal: Principal, at: datetime) -> list[Grant]:
+    """The principal's effective grants in a space: active, unexpired, no revoked ancestor."""
+    grants = list(
+        Grant.objects.filter(space_id=space_id, grantee=principal, state=Grant.ACTIVE)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=at))
+        .order_by("created_at", "grant_id")
+    )
+    return drop_ineffective(grants)
+
+
+def drop_ineffective(grants: list[Grant]) -> list[Grant]:
+    ancestors = {a for g in grants for a in g.ancestor_ids}
+    if not ancestors:
+        return grants
+    revoked = set(
+        Grant.objects.filter(grant_id__in=ancestors, state=Grant.REVOKED).values_list("grant_id", flat=True)
+    )
+    return [g for g in grants if not revoked.intersection(g.ancestor_ids)]
+
+
+def effective_ids(grants: list[Grant], at: datetime) -> set[str]:
+    """Which of these grants (any grantee) are effective now; one query for their ancestors."""
+    live = [g for g in grants if g.state == Grant.ACTIVE and (g.expires_at is None or g.expires_at > at)]
+    return {g.grant_id for g in drop_ineffective(live)}
+
+
+@dataclass
+class Coverage:
+    space: Space
+    principal: Principal
+    grants: list[Grant]
+    at: datetime
+
+    @property
+    def space_id(self) -> str:
+        return self.space.space_id
+
+    def with_capability(self, capability: str) -> list[Grant]:
+        return [g for g in self.grants if grant_has(g, capability)]
+
+    def is_admin(self) -> bool:
+        return bool(self.with_capability(ADMIN))
+
+    def covers(self, capability: str, subject_id: str, scope: str | None = None,
+               context_id: str | None = None) -> bool:
+        for g in self.grants:
+            if not grant_has(g, capability) or not grant_covers_subject(g, subject_id):
+                continue
+            if scope is None or grant_covers_placement(g, scope, context_id):
+                return True
+        return False
+
+    def covers_any(self, capabilities: list[str], subject_id: str, scope: str | None = None,
+                   context_id: str | None = None) -> bool:
+        return any(self.covers(c, subject_id, scope, context_id) for c in capabilities)
+
+    def require(self, capability: str, subject_id: str, scope: str | None = None,
+                context_id: str | None = None) -> None:
+        if not self.covers(capability, subject_id, scope, context_id):
+            raise permission_denied(capability)
+
+    def require_admin(self) -> None:
+        if not self.is_admin():
+            raise permission_denied(ADMIN)
+
+    def placement_q(self, capabilities: list[str], subject_field: str = "subject__subject_id",
+                    scope_field: str = "placement_scope",
+                    context_field: str = "placement_context_id") -> Q:
+        """SQL filter for the objects one of these capabilities covers (a union over grants).
+        Matches nothing when no grant holds the capability."""
+        q = Q(pk__in=[])
+        for g in self.grants:
+            if not any(grant_has(g, c) for c in capabilities):
+                continue
+            part = Q()
+            if g.subject_ids is not None:
+                part &= Q(**{f"{subject_field}__in": g.subject_ids})
+            place = Q(**{scope_field: CONTEXT})
+            if g.context_ids is not None:
+                place &= Q(**{f"{context_field}__in": g.context_ids})
+            if g.shared_access:
+                place |= Q(**{scope_field: SHARED})
+            q |= part & place
+        return q
+
+    def subject_view(self, capabilities: list[str], subject_id: str) -> dict:
+        """The caller's coverage for one subject through these capabilities, as plain data:
+        contexts (None = all), shared. Used to pin reflection coverage and compare it."""
+        contexts: set[str] | None = set()
+        shared = False
+        for g in self.grants:
+            if not any(grant_has(g, c) for c in capabilities) or not grant_covers_subject(g, subject_id):
+                continue
+            shared = shared or g.shared_access
+            if g.context_ids is None:
+                contexts = None
+            elif contexts is not None:
+                contexts.update(g.context_ids)
+        return {"all_contexts": contexts is None, "context_ids": sorted(contexts or []), "shared": shared}
+
+    def state_digest(self) -> str:
+        """Identity of the caller's grant state; a cursor is bound to it (SPEC §2.7)."""
+        return digest([[g.grant_id, g.revision] for g in self.grants])
+
+
+def coverage_for(space_id: str, principal: Principal, at: datetime, lock: bool = False) -> Coverage:
+    """Load the space and the caller's coverage. A space where the caller holds no effective
+    grant is NOT_FOUND, like an absent one. `lock` takes the space row lock for a mutation."""
+    qs = Space.objects.select_for_update() if lock else Space.objects
+    space = qs.filter(space_id=space_id).first()
+    if space is None:
+        raise not_found("space")
+    grants = effective_grants(space_id, principal, at)
+    if not grants:
+        raise not_found("space")
+    return Coverage(space=space, principal=principal, grants=grants, at=at)
+
+
+def access_subject(cov: Coverage, subject_id: str, capabilities: list[str] | None = None,
+                   lock: bool = False) -> Subject:
+    """The subject, if it exists and one of the caller's grants (with any of `capabilities`, or
+    any capability at all) covers it; NOT_FOUND otherwise."""
+    qs = Subject.objects.select_for_update() if lock else Subject.objects
+    subject = qs.filter(space_id=cov.space_id, subject_id=subject_id).first()
+    visible = subject is not None and any(
+        grant_covers_subject(g, subject_id)
+        and (capabilities is None or any(grant_has(g, c) for c in capabilities))
+        for g in cov.grants
+    )
+    if not visible:
+        raise not_found("subject")
+    return subject
+
+
+def gate_space_writable(space: Space) -> None:
+    if space.state == Space.FROZEN:
+        raise WireError("SPACE_FROZEN", "The space is frozen: it accepts no mutation until unfrozen.")
+
+
+def gate_subject_writable(subject: Subject, scope: str | None = None, context_id: str | None = None) -> None:
+    """State gates for a write about a subject, optionally placed in a context (SPEC §2.6)."""
+    if subject.state == Subject.ARCHIVED:
+        raise WireError("SUBJECT_ARCHIVED", "The subject is archived: it accepts no further writes.")
+    if subject.state == Subject.FENCED:
+        raise WireError("SUBJECT_FENCED", "The subject is fenced: it accepts no writes until unfenced.")
+    if scope == CONTEXT and context_id in subject.fenced_context_ids:
+        raise WireError(
+            "CONTEXT_FENCED", "That context is fenced for this subject.", context_id=context_id
+        )

@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class MemoryConfig(AppConfig):
+    name = "memory"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Importing the ops package registers every op handler with the registry.
+        from memory import ops  # noqa: F401

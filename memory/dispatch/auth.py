@@ -1,0 +1,84 @@
+"""Bearer tokens (SPEC §1.2) and `Spoke-Session` (SPEC §1.3). Tokens are stored as SHA-256 only;
+the lookup is by hash, and the stored hash is compared in constant time."""
+import hmac
+from datetime import timedelta
+
+from django.conf import settings
+
+from memory.models import ApiToken, Principal, WireSession
+from memory.models.principals import hash_token
+from memory.timeutil import now
+from memory.wire.errors import WireError
+
+CORE = "spoke-memory"
+SUB_FLAGS = ("spoke-memory-reflection", "spoke-memory-transfer")
+# A session's expiry slides on use; the row is rewritten at most this often.
+SESSION_REFRESH_S = 60
+
+
+def unauthenticated() -> WireError:
+    return WireError("unauthenticated", "A valid bearer token is required.")
+
+
+def principal_for_header(header: str | None) -> Principal:
+    if not header or not header.startswith("Bearer "):
+        raise unauthenticated()
+    token = header[len("Bearer "):].strip()
+    if not token or len(token) > 512:
+        raise unauthenticated()
+    wanted = hash_token(token)
+    row = (
+        ApiToken.objects.select_related("principal")
+        .filter(token_hash=wanted, revoked_at__isnull=True)
+        .only("token_hash", "principal__principal_id", "principal__kind", "principal__display_name",
+              "principal__extensions", "principal__user_id", "principal__created_at")
+        .first()
+    )
+    if row is None or not hmac.compare_digest(row.token_hash, wanted):
+        raise unauthenticated()
+    return row.principal
+
+
+def default_negotiated() -> tuple[str, ...]:
+    return (CORE,) if CORE in settings.SPOKE_MEMORY_SERVED_CAPABILITIES else ()
+
+
+def negotiate(requested: list[str]) -> list[str]:
+    served = set(settings.SPOKE_MEMORY_SERVED_CAPABILITIES)
+    chosen = served.intersection(requested)
+    if CORE not in chosen:
+        chosen.difference_update(SUB_FLAGS)
+    return sorted(chosen)
+
+
+def session_invalid() -> WireError:
+    return WireError("session_invalid", "The Spoke-Session header names no open session of this caller.")
+
+
+def session_for(principal: Principal, session_id: str) -> WireSession:
+    at = now()
+    session = WireSession.objects.filter(session_id=session_id).first()
+    if (
+        session is None
+        or session.principal_id != principal.principal_id
+        or session.closed_at is not None
+        or session.expires_at <= at
+    ):
+        raise session_invalid()
+    ttl = settings.SPOKE_MEMORY_LIMITS["session_ttl_s"]
+    fresh = at + timedelta(seconds=ttl)
+    if (fresh - session.expires_at).total_seconds() >= SESSION_REFRESH_S:
+        WireSession.objects.filter(pk=session.pk).update(expires_at=fresh)
+        session.expires_at = fresh
+    return session
+
+
+def open_session(principal: Principal, requested: list[str], extensions: dict) -> WireSession:
+    at = now()
+    return WireSession.objects.create(
+        principal=principal,
+        negotiated_capabilities=negotiate(requested),
+        opened_at=at,
+        expires_at=at + timedelta(seconds=settings.SPOKE_MEMORY_LIMITS["session_ttl_s"]),
+        extensions=extensions,
+    )

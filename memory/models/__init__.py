@@ -1,0 +1,32 @@
+"""One module per aggregate. Principal ids inside memory objects (authors, reviewers, capturers)
+are kept as strings, not foreign keys: an import keeps them from another provider (SPEC §5)."""
+from .candidates import Candidate
+from .grants import Grant
+from .principals import ApiToken, Principal, WireSession
+from .profiles import ProfileDocument
+from .receipts import IdempotencyKey, Job, Receipt
+from .records import Record, RecordRevision
+from .reflections import Reflection
+from .spaces import Space, Subject
+from .transfer import Export, ExportChunk, Import, ImportChunk
+
+__all__ = [
+    "ApiToken",
+    "Candidate",
+    "Export",
+    "ExportChunk",
+    "Grant",
+    "IdempotencyKey",
+    "Import",
+    "ImportChunk",
+    "Job",
+    "Principal",
+    "ProfileDocument",
+    "Receipt",
+    "Record",
+    "RecordRevision",
+    "Reflection",
+    "Space",
+    "Subject",
+    "WireSession",
+]

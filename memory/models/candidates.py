@@ -1,0 +1,76 @@
+"""Captured candidates awaiting review (SPEC §3.6). The capture scope never changes."""
+from django.db import models
+
+from memory.timeutil import iso
+
+from .records import placement_wire
+
+
+class Candidate(models.Model):
+    PENDING = "pending"
+    STATES = ["pending", "promoted", "fragmented", "dropped", "dismissed"]
+
+    space = models.ForeignKey("memory.Space", on_delete=models.CASCADE, related_name="candidates")
+    subject = models.ForeignKey("memory.Subject", on_delete=models.CASCADE, related_name="candidates")
+    candidate_id = models.CharField(max_length=80)
+    scope_placement_scope = models.CharField(max_length=8)
+    scope_context_id = models.CharField(max_length=128, null=True, blank=True)
+    source_context_id = models.CharField(max_length=128, null=True, blank=True)
+    proposed = models.JSONField()
+    classification = models.JSONField()
+    state = models.CharField(max_length=16, default=PENDING, choices=[(s, s) for s in STATES])
+    captured_by_principal_id = models.CharField(max_length=80)
+    captured_at = models.DateTimeField()
+    consumed_at = models.DateTimeField(null=True, blank=True)
+    consumed_by_principal_id = models.CharField(max_length=80, null=True, blank=True)
+    outcome = models.JSONField(null=True, blank=True)
+    revision = models.PositiveBigIntegerField(default=1)
+    extensions = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["space", "candidate_id"], name="candidate_unique_in_space"),
+        ]
+        indexes = [
+            # Review queue and candidates.list: oldest first, ties by candidate_id.
+            models.Index(fields=["space", "state", "captured_at", "candidate_id"], name="candidate_queue"),
+            models.Index(fields=["subject", "state", "captured_at", "candidate_id"], name="candidate_subject_queue"),
+        ]
+
+    def __str__(self) -> str:
+        return self.candidate_id
+
+    @property
+    def placement(self) -> dict:
+        return placement_wire(self.scope_placement_scope, self.scope_context_id)
+
+    def capture_scope_wire(self) -> dict:
+        out = {"placement": self.placement}
+        if self.source_context_id is not None:
+            out["source_context_id"] = self.source_context_id
+        return out
+
+    def to_wire(self, subject_id: str, include_space: bool = True) -> dict:
+        out = {"schema_version": 1, "candidate_id": self.candidate_id}
+        if include_space:
+            out["space_id"] = self.space_id
+        out.update(
+            {
+                "subject_id": subject_id,
+                "capture_scope": self.capture_scope_wire(),
+                "proposed": self.proposed,
+                "classification": self.classification,
+                "state": self.state,
+                "captured_by_principal_id": self.captured_by_principal_id,
+                "captured_at": iso(self.captured_at),
+            }
+        )
+        if self.consumed_at is not None:
+            out["consumed_at"] = iso(self.consumed_at)
+        if self.consumed_by_principal_id is not None:
+            out["consumed_by_principal_id"] = self.consumed_by_principal_id
+        if self.outcome is not None:
+            out["outcome"] = self.outcome
+        out["revision"] = self.revision
+        out["extensions"] = self.extensions
+        return out

@@ -1,0 +1,39 @@
+"""Authored profile documents (SPEC §3.7): trusted author material that grants nothing."""
+from django.db import models
+
+from memory.timeutil import iso
+
+
+class ProfileDocument(models.Model):
+    space = models.ForeignKey("memory.Space", on_delete=models.CASCADE, related_name="profile_documents")
+    subject = models.ForeignKey("memory.Subject", on_delete=models.CASCADE, related_name="profile_documents")
+    kind = models.CharField(max_length=64)
+    content = models.JSONField()
+    revision = models.PositiveBigIntegerField(default=1)
+    author_principal_id = models.CharField(max_length=80)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    extensions = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["subject", "kind"], name="profile_kind_unique"),
+        ]
+
+    def to_wire(self, subject_id: str, include_space: bool = True) -> dict:
+        out = {"schema_version": 1}
+        if include_space:
+            out["space_id"] = self.space_id
+        out.update(
+            {
+                "subject_id": subject_id,
+                "kind": self.kind,
+                "content": self.content,
+                "revision": self.revision,
+                "author_principal_id": self.author_principal_id,
+                "created_at": iso(self.created_at),
+                "updated_at": iso(self.updated_at),
+                "extensions": self.extensions,
+            }
+        )
+        return out

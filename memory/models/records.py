@@ -1,0 +1,120 @@
+"""Retained records and their revision history (SPEC §3.5). Placement and provenance are columns
+so lists and recall filter in SQL; `text` is the searchable copy of content.text and is erased
+with the content on delete, as is every history row."""
+from django.db import models
+
+from memory.timeutil import iso
+
+SHARED, CONTEXT = "shared", "context"
+
+
+def placement_wire(scope: str, context_id: str | None) -> dict:
+    if scope == SHARED:
+        return {"scope": SHARED}
+    return {"scope": CONTEXT, "context_id": context_id}
+
+
+class Record(models.Model):
+    space = models.ForeignKey("memory.Space", on_delete=models.CASCADE, related_name="records")
+    subject = models.ForeignKey("memory.Subject", on_delete=models.CASCADE, related_name="records")
+    record_id = models.CharField(max_length=80)
+    kind = models.CharField(max_length=64)
+    content = models.JSONField()
+    text = models.TextField(default="", blank=True)
+    placement_scope = models.CharField(max_length=8)
+    placement_context_id = models.CharField(max_length=128, null=True, blank=True)
+    prov_source = models.CharField(max_length=16)
+    prov_source_context_id = models.CharField(max_length=128, null=True, blank=True)
+    prov_candidate_id = models.CharField(max_length=80, null=True, blank=True)
+    prov_author_principal_id = models.CharField(max_length=80)
+    prov_reviewer_principal_id = models.CharField(max_length=80, null=True, blank=True)
+    prov_captured_at = models.DateTimeField(null=True, blank=True)
+    prov_created_at = models.DateTimeField()
+    revision = models.PositiveBigIntegerField(default=1)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    deleted_by_principal_id = models.CharField(max_length=80, null=True, blank=True)
+    delete_reason = models.TextField(null=True, blank=True)
+    extensions = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["space", "record_id"], name="record_unique_in_space"),
+            models.CheckConstraint(condition=models.Q(revision__gte=1), name="record_revision_positive"),
+            models.CheckConstraint(
+                condition=(
+                    models.Q(placement_scope=SHARED, placement_context_id__isnull=True)
+                    | models.Q(placement_scope=CONTEXT, placement_context_id__isnull=False)
+                ),
+                name="record_placement_valid",
+            ),
+        ]
+        indexes = [
+            # Keyset order of memory.records.list: newest first, ties by record_id.
+            models.Index(fields=["subject", "created_at", "record_id"], name="record_subject_order"),
+            models.Index(fields=["space", "created_at", "record_id"], name="record_space_order"),
+            models.Index(fields=["subject", "placement_scope", "placement_context_id"], name="record_placement"),
+        ]
+
+    def __str__(self) -> str:
+        return self.record_id
+
+    @property
+    def placement(self) -> dict:
+        return placement_wire(self.placement_scope, self.placement_context_id)
+
+    def provenance_wire(self) -> dict:
+        out = {"source": self.prov_source}
+        if self.prov_source_context_id is not None:
+            out["source_context_id"] = self.prov_source_context_id
+        if self.prov_candidate_id is not None:
+            out["candidate_id"] = self.prov_candidate_id
+        out["author_principal_id"] = self.prov_author_principal_id
+        if self.prov_reviewer_principal_id is not None:
+            out["reviewer_principal_id"] = self.prov_reviewer_principal_id
+        if self.prov_captured_at is not None:
+            out["captured_at"] = iso(self.prov_captured_at)
+        out["created_at"] = iso(self.prov_created_at)
+        return out
+
+    def to_wire(self, subject_id: str, include_space: bool = True) -> dict:
+        out = {"schema_version": 1, "record_id": self.record_id}
+        if include_space:
+            out["space_id"] = self.space_id
+        out.update(
+            {
+                "subject_id": subject_id,
+                "kind": self.kind,
+                "content": self.content,
+                "placement": self.placement,
+                "provenance": self.provenance_wire(),
+                "revision": self.revision,
+                "created_at": iso(self.created_at),
+                "updated_at": iso(self.updated_at),
+            }
+        )
+        if self.deleted_at is not None:
+            tomb = {"deleted_at": iso(self.deleted_at), "deleted_by_principal_id": self.deleted_by_principal_id}
+            if self.delete_reason is not None:
+                tomb["reason"] = self.delete_reason
+            out["tombstone"] = tomb
+        out["extensions"] = self.extensions
+        return out
+
+
+class RecordRevision(models.Model):
+    """Every committed revision's content, so reflections can synthesize from pinned revisions."""
+
+    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="revisions")
+    revision = models.PositiveBigIntegerField()
+    kind = models.CharField(max_length=64)
+    content = models.JSONField()
+    placement_scope = models.CharField(max_length=8)
+    placement_context_id = models.CharField(max_length=128, null=True, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["record", "revision"], name="record_revision_unique"),
+        ]

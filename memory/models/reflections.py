@@ -1,0 +1,50 @@
+"""Reflections: derived synthesis over a pinned basis (SPEC §3.8). `stale` is computed at read
+time; `filter_key` is the canonical form of the pinned cognition filter ('' when absent) so
+memory.reflections.list can match it exactly in SQL."""
+from django.db import models
+
+from memory.timeutil import iso
+
+
+class Reflection(models.Model):
+    space = models.ForeignKey("memory.Space", on_delete=models.CASCADE, related_name="reflections")
+    subject = models.ForeignKey("memory.Subject", on_delete=models.CASCADE, related_name="reflections")
+    reflection_id = models.CharField(max_length=80)
+    content = models.JSONField()
+    basis = models.JSONField()
+    cognition_filter = models.JSONField(null=True, blank=True)
+    filter_key = models.TextField(default="", blank=True)
+    generated_at = models.DateTimeField()
+    generated_by_principal_id = models.CharField(max_length=80)
+    extensions = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["space", "reflection_id"], name="reflection_unique_in_space"),
+        ]
+        indexes = [
+            models.Index(fields=["subject", "generated_at", "reflection_id"], name="reflection_subject_order"),
+        ]
+
+    def to_wire(self, subject_id: str, stale: bool, include_space: bool = True) -> dict:
+        out = {"schema_version": 1, "reflection_id": self.reflection_id}
+        if include_space:
+            out["space_id"] = self.space_id
+        out.update(
+            {
+                "subject_id": subject_id,
+                "content": self.content,
+                "basis": self.basis,
+            }
+        )
+        if self.cognition_filter is not None:
+            out["cognition_filter"] = self.cognition_filter
+        out.update(
+            {
+                "generated_at": iso(self.generated_at),
+                "generated_by_principal_id": self.generated_by_principal_id,
+                "stale": stale,
+                "extensions": self.extensions,
+            }
+        )
+        return out

@@ -1,0 +1,1 @@
+"""Op family: candidates (not yet built; its ops answer unknown_op)."""

@@ -1,0 +1,47 @@
+"""Signed keyset cursors (SPEC §2.7). A cursor carries the keyset position and a binding: the
+digest of the caller, the op, the request (every member but cursor and page_size), the
+revision of what is read and the caller's grant state. Any change or tampering: CURSOR_INVALID."""
+from typing import Any
+
+from django.core import signing
+
+from memory.access import Coverage
+from memory.ops.base import OpContext
+from memory.wire.canonical import digest
+from memory.wire.errors import WireError
+
+SALT = "spoke-memory.cursor.v1"
+
+
+def _binding(ctx: OpContext, req: dict, revision: int, cov: Coverage) -> str:
+    request = {k: v for k, v in req.items() if k not in ("cursor", "page_size")}
+    return digest([ctx.principal.principal_id, ctx.op, request, revision, cov.state_digest()])
+
+
+def cursor_invalid() -> WireError:
+    return WireError("CURSOR_INVALID", "The cursor is stale, foreign or altered: start the listing again.")
+
+
+def encode(ctx: OpContext, req: dict, revision: int, cov: Coverage, position: list[Any]) -> str:
+    return signing.dumps({"b": _binding(ctx, req, revision, cov), "k": position}, salt=SALT)
+
+
+def decode(ctx: OpContext, req: dict, revision: int, cov: Coverage) -> list[Any] | None:
+    """The keyset position of the request's cursor, or None without one."""
+    token = req.get("cursor")
+    if token is None:
+        return None
+    try:
+        data = signing.loads(token, salt=SALT)
+    except signing.BadSignature:
+        raise cursor_invalid()
+    if not isinstance(data, dict) or data.get("b") != _binding(ctx, req, revision, cov):
+        raise cursor_invalid()
+    position = data.get("k")
+    if not isinstance(position, list):
+        raise cursor_invalid()
+    return position
+
+
+def page_size(req: dict) -> int:
+    return req.get("page_size", 50)

@@ -1,0 +1,164 @@
+"""memory.grants.list, .grant, .revoke, and root grants for operators (SPEC §4)."""
+from django.db import transaction
+from django.db.models import F, Q
+
+from memory.access import Coverage, coverage_for, effective_ids, gate_space_writable, grant_has
+from memory.models import Grant, Principal, Space
+from memory.ops import cursors
+from memory.ops.base import OpContext, op
+from memory.ops.mutation import MutationScope, Outcome, mutate
+from memory.timeutil import iso, now, parse
+from memory.wire.errors import WireError, invalid, not_found, permission_denied
+
+DIMENSIONS = ["capabilities", "subject_ids", "context_ids", "shared_access", "expires_at"]
+
+
+def _subset(child: list | None, parent: list | None) -> bool:
+    if parent is None:
+        return True
+    return child is not None and set(child) <= set(parent)
+
+
+def exceeded(parent: Grant, want: dict) -> list[str]:
+    """The dimensions on which `want` asks for more than `parent` covers."""
+    out = []
+    if not all(grant_has(parent, c) for c in want["capabilities"]):
+        out.append("capabilities")
+    if not _subset(want["subject_ids"], parent.subject_ids):
+        out.append("subject_ids")
+    if not _subset(want["context_ids"], parent.context_ids):
+        out.append("context_ids")
+    if want["shared_access"] and not parent.shared_access:
+        out.append("shared_access")
+    if parent.expires_at is not None and (want["expires_at"] is None or want["expires_at"] > parent.expires_at):
+        out.append("expires_at")
+    return out
+
+
+def choose_parent(cov: Coverage, want: dict, parent_id: str | None) -> Grant:
+    issuers = cov.with_capability("grants_issue")
+    if parent_id is not None:
+        named = next((g for g in cov.grants if g.grant_id == parent_id), None)
+        if named is None:
+            raise not_found("grant")
+        issuers = [named] if grant_has(named, "grants_issue") else []
+    if not issuers:
+        raise permission_denied("grants_issue")
+    best: list[str] | None = None
+    for grant in issuers:
+        over = exceeded(grant, want)
+        if not over:
+            return grant
+        if best is None or len(over) < len(best):
+            best = over
+    raise WireError(
+        "AMPLIFICATION_DENIED",
+        "The grant asks for more than any issuing grant of the caller covers.",
+        exceeds=[d for d in DIMENSIONS if d in (best or [])],
+    )
+
+
+def grant_ref(grant: Grant) -> dict:
+    return {"type": "grant", "id": grant.grant_id, "revision": grant.revision}
+
+
+@op("memory.grants.grant")
+def grant(ctx: OpContext, req: dict) -> dict:
+    expires_at = parse(req["expires_at"]) if "expires_at" in req else None
+    want = {
+        "capabilities": sorted(set(req["capabilities"])),
+        "subject_ids": sorted(set(req["subject_ids"])) if "subject_ids" in req else None,
+        "context_ids": sorted(set(req["context_ids"])) if "context_ids" in req else None,
+        "shared_access": req.get("shared_access", False),
+        "expires_at": expires_at,
+    }
+
+    def body(scope: MutationScope) -> Outcome:
+        cov = scope.coverage(req["space_id"])
+        parent = choose_parent(cov, want, req.get("parent_grant_id"))
+        grantee = Principal.objects.filter(principal_id=req["grantee_principal_id"]).first()
+        if grantee is None:
+            raise not_found("principal")
+        gate_space_writable(cov.space)
+        if expires_at is not None and expires_at <= ctx.at:
+            raise invalid("expires_in_past", "expires_at", "expires_at must lie in the future.")
+        new = Grant.objects.create(
+            space=cov.space,
+            grantee=grantee,
+            issuer=ctx.principal,
+            parent=parent,
+            ancestor_ids=[*parent.ancestor_ids, parent.grant_id],
+            created_at=ctx.at,
+            extensions=req.get("extensions", {}),
+            **want,
+        )
+        return Outcome(refs=[grant_ref(new)])
+
+    return mutate(ctx, req, body)
+
+
+@op("memory.grants.revoke")
+def revoke(ctx: OpContext, req: dict) -> dict:
+    def body(scope: MutationScope) -> Outcome:
+        cov = scope.coverage(req["space_id"])
+        target = Grant.objects.select_for_update().filter(space=cov.space, grant_id=req["grant_id"]).first()
+        if target is None:
+            raise not_found("grant")
+        if target.issuer_id != ctx.principal.principal_id and not cov.is_admin():
+            raise permission_denied("space_admin")
+        gate_space_writable(cov.space)
+        if target.state == Grant.REVOKED:
+            raise WireError("GRANT_REVOKED", "The grant is already revoked.")
+        target.state, target.revoked_at, target.revoke_reason = Grant.REVOKED, ctx.at, req.get("reason")
+        target.revision += 1
+        target.save(update_fields=["state", "revoked_at", "revoke_reason", "revision"])
+        return Outcome(refs=[grant_ref(target)])
+
+    return mutate(ctx, req, body)
+
+
+@op("memory.grants.list")
+def grants_list(ctx: OpContext, req: dict) -> dict:
+    cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
+    qs = Grant.objects.filter(space=cov.space)
+    if req["view"] == "admin":
+        cov.require_admin()
+    else:
+        qs = qs.filter(grantee=ctx.principal)
+    if not req.get("include_inactive", False):
+        qs = qs.filter(state=Grant.ACTIVE).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=ctx.at))
+    position = cursors.decode(ctx, req, cov.space.revision, cov)
+    if position is not None:
+        at = parse(position[0])
+        qs = qs.filter(Q(created_at__gt=at) | Q(created_at=at, grant_id__gt=position[1]))
+    size = cursors.page_size(req)
+    rows = list(qs.order_by("created_at", "grant_id")[: size + 1])
+    page, more = rows[:size], len(rows) > size
+    live = effective_ids(page, ctx.at)
+    if not req.get("include_inactive", False):
+        # An active row can still be ineffective (a revoked ancestor): such rows leave the page,
+        # which may then hold fewer than page_size grants; next_cursor still says if more follow.
+        page = [g for g in page if g.grant_id in live]
+    next_cursor = None
+    if more:
+        last = rows[size - 1]
+        next_cursor = cursors.encode(ctx, req, cov.space.revision, cov, [iso(last.created_at), last.grant_id])
+    return {"grants": [g.to_wire(ctx.at, g.grant_id in live) for g in page], "next_cursor": next_cursor}
+
+
+def issue_root_grant(space: Space, principal: Principal) -> Grant:
+    """Operators only (console, management command): a space_admin grant with no parent. Its
+    issuer is the grantee itself; `parent_grant_id: null` is what marks it as a root."""
+    at = now()
+    with transaction.atomic():
+        Space.objects.filter(pk=space.pk).update(revision=F("revision") + 1, updated_at=at)
+        return Grant.objects.create(
+            space=space,
+            grantee=principal,
+            issuer=principal,
+            parent=None,
+            ancestor_ids=[],
+            capabilities=["space_admin"],
+            shared_access=True,
+            created_at=at,
+        )

@@ -1,0 +1,1 @@
+"""Op family: recall (not yet built; its ops answer unknown_op)."""

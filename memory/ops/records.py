@@ -1,0 +1,1 @@
+"""Op family: records (not yet built; its ops answer unknown_op)."""

@@ -1,0 +1,1 @@
+"""Op family: reflections (not yet built; its ops answer unknown_op)."""

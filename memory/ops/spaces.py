@@ -1,0 +1,95 @@
+"""memory.describe, memory.spaces.list, .freeze, .unfreeze."""
+from django.conf import settings
+from django.db.models import Count
+
+from memory.access import effective_grants
+from memory.models import Grant, Receipt, Space
+from memory.ops.base import OpContext, op
+from memory.ops.mutation import MutationScope, Outcome, mutate
+from memory.wire.errors import WireError
+
+LIMIT_NAMES = [
+    "max_request_bytes", "max_content_bytes", "max_capture_items", "max_page_size",
+    "max_recall_records", "max_recall_bytes", "export_chunk_bytes", "reflection_min_records",
+    "idempotency_retention_s", "session_ttl_s",
+]
+
+
+def engine_policy_version() -> str:
+    return settings.SPOKE_MEMORY_ENGINE
+
+
+@op("memory.describe")
+def describe(ctx: OpContext, req: dict) -> dict:
+    limits = settings.SPOKE_MEMORY_LIMITS
+    return {
+        "provider": {
+            "schema_version": 1,
+            "protocol_version": "1",
+            "provider_id": settings.SPOKE_MEMORY_PROVIDER_ID,
+            "served_capabilities": list(settings.SPOKE_MEMORY_SERVED_CAPABILITIES),
+            "limits": {name: limits[name] for name in LIMIT_NAMES},
+            "required_profile_kinds": list(settings.SPOKE_MEMORY_REQUIRED_PROFILE_KINDS),
+            "engine_policy_version": engine_policy_version(),
+            "extensions": {},
+        }
+    }
+
+
+def pending_counts(space_ids: list[str]) -> dict[str, int]:
+    rows = (
+        Receipt.objects.filter(space_id__in=space_ids, status=Receipt.PENDING)
+        .values("space_id")
+        .annotate(n=Count("receipt_id"))
+    )
+    return {r["space_id"]: r["n"] for r in rows}
+
+
+def space_wire(space: Space) -> dict:
+    return space.to_wire(pending_counts([space.space_id]).get(space.space_id, 0))
+
+
+@op("memory.spaces.list")
+def spaces_list(ctx: OpContext, req: dict) -> dict:
+    space_ids = sorted(
+        set(
+            Grant.objects.filter(grantee=ctx.principal, state=Grant.ACTIVE).values_list("space_id", flat=True)
+        )
+    )
+    visible = [sid for sid in space_ids if effective_grants(sid, ctx.principal, ctx.at)]
+    spaces = Space.objects.filter(space_id__in=visible).order_by("space_id")
+    counts = pending_counts(visible)
+    return {"spaces": [s.to_wire(counts.get(s.space_id, 0)) for s in spaces]}
+
+
+def space_ref(space: Space) -> dict:
+    return {"type": "space", "id": space.space_id, "revision": space.revision + 1}
+
+
+@op("memory.spaces.freeze")
+def freeze(ctx: OpContext, req: dict) -> dict:
+    def body(scope: MutationScope) -> Outcome:
+        cov = scope.coverage(req["space_id"])
+        cov.require_admin()
+        space = cov.space
+        if space.state == Space.FROZEN:
+            raise WireError("SPACE_FROZEN", "The space is already frozen.")
+        space.state, space.freeze_reason = Space.FROZEN, req.get("reason")
+        space.save(update_fields=["state", "freeze_reason"])
+        return Outcome(refs=[space_ref(space)])
+
+    return mutate(ctx, req, body)
+
+
+@op("memory.spaces.unfreeze")
+def unfreeze(ctx: OpContext, req: dict) -> dict:
+    def body(scope: MutationScope) -> Outcome:
+        cov = scope.coverage(req["space_id"])
+        cov.require_admin()
+        space = cov.space
+        # Unfreezing an active space is a committed no-op: the caller's intent (active) holds.
+        space.state, space.freeze_reason = Space.ACTIVE, None
+        space.save(update_fields=["state", "freeze_reason"])
+        return Outcome(refs=[space_ref(space)])
+
+    return mutate(ctx, req, body)

@@ -1,0 +1,1 @@
+"""Op family: transfer (not yet built; its ops answer unknown_op)."""

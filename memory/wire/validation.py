@@ -1,0 +1,116 @@
+"""Loads the JSON Schemas under `schemas/` once, fills in the published limits and validates.
+
+Conventions (see schemas/README.md): every cross-file reference is `urn:spoke-memory:schema:<Name>`;
+a keyword value `{"$limit": name}` is replaced by `limits[name]` from settings. Validation errors
+name the path and the broken rule, never the offending value (it may be memory content)."""
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+SCHEMA_DIR = Path(__file__).parent / "schemas"
+URN = "urn:spoke-memory:schema:"
+MAX_ERRORS = 20
+
+
+def _fill_limits(node: Any, limits: dict) -> Any:
+    if isinstance(node, dict):
+        if set(node) == {"$limit"}:
+            return limits[node["$limit"]]
+        return {k: _fill_limits(v, limits) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_fill_limits(v, limits) for v in node]
+    return node
+
+
+@dataclass
+class OpSpec:
+    op: str
+    flag: str
+    mutating: bool
+    summary: str
+    request: dict
+    response: dict
+    request_validator: Draft202012Validator = field(repr=False)
+    response_validator: Draft202012Validator = field(repr=False)
+
+
+@dataclass
+class Catalog:
+    components: dict[str, dict]
+    ops: dict[str, OpSpec]
+    endpoints: dict[str, dict]
+    registry: Registry = field(repr=False)
+
+    def validator(self, schema: dict) -> Draft202012Validator:
+        return Draft202012Validator(schema, registry=self.registry)
+
+    def component_validator(self, name: str) -> Draft202012Validator:
+        return self.validator({"$ref": URN + name})
+
+
+def _read(path: Path, limits: dict) -> dict:
+    return _fill_limits(json.loads(path.read_text(encoding="utf-8")), limits)
+
+
+@lru_cache(maxsize=1)
+def catalog() -> Catalog:
+    limits = settings.SPOKE_MEMORY_LIMITS
+    components: dict[str, dict] = {}
+    for path in sorted((SCHEMA_DIR / "components").glob("*.json")):
+        schema = _read(path, limits)
+        components[path.stem] = schema
+    registry: Registry = Registry().with_resources(
+        (URN + name, Resource.from_contents(schema, default_specification=DRAFT202012))
+        for name, schema in components.items()
+    )
+    ops: dict[str, OpSpec] = {}
+    for path in sorted((SCHEMA_DIR / "ops").glob("*.json")):
+        doc = _read(path, limits)
+        ops[doc["op"]] = OpSpec(
+            op=doc["op"],
+            flag=doc["flag"],
+            mutating=doc["mutating"],
+            summary=doc.get("summary", ""),
+            request=doc["request"],
+            response=doc["response"],
+            request_validator=Draft202012Validator(doc["request"], registry=registry),
+            response_validator=Draft202012Validator(doc["response"], registry=registry),
+        )
+    endpoints = {p.stem: _read(p, limits) for p in sorted((SCHEMA_DIR / "endpoints").glob("*.json"))}
+    return Catalog(components=components, ops=ops, endpoints=endpoints, registry=registry)
+
+
+def _path(error) -> str:
+    return "/" + "/".join(str(p) for p in error.absolute_path)
+
+
+def _message(error) -> str:
+    v, value = error.validator, error.validator_value
+    if v in ("required", "additionalProperties", "unevaluatedProperties"):
+        return error.message  # names members (keys), not values
+    if v == "type":
+        return f"must be of type {value}"
+    if v in ("oneOf", "anyOf"):
+        return "matches none of the allowed shapes"
+    if v in ("enum", "const"):
+        return f"must be one of {json.dumps(value if v == 'enum' else [value])}"
+    if v == "propertyNames":
+        return "has a member name that is not allowed"
+    if v == "not":
+        return "is not allowed here"
+    if isinstance(value, (int, float, str, bool)):
+        return f"violates {v} {json.dumps(value)}"
+    return f"violates {v}"
+
+
+def schema_errors(validator: Draft202012Validator, instance: Any) -> list[dict]:
+    errors = sorted(islice(validator.iter_errors(instance), MAX_ERRORS), key=lambda e: list(e.absolute_path))
+    return [{"path": _path(e), "message": _message(e)} for e in errors]

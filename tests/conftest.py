@@ -1,0 +1,150 @@
+"""Personas and helpers shared by the whole suite: an admin with a root grant, a narrow grantee,
+an outsider with no grant in the space, and `api()` to call the wire through the real HTTP edge."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+import pytest
+from django.db import connection
+from django.test import Client
+
+from memory.models import Principal, Space
+from memory.ops.grants import issue_root_grant
+from memory.timeutil import now
+
+ALL_FLAGS = ["spoke-cognition", "spoke-memory", "spoke-memory-reflection", "spoke-memory-transfer"]
+
+
+@dataclass
+class Persona:
+    principal: Principal
+    token: str
+
+    @property
+    def id(self) -> str:
+        return self.principal.principal_id
+
+
+@dataclass
+class Answer:
+    status: int
+    body: dict
+    headers: dict
+
+    @property
+    def error(self) -> dict:
+        return self.body.get("error", {})
+
+    @property
+    def code(self) -> str | None:
+        return self.body.get("error", {}).get("code")
+
+    @property
+    def receipt(self) -> dict:
+        return self.body["receipt"]
+
+
+class Api:
+    def __init__(self) -> None:
+        self.client = Client()
+
+    def raw(self, path: str, data: bytes | str | None = None, token: str | None = None,
+            session: str | None = None, method: str = "post", content_type: str = "application/json") -> Answer:
+        headers = {}
+        if token is not None:
+            headers["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+        if session is not None:
+            headers["HTTP_SPOKE_SESSION"] = session
+        fn = getattr(self.client, method)
+        if method in ("get", "delete"):
+            response = fn(path, **headers)
+        else:
+            response = fn(path, data=data if data is not None else b"", content_type=content_type, **headers)
+        body = json.loads(response.content) if response.content and response["Content-Type"].startswith("application/json") else {}
+        return Answer(response.status_code, body, dict(response.headers))
+
+    def __call__(self, who: Persona | None, op: str, body: dict | None = None, session: str | None = None) -> Answer:
+        return self.raw(
+            f"/v1/ops/{op}",
+            json.dumps(body if body is not None else {}),
+            token=who.token if who else None,
+            session=session,
+        )
+
+    def connect(self, who: Persona, flags: list[str] | None = None) -> str:
+        answer = self.raw("/v1/connect", json.dumps({"capabilities": flags or ALL_FLAGS}), token=who.token)
+        assert answer.status == 200, answer.body
+        return answer.body["session"]["session_id"]
+
+
+@pytest.fixture
+def api() -> Api:
+    return Api()
+
+
+def make_persona(name: str, kind: str = "service") -> Persona:
+    principal = Principal.objects.create(display_name=name, kind=kind)
+    return Persona(principal, principal.issue_token())
+
+
+def make_space(space_id: str = "s1") -> Space:
+    at = now()
+    return Space.objects.create(space_id=space_id, display_name=space_id, created_at=at, updated_at=at)
+
+
+@pytest.fixture
+def space(db) -> Space:
+    return make_space("s1")
+
+
+@pytest.fixture
+def admin(space) -> Persona:
+    persona = make_persona("admin")
+    issue_root_grant(space, persona.principal)
+    return persona
+
+
+@pytest.fixture
+def outsider(db) -> Persona:
+    return make_persona("outsider")
+
+
+@pytest.fixture
+def persona_factory(db):
+    return make_persona
+
+
+@pytest.fixture
+def grant_to(api, admin, space):
+    """Issue a grant from the admin to a new or given persona; returns (persona, grant_id)."""
+
+    def issue(persona: Persona | None = None, **grant) -> tuple[Persona, str]:
+        persona = persona or make_persona("grantee")
+        body = {"space_id": space.space_id, "grantee_principal_id": persona.id, **grant}
+        answer = api(admin, "memory.grants.grant", body)
+        assert answer.status == 200, answer.body
+        return persona, answer.receipt["refs"][0]["id"]
+
+    return issue
+
+
+@pytest.fixture
+def ensure_subject(api, admin, space):
+    def ensure(subject_id: str = "u1", **extra) -> dict:
+        answer = api(admin, "memory.subjects.ensure", {"space_id": space.space_id, "subject_id": subject_id, **extra})
+        assert answer.status == 200, answer.body
+        return answer.receipt
+
+    return ensure
+
+
+def is_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+requires_postgres = pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith(("postgres", "postgresql")),
+    reason="needs PostgreSQL (set DATABASE_URL=postgres://...)",
+)
