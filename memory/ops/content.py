@@ -1,0 +1,40 @@
+"""Content admission (SPEC §2.6 d, §2.8, §6.2): cognition records are checked first, then the
+byte budget over the RFC 8785 encoding of every present member."""
+from django.conf import settings
+
+from memory.wire.canonical import content_bytes
+from memory.wire.errors import WireError, invalid
+from memory.wire.validation import catalog, schema_errors
+
+
+def check_content(content: dict, field: str = "content") -> int:
+    """Validate record/candidate content; returns its byte size. Raises INVALID_INPUT or
+    CONTENT_TOO_LARGE. `field` names where the content sits (e.g. `decision.fragments.1.content`)."""
+    cognition = content.get("cognition")
+    if cognition is not None:
+        validator = catalog().component_validator("CognitionRecord")
+        for index, entry in enumerate(cognition):
+            if schema_errors(validator, entry):
+                raise invalid(
+                    "invalid_cognition_record",
+                    f"{field}.cognition",
+                    "A cognition entry is not a closed record with view 'recorded_at'.",
+                    index=index,
+                )
+    size = content_bytes(content)
+    limit = settings.SPOKE_MEMORY_LIMITS["max_content_bytes"]
+    if size > limit:
+        raise WireError(
+            "CONTENT_TOO_LARGE", "The content is larger than limits.max_content_bytes.", limit=limit, size=size,
+            field=field,
+        )
+    return size
+
+
+def check_profile_content(content: dict) -> int:
+    """Profile content is trusted author material: no cognition rules, only the byte budget."""
+    size = content_bytes(content)
+    limit = settings.SPOKE_MEMORY_LIMITS["max_content_bytes"]
+    if size > limit:
+        raise WireError("CONTENT_TOO_LARGE", "The content is larger than limits.max_content_bytes.", limit=limit, size=size)
+    return size
