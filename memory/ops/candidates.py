@@ -18,8 +18,7 @@ from memory.access import (
 from memory.models import Candidate
 from memory.ops import cursors
 from memory.ops.base import OpContext, op
-from memory.ops.capture import candidate_ref
-from memory.ops.content import check_content
+from memory.ops.capture import admit, candidate_ref
 from memory.ops.mutation import MutationScope, Outcome, mutate
 from memory.ops.record_store import Placement, Provenance, create_records, record_ref
 from memory.timeutil import iso, parse
@@ -130,13 +129,13 @@ def decided_items(candidate: Candidate, decision: dict) -> list[tuple[str, dict]
     if action == "promote":
         content = decision.get("content_override")
         if content is not None:
-            check_content(content, "decision.content_override")
+            admit(content)
         else:
             content = candidate.proposed["content"]
         return [(default_kind(candidate, decision.get("kind")), content)]
     items = []
     for index, fragment in enumerate(decision["fragments"]):
-        check_content(fragment["content"], f"decision.fragments.{index}.content")
+        admit(fragment["content"], fragment_index=index)
         items.append((default_kind(candidate, fragment.get("kind")), fragment["content"]))
     return items
 

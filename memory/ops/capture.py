@@ -10,6 +10,17 @@ from memory.ops.base import OpContext, op
 from memory.ops.content import check_content
 from memory.ops.mutation import MutationScope, Outcome, mutate
 from memory.ops.record_store import Placement
+from memory.wire.errors import WireError
+
+
+def admit(content: dict, **where: int) -> None:
+    """check_content with SPEC's field names (`content.cognition`), plus which item or fragment
+    of the request it was (`item_index`, `fragment_index`) so a client can find it."""
+    try:
+        check_content(content)
+    except WireError as err:
+        err.details.update(where)
+        raise
 
 
 def candidate_ref(candidate: Candidate) -> dict:
@@ -28,7 +39,7 @@ def capture(ctx: OpContext, req: dict) -> dict:
         gate_space_writable(cov.space)
         gate_subject_writable(subject, placement.scope, placement.context_id)
         for index, item in enumerate(req["items"]):
-            check_content(item["content"], f"items.{index}.content")
+            admit(item["content"], item_index=index)
         policy = settings.SPOKE_MEMORY_ENGINE
         ids = sorted(new_id("candidate") for _ in req["items"])  # ascending: ties keep item order
         candidates = []
