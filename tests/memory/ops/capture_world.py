@@ -86,8 +86,8 @@ class World:
         return self.api(who or self.admin, "memory.records.list", {"space_id": "s1", **body}, session=session)
 
 
-@pytest.fixture
-def world(api, admin, ensure_subject) -> World:
+@pytest.fixture(name="world")
+def world_fixture(api, admin, ensure_subject) -> World:
     ensure_subject("u1")
     ensure_subject("u2")
     return World(api, admin)

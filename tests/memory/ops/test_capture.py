@@ -6,7 +6,7 @@ import pytest
 from django.test import override_settings
 
 from memory.models import Candidate, IdempotencyKey, Subject
-from tests.memory.ops.capture_world import C1, C2, SHARED, cognition_entry, state, world  # noqa: F401
+from tests.memory.ops.capture_world import C1, C2, SHARED, cognition_entry, state, world_fixture  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
