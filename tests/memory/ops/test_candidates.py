@@ -371,3 +371,13 @@ def test_racing_reviews_one_wins_the_other_is_consumed():
     assert Record.objects.count() == len(made)
     assert Receipt.objects.filter(op="memory.candidates.review").count() == 1
     assert Subject.objects.get(subject_id="u1").revision == 3  # capture + one review
+
+
+def test_a_retried_review_with_its_key_replays_instead_of_consuming_twice(world):
+    [cid] = world.candidate_ids()
+    first = world.review(None, cid, {"action": "promote"}, idempotency_key="rev-1")
+    again = world.review(None, cid, {"action": "promote"}, idempotency_key="rev-1")
+    assert again.status == 200 and again.receipt == first.receipt
+    assert Record.objects.count() == 1
+    other = world.review(None, cid, {"action": "drop"}, idempotency_key="rev-1")
+    assert other.code == "IDEMPOTENCY_KEY_REUSED"
