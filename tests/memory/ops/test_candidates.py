@@ -123,13 +123,19 @@ def test_dismiss_coverage(world, api, grant_to, grant, code):
     assert state() == before
 
 
-def test_dismiss_state_gates(world, api, admin):
+@pytest.mark.parametrize("setup, code", [
+    ({"op": "memory.spaces.freeze", "body": {}}, "SPACE_FROZEN"),
+    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence"}}, "SUBJECT_FENCED"),
+    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "archive"}}, "SUBJECT_ARCHIVED"),
+    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence", "context_id": "c1"}},
+     "CONTEXT_FENCED"),
+])
+def test_dismiss_state_gates(world, api, admin, setup, code):
     [cid] = world.candidate_ids()
-    api(admin, "memory.subjects.fence", {"space_id": "s1", "subject_id": "u1", "action": "fence", "context_id": "c1"})
-    assert api(admin, "memory.candidates.dismiss", body(cid)).code == "CONTEXT_FENCED"
-    api(admin, "memory.spaces.freeze", {"space_id": "s1"})
-    assert api(admin, "memory.candidates.dismiss", body(cid)).code == "SPACE_FROZEN"
-    assert world.candidate(cid)["state"] == "pending"
+    assert api(admin, setup["op"], {"space_id": "s1", **setup["body"]}).status == 200
+    before = state()
+    assert api(admin, "memory.candidates.dismiss", body(cid)).code == code
+    assert state() == before and world.candidate(cid)["state"] == "pending"
 
 
 # ---- review -----------------------------------------------------------------------------------
