@@ -3,6 +3,8 @@ import ast
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memory.engine import classify as engine
 from memory.engine.classify import LABELS, classify
@@ -62,3 +64,19 @@ def test_the_engine_imports_no_django_and_does_no_io():
     modules = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     modules |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert modules <= {"__future__", "re", "collections"}
+
+
+contents = st.fixed_dictionaries(
+    {"text": st.text(max_size=200)},
+    optional={"structured": st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
+              "cognition": st.lists(st.just(COG), max_size=2)},
+)
+
+
+@given(contents)
+def test_any_content_gets_a_label_a_bounded_confidence_and_the_same_answer_twice(content):
+    out = classify(content, "engine/1")
+    assert out == classify(content, "engine/1")
+    assert out["label"] in LABELS and 0 <= out["confidence"] <= 1
+    assert all(isinstance(s, str) for s in out["signals"])
+    assert ("cognition_present" in out["signals"]) == bool(content.get("cognition"))
