@@ -21,6 +21,7 @@ from memory.ops.base import OpContext, op
 from memory.ops.capture import admit, candidate_ref
 from memory.ops.mutation import MutationScope, Outcome, mutate
 from memory.ops.record_store import Placement, Provenance, create_records, record_ref
+from memory.ops.records import require_read
 from memory.timeutil import iso, parse
 from memory.wire.errors import WireError
 
@@ -46,10 +47,11 @@ def get(ctx: OpContext, req: dict) -> dict:
 def candidates_list(ctx: OpContext, req: dict) -> dict:
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
     qs = Candidate.objects.filter(space_id=cov.space_id)
-    revision = cov.space.revision
+    revision, subject = cov.space.revision, None
     if "subject_id" in req:
-        subject = access_subject(cov, req["subject_id"], READ)
+        subject = access_subject(cov, req["subject_id"])
         qs, revision = qs.filter(subject=subject), subject.revision
+    require_read(cov, READ, subject)
     qs = qs.filter(cov.placement_q(READ, scope_field="scope_placement_scope", context_field="scope_context_id"))
     qs = qs.filter(state__in=req.get("states", [Candidate.PENDING]))
     total = qs.count()

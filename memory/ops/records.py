@@ -9,13 +9,14 @@ from itertools import islice
 from django.db.models import Q
 
 from memory.access import (
+    Coverage,
     access_record,
     access_subject,
     coverage_for,
     gate_space_writable,
     gate_subject_writable,
 )
-from memory.models import Record
+from memory.models import Record, Subject
 from memory.ops import cursors, record_store
 from memory.ops.base import OpContext, op
 from memory.ops.content import check_content
@@ -23,10 +24,21 @@ from memory.ops.mutation import MutationScope, Outcome, mutate
 from memory.ops.record_store import Placement, Provenance, record_ref
 from memory.ops.selection import matching, read_filter, records_queryset
 from memory.timeutil import iso, parse
-from memory.wire.errors import WireError
+from memory.wire.errors import WireError, permission_denied
 
 READ = ["records_read"]
 WRITE_VISIBLE = ["records_read", "records_write"]
+
+
+def require_read(cov: Coverage, capabilities: list[str], subject: Subject | None) -> None:
+    """A list needs a read capability: on the subject when it names one, else anywhere in the
+    space. A visible subject without it is PERMISSION_DENIED (SPEC §2.6 b), not an empty page."""
+    if subject is None:
+        held = any(cov.with_capability(c) for c in capabilities)
+    else:
+        held = cov.covers_any(capabilities, subject.subject_id)
+    if not held:
+        raise permission_denied(capabilities[0])
 
 
 def gate_record(record: Record, space, placements: list[Placement]) -> None:
@@ -138,7 +150,8 @@ def promote(ctx: OpContext, req: dict) -> dict:
 @op("memory.records.list")
 def records_list(ctx: OpContext, req: dict) -> dict:
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
-    subject = access_subject(cov, req["subject_id"], READ) if "subject_id" in req else None
+    subject = access_subject(cov, req["subject_id"]) if "subject_id" in req else None
+    require_read(cov, READ, subject)
     flt = read_filter(req, include_tombstoned=req.get("include_tombstoned", False))
     revision = subject.revision if subject is not None else cov.space.revision
     position = cursors.decode(ctx, req, revision, cov)

@@ -94,6 +94,15 @@ def test_list_of_an_invisible_subject_is_not_found(world, api, grant_to):
     assert api(who, "memory.candidates.list", {"space_id": "s1", "subject_id": "u1"}).code == "NOT_FOUND"
 
 
+def test_list_without_a_read_capability_is_permission_denied(world, api, grant_to):
+    who, _ = grant_to(capabilities=["capture"], subject_ids=["u1"])
+    for body in ({"space_id": "s1", "subject_id": "u1"}, {"space_id": "s1"}):
+        answer = api(who, "memory.candidates.list", body)
+        assert (answer.code, answer.error["details"]) == ("PERMISSION_DENIED", {"capability": "candidates_read"})
+    reader, _ = grant_to(capabilities=["review"], subject_ids=["u2"])
+    assert api(reader, "memory.candidates.list", {"space_id": "s1"}).body["candidates"] == []
+
+
 # ---- dismiss ----------------------------------------------------------------------------------
 
 def test_dismiss_consumes_without_a_record(world, api, grant_to):
@@ -324,7 +333,7 @@ def test_pending_candidate_confers_no_authority(world, api, grant_to):
     capturer, _ = grant_to(capabilities=["capture", "candidates_read"])
     world.candidate_ids(capturer)
     listed = api(capturer, "memory.records.list", {"space_id": "s1"})
-    assert listed.status == 200 and listed.body["records"] == [] and listed.body["total_authorized"] == 0
+    assert (listed.code, listed.error["details"]) == ("PERMISSION_DENIED", {"capability": "records_read"})
     assert world.list_records().body["records"] == []
 
 

@@ -118,6 +118,15 @@ def test_bad_selection(world, selection, status, code):
         assert answer.error["details"] == {"reason": "selection", "field": "selection.context_ids"}
 
 
+def test_list_without_records_read_is_permission_denied(world, grant_to):
+    who, _ = grant_to(capabilities=["capture", "records_write"], subject_ids=["u1"])
+    for body in ({"subject_id": "u1"}, {}):
+        answer = world.list_records(who, **body)
+        assert (answer.code, answer.error["details"]) == ("PERMISSION_DENIED", {"capability": "records_read"})
+    elsewhere, _ = grant_to(capabilities=["records_read"], subject_ids=["u2"])
+    assert world.list_records(elsewhere).body["records"] == []
+
+
 def test_subject_not_visible_is_not_found(world, grant_to):
     who, _ = grant_to(capabilities=["records_read"], subject_ids=["u2"])
     assert world.list_records(who, subject_id="u1").code == "NOT_FOUND"
