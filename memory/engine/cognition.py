@@ -1,9 +1,12 @@
 """The cognition filter (SPEC §6.3): its grammar and its matching, in one place.
 
 A record matches when at least one of its cognition entries satisfies every requirement; a
-record without cognition (absent or `[]`) never matches. Times compare as instants."""
+record without cognition (absent or `[]`) never matches. Times compare as instants (a time value
+must carry an offset); numbers must be finite and booleans are not numbers; a missing member
+never satisfies a requirement. `in` takes 1..256 strings."""
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import Any
 
@@ -40,7 +43,7 @@ def _value_ok(kind: str, op: str, value: Any) -> bool:
             return isinstance(value, list) and 0 < len(value) <= 256 and all(isinstance(v, str) for v in value)
         return isinstance(value, str)
     if kind == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and (isinstance(value, int) or math.isfinite(value))
     return parse_time(value) is not None
 
 
