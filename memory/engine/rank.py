@@ -26,6 +26,7 @@ ascending), score = round(recency, 6).
 
 **Budget.** The longest prefix of the ranking that holds at most `max_records` records and at most
 `max_bytes` content bytes (SPEC §2.8) in total; `reason` says which limit stopped it."""
+
 from __future__ import annotations
 
 import math
@@ -56,8 +57,16 @@ def _fold_table() -> tuple[str, str]:
 FOLD_FROM, FOLD_TO = _fold_table()
 _FOLD = str.maketrans(FOLD_FROM, FOLD_TO)
 SEPARATOR_RANGES: tuple[tuple[int, int], ...] = (
-    (0x00, 0x2F), (0x3A, 0x40), (0x5B, 0x60), (0x7B, 0xBF), (0xD7, 0xD7), (0xF7, 0xF7),
-    (0x2000, 0x206F), (0x2190, 0x2BFF), (0x3000, 0x3003), (0xFEFF, 0xFEFF),
+    (0x00, 0x2F),
+    (0x3A, 0x40),
+    (0x5B, 0x60),
+    (0x7B, 0xBF),
+    (0xD7, 0xD7),
+    (0xF7, 0xF7),
+    (0x2000, 0x206F),
+    (0x2190, 0x2BFF),
+    (0x3000, 0x3003),
+    (0xFEFF, 0xFEFF),
 )
 _SEP = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in SEPARATOR_RANGES) + "]+")
 
@@ -116,7 +125,10 @@ def rank(docs: Sequence[Doc], query: str) -> list[Ranked]:
             return []
         newest = max(d.created_ms for d in docs)
         ordered = sorted(docs, key=lambda d: (-d.created_ms, d.record_id))
-        return [Ranked(d.record_id, round(_recency(d.created_ms, newest), SCORE_DECIMALS)) for d in ordered]
+        return [
+            Ranked(d.record_id, round(_recency(d.created_ms, newest), SCORE_DECIMALS))
+            for d in ordered
+        ]
     wanted = set(terms)
     matched: list[tuple[Doc, Counter, int]] = []
     for d in docs:
@@ -138,8 +150,13 @@ def rank(docs: Sequence[Doc], query: str) -> list[Ranked]:
         raw.append((d, rel))
     best = max(rel for _, rel in raw)
     scored = [
-        Ranked(d.record_id, round(RELEVANCE_WEIGHT * rel / best + RECENCY_WEIGHT * _recency(d.created_ms, newest),
-                                  SCORE_DECIMALS))
+        Ranked(
+            d.record_id,
+            round(
+                RELEVANCE_WEIGHT * rel / best + RECENCY_WEIGHT * _recency(d.created_ms, newest),
+                SCORE_DECIMALS,
+            ),
+        )
         for d, rel in raw
     ]
     return sorted(scored, key=lambda r: (-r.score, r.record_id))

@@ -7,6 +7,7 @@ tsquery` (the engine tokenizer in SQL, see migration `*_recall_lexemes`), elsewh
 eligible record of the subject is read; the cognition filter is pushed down where it can be.
 The engine (`memory.engine.rank`) then re-checks the lexical match on the text, ranks and
 budgets, so every database gives the same answer for the same state."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
@@ -53,15 +54,23 @@ def _docs(qs: QuerySet, flt: ReadFilter, with_text: bool) -> dict[int, rank.Doc]
         rows = qs.values_list("pk", "record_id", "created_at")
         return {pk: rank.Doc(rid, _ms(at), "") for pk, rid, at in rows}
     records = matching(qs.only("record_id", "created_at", "text", "content"), flt)
-    return {r.pk: rank.Doc(r.record_id, _ms(r.created_at), r.text if with_text else "") for r in records}
+    return {
+        r.pk: rank.Doc(r.record_id, _ms(r.created_at), r.text if with_text else "") for r in records
+    }
 
 
-def _newest_head(qs: QuerySet, flt: ReadFilter, max_records: int) -> tuple[dict[int, rank.Doc], int]:
+def _newest_head(
+    qs: QuerySet, flt: ReadFilter, max_records: int
+) -> tuple[dict[int, rank.Doc], int]:
     """Empty query without a cognition filter: the count and just enough of the newest rows
     (every row tied with the last one of the head, so the tie-break by record_id is the
     engine's, not the database collation's)."""
     total = qs.count()
-    boundary = list(qs.order_by("-created_at").values_list("created_at", flat=True)[max_records - 1:max_records])
+    boundary = list(
+        qs.order_by("-created_at").values_list("created_at", flat=True)[
+            max_records - 1 : max_records
+        ]
+    )
     head = qs.filter(created_at__gte=boundary[0]) if boundary else qs
     return _docs(head, flt, with_text=False), total
 
@@ -69,7 +78,11 @@ def _newest_head(qs: QuerySet, flt: ReadFilter, max_records: int) -> tuple[dict[
 def _answer(results: list[dict], total: int, cut: rank.Budgeted | None) -> dict:
     truncation = {"truncated": False, "reason": None, "omitted_count": 0}
     if cut is not None:
-        truncation = {"truncated": cut.truncated, "reason": cut.reason, "omitted_count": cut.omitted_count}
+        truncation = {
+            "truncated": cut.truncated,
+            "reason": cut.reason,
+            "omitted_count": cut.omitted_count,
+        }
     return {
         "recall": {
             "results": results,
@@ -87,7 +100,9 @@ def recall(ctx: OpContext, req: dict) -> dict:
     cov.require("recall", subject.subject_id)
     flt = read_filter(req)
     limits = settings.SPOKE_MEMORY_LIMITS
-    max_records = req.get("budget", {}).get("max_records", min(rank.DEFAULT_MAX_RECORDS, limits["max_recall_records"]))
+    max_records = req.get("budget", {}).get(
+        "max_records", min(rank.DEFAULT_MAX_RECORDS, limits["max_recall_records"])
+    )
     max_bytes = req.get("budget", {}).get("max_bytes", limits["max_recall_bytes"])
     if subject.state == Subject.ARCHIVED:
         return _answer([], 0, None)
@@ -114,4 +129,3 @@ def recall(ctx: OpContext, req: dict) -> dict:
         for i, (rec, r) in enumerate(zip(records[: cut.taken], head, strict=False))
     ]
     return _answer(results, total, cut)
-

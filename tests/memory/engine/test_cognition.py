@@ -1,4 +1,5 @@
 """The cognition filter (SPEC §6.3): grammar, and matching on every dimension and operator."""
+
 import pytest
 
 from memory.engine.cognition import content_matches, grammar_error
@@ -6,11 +7,18 @@ from memory.engine.cognition import content_matches, grammar_error
 
 def entry(**over):
     base = {
-        "view": "recorded_at", "type": "belief", "proposition": "p",
+        "view": "recorded_at",
+        "type": "belief",
+        "proposition": "p",
         "attribution": {"holder": "ada", "source": "self_report"},
         "basis": {"kind": "stated"},
-        "times": {"recorded_at": "2026-01-10T00:00:00.000Z", "occurred_at": "2026-01-05T12:00:00.000Z"},
-        "polarity": "affirmed", "confidence": 0.7, "intensity": 0.2,
+        "times": {
+            "recorded_at": "2026-01-10T00:00:00.000Z",
+            "occurred_at": "2026-01-05T12:00:00.000Z",
+        },
+        "polarity": "affirmed",
+        "confidence": 0.7,
+        "intensity": 0.2,
     }
     base.update(over)
     return base
@@ -61,13 +69,21 @@ def test_an_entry_without_the_member_does_not_match(dimension):
         del bare["times"]["occurred_at"]
     else:
         del bare[dimension]
-    value = {"polarity": "affirmed", "confidence": 0, "intensity": 0, "times.occurred_at": "2000-01-01T00:00:00Z"}[dimension]
+    value = {
+        "polarity": "affirmed",
+        "confidence": 0,
+        "intensity": 0,
+        "times.occurred_at": "2000-01-01T00:00:00Z",
+    }[dimension]
     op = "eq" if dimension == "polarity" else "gte"
     assert not matches({"text": "t", "cognition": [bare]}, (dimension, op, value))
 
 
 def test_requirements_met_on_different_entries_do_not_match():
-    content = {"text": "t", "cognition": [entry(type="goal", confidence=0.2), entry(type="belief", confidence=0.9)]}
+    content = {
+        "text": "t",
+        "cognition": [entry(type="goal", confidence=0.2), entry(type="belief", confidence=0.9)],
+    }
     assert not matches(content, ("type", "eq", "goal"), ("confidence", "gte", 0.5))
     assert matches(content, ("type", "eq", "belief"), ("confidence", "gte", 0.5))
 
@@ -79,7 +95,9 @@ def test_no_cognition_never_matches():
 
 
 def test_a_boolean_is_not_a_number():
-    assert not matches({"text": "t", "cognition": [entry(confidence=True)]}, ("confidence", "gte", 0.5))
+    assert not matches(
+        {"text": "t", "cognition": [entry(confidence=True)]}, ("confidence", "gte", 0.5)
+    )
 
 
 @pytest.mark.parametrize(
@@ -106,4 +124,13 @@ def test_grammar_errors_name_the_first_bad_requirement(reqs, index):
 
 
 def test_grammar_accepts_the_whole_table():
-    assert grammar_error(flt(("type", "eq", "belief"), ("confidence", "lte", 1), ("times.occurred_at", "lt", "2026-01-01T00:00:00.000Z"))) is None
+    assert (
+        grammar_error(
+            flt(
+                ("type", "eq", "belief"),
+                ("confidence", "lte", 1),
+                ("times.occurred_at", "lt", "2026-01-01T00:00:00.000Z"),
+            )
+        )
+        is None
+    )

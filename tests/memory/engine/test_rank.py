@@ -1,4 +1,5 @@
 """Recall ranking and budget policy (engine/1): pure, deterministic, stated."""
+
 import random
 
 import pytest
@@ -11,7 +12,15 @@ DAY = 86_400_000
 
 def test_tokenizer_folds_case_and_splits_on_separators():
     assert tokens("Hello, WORLD! it's snake_case & kebab-case.") == [
-        "hello", "world", "it", "s", "snake", "case", "kebab", "case"]
+        "hello",
+        "world",
+        "it",
+        "s",
+        "snake",
+        "case",
+        "kebab",
+        "case",
+    ]
     assert tokens("Über ÉLAN Σοφία Москва") == ["über", "élan", "σοφία", "москва"]
     assert tokens("日本語テキスト x—y “q” 1.5") == ["日本語テキスト", "x", "y", "q", "1", "5"]
     assert tokens("a" * 200 + " " + "b" * 201 + " c") == ["a" * 200, "c"]
@@ -34,14 +43,22 @@ def test_non_matching_docs_are_not_ranked():
 
 
 def test_term_frequency_and_length_normalisation():
-    docs = [Doc("rec_a", 0, "tea"), Doc("rec_b", 0, "tea tea tea"), Doc("rec_c", 0, "tea " + "word " * 30)]
+    docs = [
+        Doc("rec_a", 0, "tea"),
+        Doc("rec_b", 0, "tea tea tea"),
+        Doc("rec_c", 0, "tea " + "word " * 30),
+    ]
     ranked = rank.rank(docs, "tea")
     assert [r.record_id for r in ranked] == ["rec_b", "rec_a", "rec_c"]
     assert ranked[0].score == 1.0  # the best relevance and the newest
 
 
 def test_rarer_terms_weigh_more():
-    docs = [Doc("rec_a", 0, "common rare"), Doc("rec_b", 0, "common common"), Doc("rec_c", 0, "common")]
+    docs = [
+        Doc("rec_a", 0, "common rare"),
+        Doc("rec_b", 0, "common common"),
+        Doc("rec_c", 0, "common"),
+    ]
     assert rank.rank(docs, "common rare")[0].record_id == "rec_a"
 
 
@@ -70,12 +87,22 @@ def test_scores_are_rounded_to_six_decimals():
 def test_empty_query_is_newest_first_with_recency_scores():
     docs = [Doc("rec_b", DAY, ""), Doc("rec_a", DAY, ""), Doc("rec_c", 31 * DAY, "")]
     ranked = rank.rank(docs, " ... ")
-    assert [(r.record_id, r.score) for r in ranked] == [("rec_c", 1.0), ("rec_a", 0.5), ("rec_b", 0.5)]
+    assert [(r.record_id, r.score) for r in ranked] == [
+        ("rec_c", 1.0),
+        ("rec_a", 0.5),
+        ("rec_b", 0.5),
+    ]
 
 
 def test_ranking_is_a_pure_function():
-    docs = [Doc(f"rec_{i:03d}", (i * 7919) % 1000 * DAY, " ".join(f"w{(i * j) % 13}" for j in range(i % 9 + 1)))
-            for i in range(200)]
+    docs = [
+        Doc(
+            f"rec_{i:03d}",
+            (i * 7919) % 1000 * DAY,
+            " ".join(f"w{(i * j) % 13}" for j in range(i % 9 + 1)),
+        )
+        for i in range(200)
+    ]
     first = rank.rank(docs, "w1 w5 w12")
     assert first == rank.rank(list(reversed(docs)), "w12 w5 w1 W1")
 
@@ -105,5 +132,6 @@ def test_the_engine_imports_no_django():
 
     tree = ast.parse(inspect.getsource(rank))
     modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
-        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+    }
     assert not any(m and m.startswith(("django", "memory")) for m in modules)

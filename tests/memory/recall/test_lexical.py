@@ -1,5 +1,6 @@
 """The lexical candidate set is the engine tokenizer's on every database: PostgreSQL's
 `spoke_recall_lexemes()` (and its GIN index) must agree with `memory.engine.rank.tokens`."""
+
 import importlib
 import pkgutil
 
@@ -51,7 +52,9 @@ def test_postgres_lexemes_equal_python_tokens(text):
 def test_postgres_candidates_equal_python_matches(make_record):
     for i, text in enumerate(TRICKY):
         make_record(text, record_id=f"rec_{i}")
-    vocabulary = sorted({t for text in TRICKY for t in rank.tokens(text)} | {"absent", "xx", "Über"})
+    vocabulary = sorted(
+        {t for text in TRICKY for t in rank.tokens(text)} | {"absent", "xx", "Über"}
+    )
     for word in vocabulary:
         terms = rank.query_terms(word)
         got = set(Record.objects.filter(lexical_q(terms)).values_list("record_id", flat=True))

@@ -1,5 +1,6 @@
 """memory.profile.get / .update (SPEC §3.7, §5): honest empty, create-only without a revision,
 CAS with one, the subject's state gates, and capability coverage without placement."""
+
 import pytest
 from django.test import override_settings
 
@@ -12,10 +13,17 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def profile(api, admin, update):
     def get(body=None, who=None, expect=200):
-        answer = api(who or admin, "memory.profile.get", {"space_id": "s1", "subject_id": "u1", **(body or {})})
+        answer = api(
+            who or admin,
+            "memory.profile.get",
+            {"space_id": "s1", "subject_id": "u1", **(body or {})},
+        )
         assert answer.status == expect, answer.body
         if expect == 200:
-            assert schema_errors(catalog().ops["memory.profile.get"].response_validator, answer.body) == []
+            assert (
+                schema_errors(catalog().ops["memory.profile.get"].response_validator, answer.body)
+                == []
+            )
         return answer
 
     return get
@@ -26,7 +34,13 @@ def update(api, admin, ensure_subject):
     ensure_subject("u1")
 
     def put(kind="preferences", text="Prefers email.", who=None, expect=200, **extra):
-        body = {"space_id": "s1", "subject_id": "u1", "kind": kind, "content": {"text": text}, **extra}
+        body = {
+            "space_id": "s1",
+            "subject_id": "u1",
+            "kind": kind,
+            "content": {"text": text},
+            **extra,
+        }
         answer = api(who or admin, "memory.profile.update", body)
         assert answer.status == expect, answer.body
         return answer
@@ -37,7 +51,11 @@ def update(api, admin, ensure_subject):
 def test_nothing_yet_is_an_honest_empty(profile):
     assert profile().body == {"profile": {"subject_id": "u1", "documents": [], "absent_kinds": []}}
     asked = profile({"kinds": ["personality", "preferences"]}).body["profile"]
-    assert asked == {"subject_id": "u1", "documents": [], "absent_kinds": ["personality", "preferences"]}
+    assert asked == {
+        "subject_id": "u1",
+        "documents": [],
+        "absent_kinds": ["personality", "preferences"],
+    }
 
 
 @override_settings(SPOKE_MEMORY_REQUIRED_PROFILE_KINDS=["personality", "preferences"])
@@ -58,7 +76,9 @@ def test_create_then_read_back(profile, update, admin, space):
     body = profile({"kinds": ["preferences", "personality"]}).body["profile"]
     doc = body["documents"][0]
     assert doc["kind"] == "preferences" and doc["content"] == {"text": "Prefers email."}
-    assert doc["revision"] == 1 and doc["author_principal_id"] == admin.id and doc["space_id"] == "s1"
+    assert (
+        doc["revision"] == 1 and doc["author_principal_id"] == admin.id and doc["space_id"] == "s1"
+    )
     assert body["absent_kinds"] == ["personality"]
 
 
@@ -87,11 +107,23 @@ def test_update_of_a_missing_document_is_not_found(update):
     assert not ProfileDocument.objects.exists()
 
 
-def test_profile_content_takes_no_cognition_member_and_has_a_byte_budget(api, admin, update, settings):
-    cognition = api(admin, "memory.profile.update", {"space_id": "s1", "subject_id": "u1", "kind": "personality",
-                                                      "content": {"text": "t", "cognition": []}})
+def test_profile_content_takes_no_cognition_member_and_has_a_byte_budget(
+    api, admin, update, settings
+):
+    cognition = api(
+        admin,
+        "memory.profile.update",
+        {
+            "space_id": "s1",
+            "subject_id": "u1",
+            "kind": "personality",
+            "content": {"text": "t", "cognition": []},
+        },
+    )
     assert cognition.status == 400 and cognition.error["details"]["reason"] == "schema"
-    with override_settings(SPOKE_MEMORY_LIMITS={**settings.SPOKE_MEMORY_LIMITS, "max_content_bytes": 50}):
+    with override_settings(
+        SPOKE_MEMORY_LIMITS={**settings.SPOKE_MEMORY_LIMITS, "max_content_bytes": 50}
+    ):
         big = update(text="x" * 100, expect=413, idempotency_key="k-big")
     assert big.code == "CONTENT_TOO_LARGE" and big.error["details"]["limit"] == 50
     assert not ProfileDocument.objects.exists()
@@ -101,12 +133,18 @@ def test_profile_content_takes_no_cognition_member_and_has_a_byte_budget(api, ad
 
 def test_structured_content_round_trips(api, admin, profile):
     content = {"text": "t", "structured": {"tone": "dry", "n": [1, 2]}}
-    answer = api(admin, "memory.profile.update", {"space_id": "s1", "subject_id": "u1", "kind": "style", "content": content})
+    answer = api(
+        admin,
+        "memory.profile.update",
+        {"space_id": "s1", "subject_id": "u1", "kind": "style", "content": content},
+    )
     assert answer.status == 200
     assert profile({"kinds": ["style"]}).body["profile"]["documents"][0]["content"] == content
 
 
-@pytest.mark.parametrize("state, code", [(Subject.FENCED, "SUBJECT_FENCED"), (Subject.ARCHIVED, "SUBJECT_ARCHIVED")])
+@pytest.mark.parametrize(
+    "state, code", [(Subject.FENCED, "SUBJECT_FENCED"), (Subject.ARCHIVED, "SUBJECT_ARCHIVED")]
+)
 def test_fenced_or_archived_subject_blocks_update_not_read(profile, update, state, code):
     update()
     Subject.objects.filter(subject_id="u1").update(state=state)
@@ -126,12 +164,17 @@ def test_context_fence_does_not_apply_to_profiles(profile, update):
     assert ProfileDocument.objects.count() == 1
 
 
-def test_capabilities_cover_the_subject_regardless_of_placement(profile, update, grant_to, outsider):
+def test_capabilities_cover_the_subject_regardless_of_placement(
+    profile, update, grant_to, outsider
+):
     update()
     reader, _ = grant_to(capabilities=["profile_read"], context_ids=["c9"], subject_ids=["u1"])
     assert [d["kind"] for d in profile(who=reader).body["profile"]["documents"]] == ["preferences"]
     denied = update(text="x", expected_revision=1, who=reader, expect=403)
-    assert denied.code == "PERMISSION_DENIED" and denied.error["details"]["capability"] == "profile_write"
+    assert (
+        denied.code == "PERMISSION_DENIED"
+        and denied.error["details"]["capability"] == "profile_write"
+    )
     recaller, _ = grant_to(capabilities=["recall"])
     assert profile(who=recaller, expect=403).error["details"]["capability"] == "profile_read"
     other, _ = grant_to(capabilities=["profile_read", "profile_write"], subject_ids=["u2"])
@@ -143,7 +186,11 @@ def test_capabilities_cover_the_subject_regardless_of_placement(profile, update,
 def test_subject_never_ensured_is_not_found(api, admin):
     get = api(admin, "memory.profile.get", {"space_id": "s1", "subject_id": "ghost"})
     assert get.status == 404 and get.error["details"]["resource"] == "subject"
-    put = api(admin, "memory.profile.update", {"space_id": "s1", "subject_id": "ghost", "kind": "k", "content": {"text": "t"}})
+    put = api(
+        admin,
+        "memory.profile.update",
+        {"space_id": "s1", "subject_id": "ghost", "kind": "k", "content": {"text": "t"}},
+    )
     assert put.status == 404 and put.error["details"]["resource"] == "subject"
 
 

@@ -1,4 +1,5 @@
 """memory.recall (SPEC §5, §7): eligibility, coverage, ranking, budget, determinism."""
+
 import json
 
 import pytest
@@ -50,7 +51,11 @@ def test_empty_query_tie_at_the_budget_edge_breaks_by_record_id(make_record, rec
     make_record("x", record_id="rec_b", age_days=1)
     answer = recall({"query": {"text": ""}, "budget": {"max_records": 2}})
     assert ids(answer) == ["rec_a", "rec_b"]
-    assert answer.body["recall"]["truncation"] == {"truncated": True, "reason": "max_records", "omitted_count": 1}
+    assert answer.body["recall"]["truncation"] == {
+        "truncated": True,
+        "reason": "max_records",
+        "omitted_count": 1,
+    }
 
 
 def test_recency_breaks_equal_relevance_and_ties_go_by_record_id(make_record, recall):
@@ -71,8 +76,14 @@ CORPUS = [
     ("rec_06", 5, "unrelated words only"),
     ("rec_07", 2, "Morning"),
 ]
-EXPECTED = [("rec_02", 0.966248), ("rec_01", 0.884557), ("rec_07", 0.560723), ("rec_04", 0.419714),
-            ("rec_05", 0.312124), ("rec_03", 0.257887)]
+EXPECTED = [
+    ("rec_02", 0.966248),
+    ("rec_01", 0.884557),
+    ("rec_07", 0.560723),
+    ("rec_04", 0.419714),
+    ("rec_05", 0.312124),
+    ("rec_03", 0.257887),
+]
 
 
 def test_ranking_is_the_pure_policy_on_every_database(make_record, recall):
@@ -140,7 +151,9 @@ def test_tombstones_are_never_recalled(make_record, recall):
     make_record("", record_id="rec_dead", deleted=True)
     assert ids(recall({"query": {"text": "plan"}})) == ["rec_a"]
     body = recall({"query": {"text": ""}}).body["recall"]
-    assert [r["record"]["record_id"] for r in body["results"]] == ["rec_a"] and body["total_eligible"] == 1
+    assert [r["record"]["record_id"] for r in body["results"]] == ["rec_a"] and body[
+        "total_eligible"
+    ] == 1
 
 
 def test_archived_subject_answers_200_with_nothing(make_record, recall):
@@ -165,7 +178,12 @@ def test_subject_never_ensured_is_not_found(recall):
 
 def test_outsider_and_uncovered_subject_are_not_found(make_record, recall, outsider, grant_to):
     make_record("plan", subject_id="u2")
-    assert recall({"query": {"text": "plan"}, "subject_id": "u2"}, who=outsider, expect=404).body["error"]["details"]["resource"] == "space"
+    assert (
+        recall({"query": {"text": "plan"}, "subject_id": "u2"}, who=outsider, expect=404).body[
+            "error"
+        ]["details"]["resource"]
+        == "space"
+    )
     narrow, _ = grant_to(capabilities=["recall"], subject_ids=["u1"])
     answer = recall({"query": {"text": "plan"}, "subject_id": "u2"}, who=narrow, expect=404)
     assert answer.body["error"]["details"]["resource"] == "subject"
@@ -232,7 +250,10 @@ def test_selection_narrows(make_record, recall, selection, expected):
 def test_bad_selection_is_invalid_input(make_record, recall):
     make_record("plan")
     answer = recall({"query": {"text": "plan"}, "selection": {"mode": "contexts"}}, expect=422)
-    assert answer.body["error"]["details"] == {"reason": "selection", "field": "selection.context_ids"}
+    assert answer.body["error"]["details"] == {
+        "reason": "selection",
+        "field": "selection.context_ids",
+    }
 
 
 def test_provenance_filter_and_kinds(make_record, recall, persona_factory):
@@ -240,18 +261,38 @@ def test_provenance_filter_and_kinds(make_record, recall, persona_factory):
     make_record("plan", record_id="rec_a", source="capture", source_context_id="c9", kind="fact")
     make_record("plan", record_id="rec_b", source="authored", author=other.id, kind="plan")
     make_record("plan", record_id="rec_c", source="import", kind="fact")
-    assert ids(recall({"query": {"text": "plan"}, "provenance_filter": {"sources": ["capture", "import"]}})) == ["rec_a", "rec_c"]
-    assert ids(recall({"query": {"text": "plan"}, "provenance_filter": {"source_context_ids": ["c9"]}})) == ["rec_a"]
-    assert ids(recall({"query": {"text": "plan"}, "provenance_filter": {"principal_ids": [other.id]}})) == ["rec_b"]
+    assert ids(
+        recall({"query": {"text": "plan"}, "provenance_filter": {"sources": ["capture", "import"]}})
+    ) == ["rec_a", "rec_c"]
+    assert ids(
+        recall({"query": {"text": "plan"}, "provenance_filter": {"source_context_ids": ["c9"]}})
+    ) == ["rec_a"]
+    assert ids(
+        recall({"query": {"text": "plan"}, "provenance_filter": {"principal_ids": [other.id]}})
+    ) == ["rec_b"]
     assert sorted(ids(recall({"query": {"text": "plan"}, "kinds": ["fact"]}))) == ["rec_a", "rec_c"]
-    assert ids(recall({"query": {"text": "plan"}, "kinds": ["fact"], "provenance_filter": {"sources": ["import"]}})) == ["rec_c"]
+    assert ids(
+        recall(
+            {
+                "query": {"text": "plan"},
+                "kinds": ["fact"],
+                "provenance_filter": {"sources": ["import"]},
+            }
+        )
+    ) == ["rec_c"]
 
 
 def test_recall_is_a_read_and_writes_nothing(make_record, recall, space):
     make_record("plan")
-    before = (Subject.objects.get(subject_id="u1").revision, type(space).objects.get(pk="s1").revision)
+    before = (
+        Subject.objects.get(subject_id="u1").revision,
+        type(space).objects.get(pk="s1").revision,
+    )
     recall({"query": {"text": "plan"}})
-    assert (Subject.objects.get(subject_id="u1").revision, type(space).objects.get(pk="s1").revision) == before
+    assert (
+        Subject.objects.get(subject_id="u1").revision,
+        type(space).objects.get(pk="s1").revision,
+    ) == before
 
 
 def test_query_count_does_not_grow_with_records(make_record, admin, django_assert_max_num_queries):
@@ -260,5 +301,9 @@ def test_query_count_does_not_grow_with_records(make_record, admin, django_asser
     for i in range(30):
         make_record(f"plan {i}")
     with django_assert_max_num_queries(8):
-        out = call(admin.principal, "memory.recall", {"space_id": "s1", "subject_id": "u1", "query": {"text": "plan"}})
+        out = call(
+            admin.principal,
+            "memory.recall",
+            {"space_id": "s1", "subject_id": "u1", "query": {"text": "plan"}},
+        )
     assert out["recall"]["total_eligible"] == 30
