@@ -8,7 +8,7 @@ and symbols U+0080–U+00BF, `×` `÷`, General Punctuation U+2000–U+206F, arr
 symbols U+2190–U+2BFF, CJK punctuation U+3000–U+3003 and U+FEFF). Tokens longer than
 `MAX_TOKEN_CHARS` characters are dropped (they are blobs, not words). The table and ranges are
 fixed data, independent of any locale, so the database computes exactly the same tokens
-(PostgreSQL: `spoke_recall_lexemes(text)` built from this module by `lexemes_function_sql()`).
+(PostgreSQL: `spoke_recall_lexemes(text)`, made from this module by `lexemes_function_sql()`).
 
 **Relevance.** BM25 (k1 = 1.2, b = 0.75) over the distinct query tokens, with the statistics
 taken over the candidate set (the eligible records that contain at least one query token):
@@ -88,13 +88,19 @@ def tsquery_text(terms: Sequence[str]) -> str:
 
 
 def lexemes_function_sql() -> str:
-    """`CREATE FUNCTION spoke_recall_lexemes(text) RETURNS tsvector`: this tokenizer in SQL."""
+    """`CREATE FUNCTION spoke_recall_lexemes(text) RETURNS tsvector`: this tokenizer in SQL.
+    ASCII-only texts fold with `lower(... COLLATE "C")` (A-Z only, locale-free and fast); others
+    go through `translate()` with the whole table. PL/pgSQL with a high COST, so the planner
+    neither inlines it nor evaluates it per row when the GIN index over it can answer."""
     sep = "".join(f"\\u{max(lo, 1):04x}-\\u{hi:04x}" for lo, hi in SEPARATOR_RANGES)
     return (
         "CREATE OR REPLACE FUNCTION spoke_recall_lexemes(doc text) RETURNS tsvector "
-        "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $fn$ SELECT array_to_tsvector(array_remove("
-        f"regexp_split_to_array(regexp_replace(translate(doc, '{FOLD_FROM}', '{FOLD_TO}'), "
-        f"'[^{sep}]{{{MAX_TOKEN_CHARS + 1},}}', ' ', 'g'), '[{sep}]+'), '')) $fn$"
+        "LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE COST 10000 AS $fn$ BEGIN RETURN "
+        "array_to_tsvector(array_remove(regexp_split_to_array(regexp_replace("
+        "CASE WHEN doc ~ '[^\\u0001-\\u007f]' "
+        f"THEN translate(doc, '{FOLD_FROM}', '{FOLD_TO}') "
+        'ELSE lower(doc COLLATE "C") END, '
+        f"'[^{sep}]{{{MAX_TOKEN_CHARS + 1},}}', ' ', 'g'), '[{sep}]+'), '')); END $fn$"
     )
 
 
