@@ -82,3 +82,26 @@ def test_case_and_punctuation_fold_the_same_way_on_every_database(make_record, r
     assert ids(recall({"query": {"text": "CAFÉ"}})) == ["rec_a"]
     assert ids(recall({"query": {"text": "30"}})) == ["rec_a"]
     assert ids(recall({"query": {"text": "cafe"}})) == ["rec_b"]
+
+
+@requires_postgres
+def test_postgres_lexemes_equal_python_tokens_on_any_text():
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    letters = st.characters(exclude_categories=("Cs",), exclude_characters="\x00")
+    mixed = st.sampled_from(
+        ["A", "z", "Ü", "ß", "İ", "Σ", "ς", "-", "_", " ", "\u00a0", "’", "9", "日"]
+    )
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(
+        st.text(st.one_of(letters, mixed), max_size=120)
+        | st.text(mixed, min_size=195, max_size=420)
+    )
+    def check(text):
+        with connection.cursor() as cur:
+            cur.execute("SELECT tsvector_to_array(spoke_recall_lexemes(%s))", [text])
+            assert sorted(cur.fetchone()[0]) == sorted(set(rank.tokens(text)))
+
+    check()
