@@ -159,6 +159,8 @@ FILTERS = [
     ),
     flt(("basis.kind", "eq", "stated"), ("type", "eq", "belief"), ("type", "eq", "goal")),
     flt(("attribution.holder", "eq", 'quote " and \\ and ü')),
+    flt(("attribution.holder", "in", ["line\nbreak\u0001 😀", "nobody"])),
+    flt(("confidence", "gte", 1e-05), ("intensity", "lte", 10**30)),
     flt(("times.recorded_at", "gte", "2000-01-01T00:00:00Z")),
 ]
 
@@ -174,6 +176,7 @@ def test_postgres_pushdown_is_exact_for_what_it_pushes(corpus, make_record, cogn
         cognition=[
             entry(attribution={"holder": 'quote " and \\ and ü', "source": "observed"}),
             entry(confidence=True, polarity="negated"),
+            entry(attribution={"holder": "line\nbreak\u0001 😀", "source": "observed"}),
         ],
     )
     narrowed = set(
