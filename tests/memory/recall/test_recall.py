@@ -5,7 +5,7 @@ import json
 import pytest
 
 from memory.engine import rank
-from memory.models import Subject
+from memory.models import Record, Subject
 from memory.wire.canonical import content_bytes
 from tests.memory.recall.conftest import ids
 
@@ -295,15 +295,18 @@ def test_recall_is_a_read_and_writes_nothing(make_record, recall, space):
     ) == before
 
 
-def test_query_count_does_not_grow_with_records(make_record, admin, django_assert_max_num_queries):
+@pytest.mark.parametrize("query", ["plan", ""])
+def test_query_count_does_not_grow_with_records(
+    make_record, admin, django_assert_num_queries, query
+):
+    """space, grants, subject, candidates (empty query: count, boundary, head), result rows."""
     from memory.ops.base import call
 
-    for i in range(30):
-        make_record(f"plan {i}")
-    with django_assert_max_num_queries(8):
-        out = call(
-            admin.principal,
-            "memory.recall",
-            {"space_id": "s1", "subject_id": "u1", "query": {"text": "plan"}},
-        )
-    assert out["recall"]["total_eligible"] == 30
+    request = {"space_id": "s1", "subject_id": "u1", "query": {"text": query}}
+    expected = 5 if query else 7
+    for size in (3, 40):
+        while Record.objects.count() < size:
+            make_record(f"plan {Record.objects.count()}")
+        with django_assert_num_queries(expected):
+            out = call(admin.principal, "memory.recall", request)
+        assert out["recall"]["total_eligible"] == size
