@@ -1,0 +1,1 @@
+"""Benchmarks (not timed tests): run each module with `python -m bench.<name>`."""
