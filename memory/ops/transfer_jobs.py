@@ -48,7 +48,10 @@ def _by_id(field: str):
 
 
 def _snapshot() -> None:
-    if connection.vendor == "postgresql":
+    """One repeatable-read snapshot for the whole export (PostgreSQL). Only possible as the
+    first statement of the outermost transaction; nested in an enclosing transaction (a test's)
+    the export reads that transaction's snapshot instead."""
+    if connection.vendor == "postgresql" and len(connection.atomic_blocks) == 1:
         with connection.cursor() as cur:
             cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
 
