@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -137,9 +138,13 @@ def worker_env(**extra: str) -> dict:
 
 class Worker:
     def __init__(self, **env: str) -> None:
+        n = next(_seq)
+        args = [sys.executable, "-m", "celery", "-A", "spokememory", "worker", "--pool=solo", "--loglevel=WARNING",
+                "--without-heartbeat", "--without-gossip", "--without-mingle", "-n", f"test{n}@%h"]
+        if env.pop("CELERY_EXTRA", None) == "beat":
+            args += ["-B", "-s", str(Path(tempfile.gettempdir()) / f"spoke-celerybeat-test-{os.getpid()}-{n}")]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "spokememory", "worker", "--pool=solo", "--loglevel=WARNING",
-             "--without-heartbeat", "--without-gossip", "--without-mingle", "-n", f"test{next(_seq)}@%h"],
+            args,
             cwd=str(ROOT), env=worker_env(**env), start_new_session=True,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
