@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from functools import lru_cache
 
 from django.conf import settings
 from django.db import connection
@@ -35,7 +36,7 @@ from memory.tasks import job_handler
 from memory.timeutil import iso, now
 from memory.wire.canonical import digest_bytes
 from memory.wire.errors import WireError
-from memory.wire.validation import catalog
+from memory.wire.validation import URN, catalog
 
 EXPORT, VERIFY, ACTIVATE = "export.create", "import.verify", "import.activate"
 BATCH = 2000
@@ -148,6 +149,19 @@ def run_export(job: Job) -> list[dict]:
     return ref
 
 
+@lru_cache(maxsize=1)
+def object_validator():
+    """A validator of ExportObject built from the same schema files as the edge. jsonschema_rs
+    (a compiled validator, ~100x faster per object) when installed, else jsonschema."""
+    cat = catalog()
+    try:
+        import jsonschema_rs
+    except ImportError:  # pragma: no cover - the fallback is the reference implementation
+        return cat.component_validator("ExportObject")
+    registry = jsonschema_rs.Registry([(URN + name, schema) for name, schema in cat.components.items()])
+    return jsonschema_rs.validator_for({"$ref": URN + "ExportObject"}, registry=registry)
+
+
 def _reject(message: str) -> WireError:
     return WireError("INVALID_INPUT", message)
 
@@ -186,7 +200,7 @@ def run_verify(job: Job) -> list[dict]:
     if policy.bundle_digest(b["export_id"], b["space_id"], b["format_version"], b["chunk_digests"],
                             b["object_counts"]) != b["bundle_digest"]:
         raise _reject("The bundle digest does not match the bundle.")
-    validator = catalog().component_validator("ExportObject")
+    validator = object_validator()
     counts = policy.empty_counts()
     subjects: set[str] = set()
     previous = None

@@ -17,7 +17,16 @@ from django.conf import settings
 from django.db import connection
 
 from memory.ids import new_id
-from memory.models import Candidate, Job, ProfileDocument, Receipt, Record, RecordRevision, Space, Subject
+from memory.models import (
+    Candidate,
+    Job,
+    ProfileDocument,
+    Receipt,
+    Record,
+    RecordRevision,
+    Space,
+    Subject,
+)
 from memory.tasks import _claim, execute
 from memory.timeutil import now
 
@@ -143,7 +152,7 @@ class Worker:
                 "--without-heartbeat", "--without-gossip", "--without-mingle", "-n", f"test{n}@%h"]
         if env.pop("CELERY_EXTRA", None) == "beat":
             args += ["-B", "-s", str(Path(tempfile.gettempdir()) / f"spoke-celerybeat-test-{os.getpid()}-{n}")]
-        self.proc = subprocess.Popen(
+        self.proc = subprocess.Popen(  # noqa: S603 (our own interpreter and fixed arguments)
             args,
             cwd=str(ROOT), env=worker_env(**env), start_new_session=True,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

@@ -11,7 +11,13 @@ from memory.ops.grants import issue_root_grant
 from memory.wire.canonical import canonical, digest
 
 from .conftest import (
-    delete_record, make_candidate, make_profile, make_record, new_space, subject_row, update_record,
+    delete_record,
+    make_candidate,
+    make_profile,
+    make_record,
+    new_space,
+    subject_row,
+    update_record,
 )
 
 pytestmark = pytest.mark.django_db
@@ -352,3 +358,22 @@ def test_records_with_history_import_their_current_revision(api, admin, sess, fi
     rec = Record.objects.get(space_id="s2", text="about u2 r3")
     assert rec.revision == 3 and list(rec.revisions.values_list("revision", flat=True)) == [3]
     update_record(rec, "changed later")  # the imported space is an ordinary space afterwards
+
+
+def test_the_fast_object_validator_agrees_with_the_reference_schema(api, admin, sess, filled, run_job_now):
+    from memory.ops.transfer_jobs import object_validator
+    from memory.wire.validation import catalog
+
+    reference = catalog().component_validator("ExportObject")
+    _, chunks = export(api, admin, sess, run_job_now)
+    samples = objects(chunks)
+    broken = copy.deepcopy(samples[:6])
+    broken[0]["data"]["state"] = "exploded"
+    broken[1]["data"]["revision"] = 0
+    broken[2]["type"] = "grant"
+    broken[3]["data"]["unknown_member"] = 1
+    broken[4]["data"].pop("extensions")
+    broken[5]["data"]["kind"] = "Not A Kind"
+    for obj in samples + broken:
+        assert object_validator().is_valid(obj) == reference.is_valid(obj)
+    assert not any(object_validator().is_valid(o) for o in broken)

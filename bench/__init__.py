@@ -1,0 +1,1 @@
+"""Benchmarks (speed lives here, never in tests). `python -m bench.<name>`."""
