@@ -30,7 +30,7 @@ from memory.ops.base import OpContext, op
 from memory.ops.mutation import MutationScope, Outcome, mutate
 from memory.ops.selection import check_selection, cognition_q, selection_q
 from memory.tasks import job_handler
-from memory.timeutil import iso, now
+from memory.timeutil import iso, now, parse
 from memory.wire.canonical import canonical
 from memory.wire.errors import WireError
 from memory.wire.validation import catalog, schema_errors
@@ -160,8 +160,6 @@ def list_(ctx: OpContext, req: dict) -> dict:
     qs = Reflection.objects.filter(subject=subject, filter_key=filter_key(req.get("cognition_filter")))
     if position is not None:
         at, rid = position
-        from memory.timeutil import parse
-
         t = parse(at)
         qs = qs.filter(Q(generated_at__lt=t) | Q(generated_at=t, reflection_id__lt=rid))
     page: list[Reflection] = []
