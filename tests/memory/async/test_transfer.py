@@ -377,3 +377,18 @@ def test_the_fast_object_validator_agrees_with_the_reference_schema(api, admin, 
     for obj in samples + broken:
         assert object_validator().is_valid(obj) == reference.is_valid(obj)
     assert not any(object_validator().is_valid(o) for o in broken)
+
+
+def test_reflections_export_only_within_the_exporters_coverage(api, admin, sess, grant_to, filled, run_job_now):
+    for kind in ("fact", "plan", "event"):
+        make_record(filled["u2"], f"a {kind}", kind=kind, context_id="c2")
+    gen = api(admin, "memory.reflections.generate", {"space_id": "s1", "subject_id": "u2"}, sess).receipt
+    assert run_job_now(gen["receipt_id"]).status == "committed"  # pinned: all contexts + shared
+    narrow, _ = grant_to(capabilities=["export"], context_ids=["c2"], shared_access=True)
+    bundle, _ = export(api, narrow, api.connect(narrow), run_job_now)
+    assert bundle["object_counts"]["reflection"] == 0 and bundle["object_counts"]["record"] > 0
+    wide, _ = grant_to(capabilities=["export"], shared_access=True)
+    bundle, chunks = export(api, wide, api.connect(wide), run_job_now)
+    assert bundle["object_counts"]["reflection"] == 1
+    [reflection] = [o["data"] for o in objects(chunks) if o["type"] == "reflection"]
+    assert "stale" not in reflection and "space_id" not in reflection
