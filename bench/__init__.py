@@ -1,1 +1,1 @@
-"""Benchmarks (not timed tests): run each module with `python -m bench.<name>`."""
+"""Benchmarks (speed lives here, never in tests): `python -m bench` runs them all, `python -m bench.<name>` one."""

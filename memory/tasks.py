@@ -1,11 +1,25 @@
 """Celery tasks. They take ids only, load the job row, run the job's handler and complete the
-receipt. Delivery is at-least-once (acks_late); a job is claimed by a conditional update so a
-redelivered task does no second effect. The sweeper re-queues jobs stuck past the timeout and
-fails them after MAX_ATTEMPTS, so no receipt stays pending forever."""
+receipt (docs/workers.md).
+
+- Delivery is at-least-once (acks_late, reject_on_worker_lost). A job is claimed by a conditional
+  update (queued -> running), so a redelivered task does nothing while the job runs or after it
+  finished.
+- A handler runs inside ONE transaction together with the completion of its receipt: its effect
+  and the `committed` receipt become visible together or not at all. A worker killed mid-job
+  leaves nothing behind (the transaction dies with its connection). Completion is conditional
+  on the receipt still being pending; if another run got there first the handler's work is
+  rolled back, so a job never takes effect twice.
+- A handler raising WireError fails the receipt with that content-free code and message; any
+  other exception fails it with internal_error (logged here, never echoed).
+- The sweeper (beat, every SPOKE_MEMORY_SWEEP_INTERVAL_S) re-queues jobs stuck past
+  SPOKE_MEMORY_JOB_TIMEOUT_S (running: the worker died; queued: the broker lost or never got the
+  message; the Job table is the outbox) and fails them after MAX_ATTEMPTS, so no receipt stays
+  pending forever."""
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 
 from celery import shared_task
@@ -20,21 +34,32 @@ from memory.wire.errors import WireError
 log = logging.getLogger("memory.tasks")
 MAX_ATTEMPTS = 3
 
-# kind -> handler(job) returning (refs, space_revision or None). Raising WireError fails the
-# receipt with that (content-free) code and message. Registered by the ops modules.
-JOB_HANDLERS: dict[str, Callable[[Job], list[dict]]] = {}
+
+@dataclass
+class JobHandler:
+    run: Callable[[Job], list[dict]]
+    on_failure: Callable[[Job, dict], None] | None = None
 
 
-def job_handler(kind: str):
+JOB_HANDLERS: dict[str, JobHandler] = {}
+
+
+def job_handler(kind: str, on_failure: Callable[[Job, dict], None] | None = None):
+    """Register `fn(job) -> refs` for a job kind. `on_failure(job, failure)` runs in the
+    transaction that fails the receipt (e.g. to mark an export failed)."""
+
     def register(fn):
-        JOB_HANDLERS[kind] = fn
+        JOB_HANDLERS[kind] = JobHandler(fn, on_failure)
         return fn
 
     return register
 
 
+class _Superseded(Exception):
+    """The receipt was completed by another run: roll this run's work back."""
+
+
 def _claim(receipt_id: str) -> Job | None:
-    """Move a queued job (or one whose runner vanished, as judged by the sweeper) to running."""
     updated = Job.objects.filter(receipt_id=receipt_id, state=Job.QUEUED).update(
         state=Job.RUNNING, attempts=F("attempts") + 1, started_at=now()
     )
@@ -43,12 +68,45 @@ def _claim(receipt_id: str) -> Job | None:
     return Job.objects.select_related("receipt").get(receipt_id=receipt_id)
 
 
-def complete(job: Job, status: str, refs: list[dict] | None = None, failure: dict | None = None) -> None:
+def complete(job: Job, status: str, refs: list[dict] | None = None, failure: dict | None = None) -> bool:
+    """Complete a still-pending receipt and its job. False when it was no longer pending."""
     at = now()
-    Receipt.objects.filter(pk=job.receipt_id, status=Receipt.PENDING).update(
+    done = Receipt.objects.filter(pk=job.receipt_id, status=Receipt.PENDING).update(
         status=status, refs=refs if refs is not None else job.receipt.refs, failure=failure, completed_at=at
     )
-    Job.objects.filter(pk=job.pk).update(state=Job.DONE if status == Receipt.COMMITTED else Job.FAILED, finished_at=at)
+    if done:
+        Job.objects.filter(pk=job.pk).update(
+            state=Job.DONE if status == Receipt.COMMITTED else Job.FAILED, finished_at=at
+        )
+    return bool(done)
+
+
+def fail(job: Job, code: str, message: str) -> None:
+    failure = {"code": code, "message": message}
+    handler = JOB_HANDLERS.get(job.kind)
+    with transaction.atomic():
+        if complete(job, Receipt.FAILED, failure=failure) and handler and handler.on_failure:
+            handler.on_failure(job, failure)
+
+
+def execute(job: Job) -> None:
+    """Run a claimed job to its end: committed, or failed."""
+    handler = JOB_HANDLERS.get(job.kind)
+    if handler is None:
+        fail(job, "internal_error", "No handler for this job kind.")
+        return
+    try:
+        with transaction.atomic():
+            refs = handler.run(job)
+            if not complete(job, Receipt.COMMITTED, refs=refs):
+                raise _Superseded
+    except _Superseded:
+        log.info("job %s was completed by another run; this run rolled back", job.receipt_id)
+    except WireError as err:
+        fail(job, err.code, err.message)
+    except Exception:
+        log.exception("job %s (%s) failed", job.receipt_id, job.kind)
+        fail(job, "internal_error", "The job failed.")
 
 
 @shared_task(name="memory.tasks.run_job", acks_late=True, reject_on_worker_lost=True)
@@ -56,22 +114,7 @@ def run_job(receipt_id: str) -> None:
     job = _claim(receipt_id)
     if job is None:
         return  # already done, running elsewhere, or unknown: a redelivery does nothing
-    handler = JOB_HANDLERS.get(job.kind)
-    try:
-        if handler is None:
-            raise WireError("internal_error", "No handler for this job kind.")
-        refs = handler(job)
-    except WireError as err:
-        with transaction.atomic():
-            complete(job, Receipt.FAILED, failure={"code": err.code, "message": err.message})
-        return
-    except Exception:
-        log.exception("job %s (%s) failed", receipt_id, job.kind)
-        with transaction.atomic():
-            complete(job, Receipt.FAILED, failure={"code": "internal_error", "message": "The job failed."})
-        return
-    with transaction.atomic():
-        complete(job, Receipt.COMMITTED, refs=refs)
+    execute(job)
 
 
 @shared_task(name="memory.tasks.sweep_jobs")
@@ -85,8 +128,7 @@ def sweep_jobs() -> dict:
     requeued = failed = 0
     for job in stuck:
         if job.attempts >= MAX_ATTEMPTS:
-            with transaction.atomic():
-                complete(job, Receipt.FAILED, failure={"code": "internal_error", "message": "The job did not finish in time."})
+            fail(job, "internal_error", "The job did not finish in time.")
             failed += 1
             continue
         if Job.objects.filter(pk=job.pk, state=job.state).update(state=Job.QUEUED, enqueued_at=now()):

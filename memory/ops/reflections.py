@@ -1,1 +1,274 @@
-"""Op family: reflections (not yet built; its ops answer unknown_op)."""
+"""Op family: reflections (SPEC §3.8, §5 Reflection). memory.reflections.state, .list, .generate
+and the worker job that synthesizes a reflection from its pinned basis. Decisions in
+docs/reflections.md.
+
+The basis coverage is the caller's coverage for the subject through `reflections_read`
+({all_contexts, context_ids, shared}); it decides which records are eligible, it is pinned into
+the basis, and a reader sees a reflection only when its own reflections_read coverage includes
+the pinned one. Eligible = the subject's non-tombstoned records placed inside that coverage,
+narrowed by the selection and the cognition filter."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db.models import F, Q
+from django.utils.module_loading import import_string
+
+from memory.access import (
+    Coverage,
+    access_subject,
+    coverage_for,
+    gate_space_writable,
+    gate_subject_writable,
+)
+from memory.engine.cognition import content_matches
+from memory.engine.reflect import basis_digest, coverage_includes
+from memory.ids import new_id
+from memory.models import Job, ProfileDocument, Record, RecordRevision, Reflection, Subject
+from memory.models.records import CONTEXT, SHARED
+from memory.ops import cursors
+from memory.ops.base import OpContext, op
+from memory.ops.mutation import MutationScope, Outcome, mutate
+from memory.ops.selection import check_selection, cognition_q, selection_q
+from memory.tasks import job_handler
+from memory.timeutil import iso, now, parse
+from memory.wire.canonical import canonical
+from memory.wire.errors import WireError
+from memory.wire.validation import catalog, schema_errors
+
+READ = "reflections_read"
+JOB_KIND = "reflection.generate"
+
+
+def filter_key(cognition_filter: dict | None) -> str:
+    return "" if cognition_filter is None else canonical(cognition_filter).decode("utf-8")
+
+
+def view_q(view: dict) -> Q:
+    """Records placed inside a subject view."""
+    place = Q(placement_scope=CONTEXT)
+    if not view["all_contexts"]:
+        place &= Q(placement_context_id__in=view["context_ids"])
+    if view["shared"]:
+        place |= Q(placement_scope=SHARED)
+    if not view["all_contexts"] and not view["context_ids"] and not view["shared"]:
+        return Q(pk__in=[])
+    return place
+
+
+def eligible_records(subject: Subject, view: dict, selection: dict, cognition_filter: dict | None) -> list[dict]:
+    qs = (
+        Record.objects.filter(subject=subject, deleted_at__isnull=True)
+        .filter(view_q(view))
+        .filter(selection_q(selection))
+        .filter(cognition_q(cognition_filter))
+        .order_by("record_id")
+    )
+    if cognition_filter is None:
+        rows = qs.values_list("record_id", "revision")
+        return [{"record_id": rid, "revision": rev} for rid, rev in rows]
+    return [
+        {"record_id": r.record_id, "revision": r.revision}
+        for r in qs.only("record_id", "revision", "content")
+        if content_matches(r.content, cognition_filter)
+    ]
+
+
+def profile_refs(subject: Subject) -> list[dict]:
+    rows = ProfileDocument.objects.filter(subject=subject).order_by("kind").values_list("kind", "revision")
+    return [{"kind": k, "revision": r} for k, r in rows]
+
+
+def compute_basis(subject: Subject, view: dict, selection: dict, cognition_filter: dict | None) -> dict:
+    basis = {
+        "record_refs": eligible_records(subject, view, selection, cognition_filter),
+        "profile_refs": profile_refs(subject),
+        "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
+        "selection": selection,
+        "coverage": view,
+    }
+    if cognition_filter is not None:
+        basis["cognition_filter"] = cognition_filter
+    return {"state_digest": basis_digest(basis), **basis}
+
+
+class Staleness:
+    """`stale` at read time: the digest recomputed now over the pinned coverage, selection and
+    filter differs from the pinned one. Memoized per request by what it depends on."""
+
+    def __init__(self, subject: Subject) -> None:
+        self.subject = subject
+        self.memo: dict[bytes, str] = {}
+
+    def __call__(self, reflection: Reflection) -> bool:
+        b = reflection.basis
+        key = canonical([b["coverage"], b["selection"], b.get("cognition_filter")])
+        if key not in self.memo:
+            self.memo[key] = compute_basis(self.subject, b["coverage"], b["selection"], b.get("cognition_filter"))["state_digest"]
+        return self.memo[key] != b["state_digest"]
+
+
+def missing_kinds(basis: dict) -> list[str]:
+    present = {p["kind"] for p in basis["profile_refs"]}
+    return sorted(set(settings.SPOKE_MEMORY_REQUIRED_PROFILE_KINDS) - present)
+
+
+def _reader(ctx: OpContext, req: dict) -> tuple[Coverage, Subject, dict]:
+    cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
+    subject = access_subject(cov, req["subject_id"])
+    cov.require(READ, subject.subject_id)
+    return cov, subject, cov.subject_view([READ], subject.subject_id)
+
+
+def visible(reader_view: dict, reflection: Reflection) -> bool:
+    return coverage_includes(reader_view, reflection.basis["coverage"])
+
+
+@op("memory.reflections.state")
+def state(ctx: OpContext, req: dict) -> dict:
+    cov, subject, view = _reader(ctx, req)
+    selection = check_selection(req.get("selection"))
+    cf = req.get("cognition_filter")
+    basis = compute_basis(subject, view, selection, cf)
+    count = len(basis["record_refs"])
+    minimum = settings.SPOKE_MEMORY_LIMITS["reflection_min_records"]
+    latest = None
+    stale = Staleness(subject)
+    for reflection in Reflection.objects.filter(subject=subject, filter_key=filter_key(cf)).order_by(
+        "-generated_at", "-reflection_id"
+    ):
+        if visible(view, reflection):
+            latest = {"reflection_id": reflection.reflection_id, "stale": stale(reflection)}
+            break
+    out = {
+        "state_digest": basis["state_digest"],
+        "record_count": count,
+        "data_sufficiency": {"sufficient": count >= minimum, "record_count": count, "minimum_records": minimum},
+        "missing_required_kinds": missing_kinds(basis),
+        "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
+    }
+    if cf is not None:
+        out["cognition_filter"] = cf
+    out["latest_reflection"] = latest
+    return {"state": out}
+
+
+@op("memory.reflections.list")
+def list_(ctx: OpContext, req: dict) -> dict:
+    cov, subject, view = _reader(ctx, req)
+    position = cursors.decode(ctx, req, subject.revision, cov)
+    size = cursors.page_size(req)
+    qs = Reflection.objects.filter(subject=subject, filter_key=filter_key(req.get("cognition_filter")))
+    if position is not None:
+        at, rid = position
+        t = parse(at)
+        qs = qs.filter(Q(generated_at__lt=t) | Q(generated_at=t, reflection_id__lt=rid))
+    page: list[Reflection] = []
+    more = False
+    for reflection in qs.order_by("-generated_at", "-reflection_id").iterator(chunk_size=size + 1):
+        if not visible(view, reflection):
+            continue
+        if len(page) == size:
+            more = True
+            break
+        page.append(reflection)
+    stale = Staleness(subject)
+    next_cursor = None
+    if more:
+        last = page[-1]
+        next_cursor = cursors.encode(ctx, req, subject.revision, cov, [iso(last.generated_at), last.reflection_id])
+    return {
+        "reflections": [r.to_wire(subject.subject_id, stale(r)) for r in page],
+        "next_cursor": next_cursor,
+    }
+
+
+@op("memory.reflections.generate")
+def generate(ctx: OpContext, req: dict) -> dict:
+    def body(scope: MutationScope) -> Outcome:
+        cov = scope.coverage(req["space_id"])
+        subject = access_subject(cov, req["subject_id"])
+        cov.require("reflections_generate", subject.subject_id)
+        gate_space_writable(cov.space)
+        gate_subject_writable(subject)
+        selection = check_selection(req.get("selection"))
+        cf = req.get("cognition_filter")
+        basis = compute_basis(subject, cov.subject_view([READ], subject.subject_id), selection, cf)
+        missing = missing_kinds(basis)
+        if missing:
+            raise WireError(
+                "REQUIRED_PROFILE_MISSING", "Required profile documents are missing for this subject.",
+                missing_kinds=missing,
+            )
+        minimum = settings.SPOKE_MEMORY_LIMITS["reflection_min_records"]
+        if len(basis["record_refs"]) < minimum:
+            raise WireError(
+                "INSUFFICIENT_DATA", "Too few eligible records to generate a reflection.",
+                record_count=len(basis["record_refs"]), minimum_records=minimum,
+            )
+        params = {
+            "space_id": cov.space_id,
+            "subject_id": subject.subject_id,
+            "reflection_id": new_id("reflection"),
+            "principal_id": ctx.principal.principal_id,
+            "basis": basis,
+        }
+        return Outcome(refs=[], status="pending", job_kind=JOB_KIND, job_params=params)
+
+    return mutate(ctx, req, body)
+
+
+def pinned_records(space_id: str, refs: list[dict]) -> list[dict]:
+    """The pinned revisions' content from the history table. Revisions erased by a delete
+    meanwhile (the record is tombstoned) are left out: deleted content never reappears."""
+    wanted = {r["record_id"]: r["revision"] for r in refs}
+    out = []
+    ids = list(wanted)
+    for start in range(0, len(ids), 1000):
+        rows = (
+            RecordRevision.objects.filter(record__space_id=space_id, record__record_id__in=ids[start:start + 1000])
+            .select_related("record")
+            .only("revision", "kind", "content", "created_at", "record__record_id", "record__deleted_at")
+        )
+        for row in rows:
+            rec = row.record
+            if wanted.get(rec.record_id) != row.revision or rec.deleted_at is not None:
+                continue
+            out.append({
+                "record_id": rec.record_id, "revision": row.revision, "kind": row.kind,
+                "content": row.content, "created_at": iso(row.created_at),
+            })
+    return sorted(out, key=lambda r: r["record_id"])
+
+
+@job_handler(JOB_KIND)
+def run_generate(job: Job) -> list[dict]:
+    p = job.params
+    subject = Subject.objects.select_for_update().filter(space_id=p["space_id"], subject_id=p["subject_id"]).first()
+    if subject is None:
+        raise WireError("NOT_FOUND", "The subject no longer exists.", resource="subject")
+    basis = p["basis"]
+    records = pinned_records(p["space_id"], basis["record_refs"])
+    if len(records) < settings.SPOKE_MEMORY_LIMITS["reflection_min_records"]:
+        raise WireError("INSUFFICIENT_DATA", "Pinned records were deleted before synthesis; too few remain.")
+    current = {d.kind: d for d in ProfileDocument.objects.filter(subject=subject)}
+    profiles = [
+        {"kind": ref["kind"], "revision": ref["revision"], "content": current[ref["kind"]].content}
+        for ref in basis["profile_refs"]
+        if ref["kind"] in current and current[ref["kind"]].revision == ref["revision"]
+    ]
+    synthesize = import_string(settings.SPOKE_MEMORY_REFLECTION_SYNTHESIZER)
+    content = synthesize(
+        subject_id=subject.subject_id, records=records, profiles=profiles,
+        engine_policy_version=basis["engine_policy_version"],
+    )
+    if schema_errors(catalog().component_validator("ProfileContent"), content):
+        raise WireError("internal_error", "The synthesizer returned content of the wrong shape.")
+    at = now()
+    Reflection.objects.create(
+        space_id=p["space_id"], subject=subject, reflection_id=p["reflection_id"], content=content,
+        basis=basis, cognition_filter=basis.get("cognition_filter"),
+        filter_key=filter_key(basis.get("cognition_filter")), generated_at=at,
+        generated_by_principal_id=p["principal_id"],
+    )
+    Subject.objects.filter(pk=subject.pk).update(revision=F("revision") + 1, updated_at=at)
+    return [{"type": "reflection", "id": p["reflection_id"]}]

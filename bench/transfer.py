@@ -1,0 +1,191 @@
+"""Transfer benchmark: export a space of N records and re-import it into a fresh space.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/spoke_async \
+        python -m bench.transfer --records 100000 300000 1000000
+
+Each worker job (export, verify, activate) runs in a fresh child process exactly as a Celery
+worker runs it (`memory.tasks.run_job(receipt_id)`), so the child's peak RSS (VmHWM) is the
+worker's peak memory for that job alone; the figure printed next to it is the child's RSS after
+Django start-up, before the job. Staging goes through the ops layer (`memory.ops.base.call`,
+the same schema gates as the HTTP edge), chunk by chunk, as a client would.
+Figures: records/s and MB/s of canonical chunk JSON for each phase."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+
+def _setup_django() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spokememory.settings")
+    import django
+
+    django.setup()
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set (VmHWM). ru_maxrss is not used: on Linux it carries the
+    parent's peak across fork+exec, which would hide the job's own figure."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def child(receipt_id: str) -> None:
+    """Run one job like a worker and print its memory figures."""
+    _setup_django()
+    from django.db import connection
+
+    from memory.ops.transfer_jobs import object_validator
+    from memory.tasks import run_job
+
+    connection.ensure_connection()
+    object_validator()  # built once per worker process: part of the baseline, not of the job
+    base = peak_rss_mb()
+    start = time.perf_counter()
+    run_job(receipt_id)
+    elapsed = time.perf_counter() - start
+    print(json.dumps({"seconds": elapsed, "rss_base_mb": base, "rss_peak_mb": peak_rss_mb()}))
+
+
+def run_in_worker(receipt_id: str) -> dict:
+    out = subprocess.run(  # noqa: S603 (our own interpreter, fixed arguments)
+        [sys.executable, "-m", "bench.transfer", "--child", receipt_id],
+        check=True, capture_output=True, text=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def fill(space_id: str, n: int) -> None:
+    from memory.ids import new_id
+    from memory.models import Record, RecordRevision, Subject
+    from memory.timeutil import now
+
+    at = now()
+    subject = Subject.objects.create(space_id=space_id, subject_id="u1", created_at=at, updated_at=at)
+    kinds = ["preference", "fact", "plan", "event", "note"]
+    batch = 5000
+    for start in range(0, n, batch):
+        records = []
+        for i in range(start, min(n, start + batch)):
+            text = f"record {i}: the subject mentioned something worth keeping, item {i % 977} " + "z" * 120
+            records.append(Record(
+                space_id=space_id, subject=subject, record_id=new_id("record"), kind=kinds[i % 5],
+                content={"text": text}, text=text, placement_scope="context" if i % 2 else "shared",
+                placement_context_id="c1" if i % 2 else None, prov_source="authored",
+                prov_author_principal_id="prn_bench", prov_created_at=at, revision=1, created_at=at, updated_at=at,
+            ))
+        made = Record.objects.bulk_create(records)
+        RecordRevision.objects.bulk_create([
+            RecordRevision(record=r, revision=1, kind=r.kind, content=r.content, placement_scope=r.placement_scope,
+                           placement_context_id=r.placement_context_id, created_at=at)
+            for r in made
+        ])
+
+
+def drop(space_id: str) -> None:
+    from memory.models import Export, Import, Space
+    from memory.ops.transfer_load import clear_space
+
+    space = Space.objects.filter(pk=space_id).first()
+    if space is not None:
+        clear_space(space)
+        Export.objects.filter(space=space).delete()
+        Import.objects.filter(space=space).delete()
+        space.delete()
+
+
+def one(n: int) -> dict:
+    from django.conf import settings
+
+    from memory.models import ExportChunk, Principal, Space
+    from memory.ops.base import call
+    from memory.ops.grants import issue_root_grant
+    from memory.timeutil import now
+
+    src, dst = f"bench-src-{n}", f"bench-dst-{n}"
+    drop(src)
+    drop(dst)
+    principal = Principal.objects.create(display_name="bench", kind="service")
+    for sid in (src, dst):
+        space = Space.objects.create(space_id=sid, display_name=sid, created_at=now(), updated_at=now())
+        issue_root_grant(space, principal)
+    t = time.perf_counter()
+    fill(src, n)
+    fill_s = time.perf_counter() - t
+
+    receipt = call(principal, "memory.exports.create", {"space_id": src})["receipt"]
+    exp = run_in_worker(receipt["receipt_id"])
+    export_id = receipt["refs"][0]["id"]
+    total_bytes = sum(len(b) for b in ExportChunk.objects.filter(export_id=export_id).values_list("objects_json", flat=True).iterator())
+
+    t = time.perf_counter()
+    first = call(principal, "memory.exports.get", {"space_id": src, "export_id": export_id, "ordinal": 0})
+    bundle = first["bundle"]
+    staged = call(principal, "memory.imports.stage", {"space_id": dst, "bundle": bundle, "chunk": first["chunk"]})["receipt"]
+    import_id = staged["refs"][0]["id"]
+    for ordinal in range(1, bundle["chunk_count"]):
+        chunk = call(principal, "memory.exports.get", {"space_id": src, "export_id": export_id, "ordinal": ordinal})["chunk"]
+        staged = call(principal, "memory.imports.stage", {"space_id": dst, "import_id": import_id, "chunk": chunk})["receipt"]
+    stage_s = time.perf_counter() - t
+    ver = run_in_worker(staged["receipt_id"])
+    act_receipt = call(principal, "memory.imports.activate", {"space_id": dst, "import_id": import_id})["receipt"]
+    act = run_in_worker(act_receipt["receipt_id"])
+
+    again = call(principal, "memory.exports.create", {"space_id": dst})["receipt"]
+    run_in_worker(again["receipt_id"])
+    again_bundle = call(principal, "memory.exports.get", {"space_id": dst, "export_id": again["refs"][0]["id"],
+                                                          "ordinal": 0})["bundle"]
+    lossless = (again_bundle["chunk_digests"] == bundle["chunk_digests"]
+                and again_bundle["object_counts"] == bundle["object_counts"])
+    mb = total_bytes / 1e6
+
+    def rate(seconds: float) -> dict:
+        return {"records_per_s": round(n / seconds), "mb_per_s": round(mb / seconds, 1), "seconds": round(seconds, 1)}
+
+    result = {
+        "records": n,
+        "chunk_bytes": settings.SPOKE_MEMORY_LIMITS["export_chunk_bytes"],
+        "chunks": bundle["chunk_count"],
+        "bundle_mb": round(mb, 1),
+        "fill_s": round(fill_s, 1),
+        "export": {**rate(exp["seconds"]), "rss_base_mb": round(exp["rss_base_mb"]), "rss_peak_mb": round(exp["rss_peak_mb"])},
+        "stage": rate(stage_s),
+        "verify": {**rate(ver["seconds"]), "rss_base_mb": round(ver["rss_base_mb"]), "rss_peak_mb": round(ver["rss_peak_mb"])},
+        "activate": {**rate(act["seconds"]), "rss_base_mb": round(act["rss_base_mb"]), "rss_peak_mb": round(act["rss_peak_mb"])},
+        "lossless": lossless,
+    }
+    if not os.environ.get("BENCH_KEEP"):
+        drop(src)
+        drop(dst)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child)
+        return
+    _setup_django()
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        print("warning: the published figures are for PostgreSQL (set DATABASE_URL)", file=sys.stderr)
+    for n in args.records:
+        print(json.dumps(one(n)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""Transfer policy (SPEC §5, §7): the object order of a bundle, partitioning into chunks of at
+most `export_chunk_bytes` of canonical JSON, the chunk and bundle digests, and translation of
+older format versions. Pure and deterministic: no Django, no I/O.
+
+A chunk's canonical JSON is the RFC 8785 array of its objects, so its size is known from the
+objects' own canonical forms: 2 brackets + the objects + one comma between each two. A single
+object larger than the limit (impossible while content stays under `max_content_bytes`) goes
+alone into its own chunk rather than being split."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+from memory.wire.canonical import canonical, digest, digest_bytes
+
+FORMAT_VERSION = 1
+TYPE_ORDER = ["subject", "record", "candidate", "profile_document", "reflection"]
+TYPE_RANK = {t: i for i, t in enumerate(TYPE_ORDER)}
+
+
+def object_key(obj: dict) -> tuple:
+    """The sort key of an export object: type rank, then id (codepoint order). A profile
+    document's id is (subject_id, kind)."""
+    data = obj["data"]
+    kind = obj["type"]
+    if kind == "subject":
+        ident: tuple = (data["subject_id"],)
+    elif kind == "record":
+        ident = (data["record_id"],)
+    elif kind == "candidate":
+        ident = (data["candidate_id"],)
+    elif kind == "profile_document":
+        ident = (data["subject_id"], data["kind"])
+    else:
+        ident = (data["reflection_id"],)
+    return (TYPE_RANK[kind], ident)
+
+
+def partition(objects: Iterable[dict], limit: int) -> Iterator[tuple[list[dict], bytes]]:
+    """Group objects, in the order given, into chunks whose canonical JSON is at most `limit`
+    bytes. Yields (objects, canonical bytes of the objects array). Always yields at least one
+    chunk (an empty export is one empty chunk: a bundle has chunk_count >= 1)."""
+    batch: list[dict] = []
+    parts: list[bytes] = []
+    size = 2
+    yielded = False
+    for obj in objects:
+        body = canonical(obj)
+        extra = len(body) + (1 if parts else 0)
+        if parts and size + extra > limit:
+            yield batch, b"[" + b",".join(parts) + b"]"
+            yielded = True
+            batch, parts, size = [], [], 2
+            extra = len(body)
+        batch.append(obj)
+        parts.append(body)
+        size += extra
+    if parts or not yielded:
+        yield batch, b"[" + b",".join(parts) + b"]"
+
+
+def chunk_digest(objects: list[dict]) -> str:
+    """`"sha256:" + hex SHA-256 of RFC 8785 of the chunk's objects`."""
+    return digest(objects)
+
+
+def chunk_digest_of_bytes(body: bytes) -> str:
+    return digest_bytes(body)
+
+
+def bundle_digest(export_id: str, space_id: str, format_version: int, chunk_digests: list[str],
+                  object_counts: dict[str, int]) -> str:
+    return digest(
+        {
+            "export_id": export_id,
+            "space_id": space_id,
+            "format_version": format_version,
+            "chunk_digests": list(chunk_digests),
+            "object_counts": dict(object_counts),
+        }
+    )
+
+
+def empty_counts() -> dict[str, int]:
+    return {t: 0 for t in TYPE_ORDER}
+
+
+# format_version -> function translating one object of that version to the next version.
+# Version 1 is current; a future version 2 registers TRANSLATORS[1] here, and so on.
+TRANSLATORS: dict[int, Callable[[dict], dict]] = {}
+
+
+class UnsupportedFormat(ValueError):
+    pass
+
+
+def translate(obj: dict, format_version: int) -> dict:
+    """Bring one export object from `format_version` up to FORMAT_VERSION."""
+    version = format_version
+    while version < FORMAT_VERSION:
+        step = TRANSLATORS.get(version)
+        if step is None:
+            raise UnsupportedFormat(version)
+        obj = step(obj)
+        version += 1
+    if version != FORMAT_VERSION:
+        raise UnsupportedFormat(format_version)
+    return obj

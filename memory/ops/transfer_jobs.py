@@ -1,0 +1,251 @@
+"""Worker jobs of the transfer family: build an export from one consistent snapshot, verify a
+staged import, activate a verified import. Each runs inside the one transaction that also
+completes its receipt (memory.tasks.execute), so an export's chunks, its `ready` state and the
+committed receipt appear together, and an activation is all or nothing."""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from functools import lru_cache
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import F, Q
+from django.db.models.functions import Collate
+
+from memory.access import coverage_for
+from memory.engine import transfer as policy
+from memory.engine.reflect import coverage_includes
+from memory.models import (
+    Candidate,
+    Export,
+    ExportChunk,
+    Import,
+    ImportChunk,
+    Job,
+    Principal,
+    ProfileDocument,
+    Record,
+    Reflection,
+    Space,
+    Subject,
+)
+from memory.ops import transfer_load as load
+from memory.tasks import job_handler
+from memory.timeutil import iso, now
+from memory.wire.canonical import digest_bytes
+from memory.wire.errors import WireError
+from memory.wire.validation import URN, catalog
+
+EXPORT, VERIFY, ACTIVATE = "export.create", "import.verify", "import.activate"
+BATCH = 2000
+
+
+def _by_id(field: str):
+    """Order by id in codepoint order, the order the engine verifies (PostgreSQL collations
+    other than C may order punctuation differently)."""
+    return Collate(field, "C") if connection.vendor == "postgresql" else F(field)
+
+
+def _snapshot() -> None:
+    """One repeatable-read snapshot for the whole export (PostgreSQL). Only possible as the
+    first statement of the outermost transaction; nested in an enclosing transaction (a test's)
+    the export reads that transaction's snapshot instead."""
+    if connection.vendor == "postgresql" and len(connection.atomic_blocks) == 1:
+        with connection.cursor() as cur:
+            cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+
+
+def export_objects(export: Export) -> Iterator[dict]:
+    """Every object the export's principal may export, in the SPEC order, streamed."""
+    principal = Principal.objects.get(pk=export.principal_id)
+    cov = coverage_for(export.space_id, principal, now())
+    grants = cov.with_capability("export")
+    if not grants:
+        raise WireError("PERMISSION_DENIED", "The export capability was withdrawn.", capability="export")
+    subject_q = Q()
+    if all(g.subject_ids is not None for g in grants):
+        subject_q = Q(subject_id__in=sorted({s for g in grants for s in g.subject_ids}))
+    if export.subject_ids:
+        subject_q &= Q(subject_id__in=export.subject_ids)
+    subjects = Subject.objects.filter(space_id=export.space_id).filter(subject_q)
+    by_subject = Q(subject__in=subjects)
+
+    for s in subjects.order_by(_by_id("subject_id")).iterator(chunk_size=BATCH):
+        yield {"type": "subject", "data": s.to_wire(include_space=False)}
+    records = Record.objects.filter(space_id=export.space_id).filter(by_subject).filter(cov.placement_q(["export"]))
+    for r in records.select_related("subject").order_by(_by_id("record_id")).iterator(chunk_size=BATCH):
+        yield {"type": "record", "data": r.to_wire(r.subject.subject_id, include_space=False)}
+    candidates = Candidate.objects.filter(space_id=export.space_id).filter(by_subject).filter(
+        cov.placement_q(["export"], scope_field="scope_placement_scope", context_field="scope_context_id")
+    )
+    for c in candidates.select_related("subject").order_by(_by_id("candidate_id")).iterator(chunk_size=BATCH):
+        yield {"type": "candidate", "data": c.to_wire(c.subject.subject_id, include_space=False)}
+    profiles = ProfileDocument.objects.filter(space_id=export.space_id).filter(by_subject)
+    for p in profiles.select_related("subject").order_by(_by_id("subject__subject_id"), _by_id("kind")).iterator(
+        chunk_size=BATCH
+    ):
+        yield {"type": "profile_document", "data": p.to_wire(p.subject.subject_id, include_space=False)}
+    views: dict[str, dict] = {}
+    reflections = Reflection.objects.filter(space_id=export.space_id).filter(by_subject)
+    for f in reflections.select_related("subject").order_by(_by_id("reflection_id")).iterator(chunk_size=BATCH):
+        sid = f.subject.subject_id
+        if sid not in views:
+            views[sid] = cov.subject_view(["export"], sid)
+        # Derived data never leaks past grants: only reflections whose pinned coverage the
+        # exporter's own coverage includes.
+        if coverage_includes(views[sid], f.basis["coverage"]):
+            data = f.to_wire(sid, stale=False, include_space=False)
+            data.pop("stale")
+            yield {"type": "reflection", "data": data}
+
+
+@job_handler(EXPORT, on_failure=lambda job, failure: Export.objects.filter(
+    pk=job.params["export_id"], state=Export.PENDING).update(state=Export.FAILED))
+def run_export(job: Job) -> list[dict]:
+    _snapshot()  # the first statement of the job's transaction
+    export = Export.objects.select_for_update().get(pk=job.params["export_id"])
+    ref = [{"type": "export", "id": export.export_id}]
+    if export.state == Export.READY:
+        return ref
+    space = Space.objects.get(pk=export.space_id)
+    limit = settings.SPOKE_MEMORY_LIMITS["export_chunk_bytes"]
+    pause = float(getattr(settings, "SPOKE_MEMORY_EXPORT_CHUNK_PAUSE_S", 0) or 0)
+    counts = policy.empty_counts()
+
+    def counted() -> Iterator[dict]:
+        for obj in export_objects(export):
+            counts[obj["type"]] += 1
+            yield obj
+
+    digests: list[str] = []
+    for ordinal, (_objects, body) in enumerate(policy.partition(counted(), limit)):
+        d = digest_bytes(body)
+        ExportChunk.objects.create(export=export, ordinal=ordinal, objects_json=body.decode("utf-8"), digest=d)
+        digests.append(d)
+        if pause:
+            time.sleep(pause)  # operators' throttle: spreads a large export's database load
+    bundle = {
+        "schema_version": 1,
+        "export_id": export.export_id,
+        "space_id": space.space_id,
+        "format_version": policy.FORMAT_VERSION,
+        "provider_id": settings.SPOKE_MEMORY_PROVIDER_ID,
+        "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
+        "authority_generation": space.authority_generation,
+        "space_revision": space.revision,
+        "created_at": iso(export.created_at),
+        "chunk_count": len(digests),
+        "object_counts": counts,
+        "chunk_digests": digests,
+        "bundle_digest": policy.bundle_digest(
+            export.export_id, space.space_id, policy.FORMAT_VERSION, digests, counts
+        ),
+        "extensions": {},
+    }
+    export.state, export.bundle = Export.READY, bundle
+    export.save(update_fields=["state", "bundle"])
+    return ref
+
+
+@lru_cache(maxsize=1)
+def object_validator():
+    """A validator of ExportObject built from the same schema files as the edge. jsonschema_rs
+    (a compiled validator, ~100x faster per object) when installed, else jsonschema."""
+    cat = catalog()
+    try:
+        import jsonschema_rs
+    except ImportError:  # pragma: no cover - the fallback is the reference implementation
+        return cat.component_validator("ExportObject")
+    registry = jsonschema_rs.Registry([(URN + name, schema) for name, schema in cat.components.items()])
+    return jsonschema_rs.validator_for({"$ref": URN + "ExportObject"}, registry=registry)
+
+
+def _reject(message: str) -> WireError:
+    return WireError("INVALID_INPUT", message)
+
+
+def _reject_import(job: Job, failure: dict) -> None:
+    Import.objects.filter(pk=job.params["import_id"], state="verifying").update(
+        state="rejected", failure=failure, updated_at=now()
+    )
+
+
+def staged_objects(imp: Import) -> Iterator[tuple[int, list[dict]]]:
+    """The staged chunks' objects, one chunk at a time, digest-checked against the chunk and the
+    bundle, translated to the current format."""
+    bundle = imp.bundle
+    for chunk in ImportChunk.objects.filter(imp=imp).order_by("ordinal").iterator(chunk_size=4):
+        computed = digest_bytes(chunk.objects_json.encode("utf-8"))
+        if computed != chunk.digest or computed != bundle["chunk_digests"][chunk.ordinal]:
+            raise _reject(f"Chunk {chunk.ordinal}: its digest does not match its objects or the bundle.")
+        objects = json.loads(chunk.objects_json)
+        try:
+            objects = [policy.translate(o, bundle["format_version"]) for o in objects]
+        except policy.UnsupportedFormat:
+            raise _reject("The bundle's format_version is not supported.")
+        yield chunk.ordinal, objects
+
+
+@job_handler(VERIFY, on_failure=_reject_import)
+def run_verify(job: Job) -> list[dict]:
+    imp = Import.objects.select_for_update().get(pk=job.params["import_id"])
+    ref = [{"type": "import", "id": imp.import_id}]
+    if imp.state != "verifying":
+        raise WireError("IMPORT_STATE_CONFLICT", "The import is not being verified.", state=imp.state)
+    b = imp.bundle
+    if len(b["chunk_digests"]) != b["chunk_count"]:
+        raise _reject("The bundle's chunk_digests do not match its chunk_count.")
+    if policy.bundle_digest(b["export_id"], b["space_id"], b["format_version"], b["chunk_digests"],
+                            b["object_counts"]) != b["bundle_digest"]:
+        raise _reject("The bundle digest does not match the bundle.")
+    validator = object_validator()
+    counts = policy.empty_counts()
+    subjects: set[str] = set()
+    previous = None
+    for ordinal, objects in staged_objects(imp):
+        for index, obj in enumerate(objects):
+            where = f"Chunk {ordinal}, object {index}"
+            if not validator.is_valid(obj):
+                raise _reject(f"{where}: does not match its schema.")
+            key = policy.object_key(obj)
+            if previous is not None and key <= previous:
+                raise _reject(f"{where}: out of order or repeated.")
+            previous = key
+            if obj["type"] == "subject":
+                subjects.add(obj["data"]["subject_id"])
+            elif obj["data"]["subject_id"] not in subjects:
+                raise _reject(f"{where}: names a subject that is not in the bundle.")
+            counts[obj["type"]] += 1
+    declared = {t: b["object_counts"].get(t, 0) for t in policy.TYPE_ORDER}
+    if counts != declared or set(b["object_counts"]) - set(policy.TYPE_ORDER):
+        raise _reject("The objects do not match the bundle's object_counts.")
+    imp.state, imp.updated_at = "verified", now()
+    imp.save(update_fields=["state", "updated_at"])
+    return ref
+
+
+@job_handler(ACTIVATE, on_failure=lambda job, failure: Import.objects.filter(
+    pk=job.params["import_id"], state="activating").update(state="verified", failure=failure, updated_at=now()))
+def run_activate(job: Job) -> list[dict]:
+    imp = Import.objects.get(pk=job.params["import_id"])
+    space = Space.objects.select_for_update().get(pk=imp.space_id)
+    imp = Import.objects.select_for_update().get(pk=imp.pk)
+    if imp.state != "activating":
+        raise WireError("IMPORT_STATE_CONFLICT", "The import is not being activated.", state=imp.state)
+    load.clear_space(space)
+    loader = load.Loader(space)
+    for _ordinal, objects in staged_objects(imp):
+        loader.add(objects)
+    loader.flush()
+    at = now()
+    Space.objects.filter(pk=space.pk).update(
+        authority_generation=F("authority_generation") + 1, revision=F("revision") + 1, updated_at=at
+    )
+    imp.state, imp.updated_at = "activated", at
+    imp.save(update_fields=["state", "updated_at"])
+    ImportChunk.objects.filter(imp=imp).delete()
+    return [{"type": "import", "id": imp.import_id}]
+
+

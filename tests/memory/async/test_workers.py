@@ -1,0 +1,142 @@
+"""Pending work on real Celery worker processes (SPEC §2.4; issue: async work): the receipt and
+the job are written together, the task is enqueued after commit, a worker completes it; a worker
+killed mid-export leaves no half-visible bundle and the sweeper gets the receipt to an end.
+Also the sweeper's rules, run in-process."""
+import json
+from datetime import timedelta
+
+import pytest
+from django.conf import settings as django_settings
+
+from memory.models import Export, ExportChunk, Job, Receipt, Reflection
+from memory.tasks import MAX_ATTEMPTS, sweep_jobs
+from memory.timeutil import now
+from memory.wire.canonical import digest
+
+from .conftest import job_state, make_record, receipt_status, subject_row, wait_for
+
+transactional = pytest.mark.django_db(transaction=True)
+
+
+def _records(n: int, size: int = 400) -> None:
+    u1 = subject_row("s1", "u1")
+    for i in range(n):
+        make_record(u1, f"note {i} " + "y" * size, kind=["preference", "fact", "plan", "event"][i % 4],
+                    context_id=None if i % 3 else "c1")
+
+
+@pytest.mark.worker
+@transactional
+def test_a_real_worker_completes_reflections_and_exports(api, admin, start_worker):
+    _records(5)
+    start_worker()
+    session = api.connect(admin)
+    gen = api(admin, "memory.reflections.generate", {"space_id": "s1", "subject_id": "u1"}, session).receipt
+    exp = api(admin, "memory.exports.create", {"space_id": "s1"}, session).receipt
+    assert gen["status"] == exp["status"] == "pending"
+    for receipt in (gen, exp):
+        wait_for(lambda r=receipt: receipt_status(r["receipt_id"]) != "pending", what="the worker")
+    got = api(admin, "memory.receipts.get", {"receipt_id": gen["receipt_id"]}, session).receipt
+    assert got["status"] == "committed" and got["refs"][0]["type"] == "reflection"
+    assert Reflection.objects.filter(reflection_id=got["refs"][0]["id"]).exists()
+    chunk = api(admin, "memory.exports.get", {"space_id": "s1", "export_id": exp["refs"][0]["id"], "ordinal": 0},
+                session)
+    assert chunk.status == 200 and chunk.body["bundle"]["object_counts"]["record"] == 5
+    assert api(admin, "memory.spaces.list", {}, session).body["spaces"][0]["pending_receipts"] == 0
+
+
+@pytest.mark.worker
+@transactional
+def test_a_worker_killed_mid_export_leaves_nothing_half_visible(api, admin, start_worker, tmp_path):
+    _records(300)
+    slow = start_worker(SPOKE_MEMORY_EXPORT_CHUNK_BYTES="4096", SPOKE_TEST_EXPORT_PAUSE_S="0.2")
+    session = api.connect(admin)
+    receipt_id = api(admin, "memory.exports.create", {"space_id": "s1"}, session).receipt["receipt_id"]
+    wait_for(lambda: job_state(receipt_id) == "running", what="the export to start")
+    slow.kill()
+    assert receipt_status(receipt_id) == "pending"
+    assert Export.objects.get().state == "pending" and not ExportChunk.objects.exists()
+    # A second worker with beat: its sweeper (short timeout) re-queues the orphaned job.
+    start_worker(SPOKE_MEMORY_EXPORT_CHUNK_BYTES="4096", SPOKE_MEMORY_JOB_TIMEOUT_S="2",
+                 SPOKE_MEMORY_SWEEP_INTERVAL_S="1", CELERY_EXTRA="beat")
+    wait_for(lambda: receipt_status(receipt_id) != "pending", timeout=180, what="the sweeper and second worker")
+    receipt = Receipt.objects.get(pk=receipt_id)
+    assert receipt.status in ("committed", "failed")
+    export = Export.objects.get()
+    if receipt.status == "committed":
+        assert export.state == "ready"
+        chunks = list(ExportChunk.objects.filter(export=export).order_by("ordinal"))
+        assert len(chunks) == export.bundle["chunk_count"] > 1
+        assert [c.digest for c in chunks] == export.bundle["chunk_digests"]
+        assert export.bundle["object_counts"]["record"] == 300
+        assert Job.objects.get(pk=receipt_id).attempts >= 2
+    else:
+        assert export.state == "failed" and not ExportChunk.objects.filter(export=export).exists()
+
+
+@transactional
+def test_export_job_at_top_level_takes_a_repeatable_read_snapshot(api, admin):
+    """Run as a worker runs it (outermost transaction), in-process."""
+    from memory.tasks import run_job
+
+    _records(3)
+    session = api.connect(admin)
+    receipt_id = api(admin, "memory.exports.create", {"space_id": "s1"}, session).receipt["receipt_id"]
+    run_job(receipt_id)
+    export = Export.objects.get()
+    assert receipt_status(receipt_id) == "committed" and export.state == "ready"
+    chunk = ExportChunk.objects.get(export=export, ordinal=0)
+    assert chunk.digest == digest(json.loads(chunk.objects_json))
+
+
+# --- the sweeper's rules, in-process -------------------------------------------------------------
+
+@pytest.fixture
+def pending_export(api, admin):
+    _records(3)
+    session = api.connect(admin)
+    return api(admin, "memory.exports.create", {"space_id": "s1"}, session).receipt["receipt_id"]
+
+
+@pytest.mark.django_db
+def test_sweeper_requeues_a_job_whose_worker_vanished(pending_export, settings, monkeypatch):
+    sent = []
+    monkeypatch.setattr("memory.tasks.run_job.delay", lambda rid: sent.append(rid))
+    Job.objects.filter(pk=pending_export).update(state=Job.RUNNING, started_at=now() - timedelta(seconds=600),
+                                                 attempts=1)
+    assert sweep_jobs() == {"requeued": 1, "failed": 0}
+    assert sent == [pending_export] and job_state(pending_export) == Job.QUEUED
+    assert sweep_jobs() == {"requeued": 0, "failed": 0}  # fresh again: not past the timeout
+
+
+@pytest.mark.django_db
+def test_sweeper_fails_a_job_out_of_attempts_and_marks_the_export_failed(pending_export):
+    Job.objects.filter(pk=pending_export).update(
+        state=Job.RUNNING, started_at=now() - timedelta(seconds=django_settings.SPOKE_MEMORY_JOB_TIMEOUT_S + 5),
+        attempts=MAX_ATTEMPTS,
+    )
+    assert sweep_jobs() == {"requeued": 0, "failed": 1}
+    receipt = Receipt.objects.get(pk=pending_export)
+    assert receipt.status == "failed" and receipt.failure["code"] == "internal_error"
+    assert Export.objects.get().state == "failed" and job_state(pending_export) == Job.FAILED
+
+
+@pytest.mark.django_db
+def test_a_run_that_lost_the_race_rolls_back(pending_export):
+    """The receipt was failed by the sweeper while a slow run went on: that run's work is undone."""
+    from memory.tasks import _claim, execute
+
+    job = _claim(pending_export)
+    Receipt.objects.filter(pk=pending_export).update(status="failed")
+    execute(job)
+    assert not ExportChunk.objects.exists() and Export.objects.get().state == "pending"
+
+
+@pytest.mark.django_db
+def test_a_redelivered_task_does_nothing(pending_export):
+    from memory.tasks import run_job
+
+    run_job(pending_export)
+    first = Export.objects.get().bundle
+    run_job(pending_export)
+    assert Export.objects.get().bundle == first and ExportChunk.objects.count() == first["chunk_count"]
