@@ -14,7 +14,7 @@ from reviews.console import act, describe, principal_of, read
 from reviews.forms import GrantForm
 
 DIMENSION_TEXT = {
-    "capabilities": "Capabilities: you asked for {asked}; your issuing grants hold {held}.",
+    "capabilities": "Capabilities: you asked for {asked}; none of your issuing grants holds {missing} (they hold {held}).",
     "subject_ids": "Subjects: you asked for {asked}; your issuing grant covers {held}.",
     "context_ids": "Contexts: you asked for {asked}; your issuing grant covers {held}.",
     "shared_access": "Shared access: you asked for it, but your issuing grant has no shared access.",
@@ -65,8 +65,10 @@ def explain(exceeds: list[str], asked: dict, issuers: list[dict]) -> list[str]:
         "context_ids": _show(asked.get("context_ids"), "all contexts"),
         "expires_at": _show(asked.get("expires_at"), "never"),
     }
-    return [DIMENSION_TEXT[d].format(asked=shown.get(d, ""), held=held.get(d, "")) for d in exceeds
-            if d in DIMENSION_TEXT]
+    admin = "space_admin" in held_caps
+    missing = [] if admin else [c for c in asked.get("capabilities", []) if c not in held_caps]
+    return [DIMENSION_TEXT[d].format(asked=shown.get(d, ""), held=held.get(d, ""), missing=_show(missing, "none"))
+            for d in exceeds if d in DIMENSION_TEXT]
 
 
 def _page(request, space_id: str, form: GrantForm, status: int = 200, denied: list[str] | None = None):
