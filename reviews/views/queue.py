@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from memory.ops.base import call
 from memory.wire.errors import WireError
-from reviews.console import act, describe, new_key, principal_of
+from reviews.console import describe, new_key, principal_of
 
 PAGE_SIZE = 50
 SCAN_PAGES = 5

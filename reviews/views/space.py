@@ -7,9 +7,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from memory.ops.base import call
 from memory.wire.errors import WireError
 from reviews.console import act, describe, principal_of, read
-from memory.ops.base import call
 
 
 def space_wire(request, space_id: str) -> dict:

@@ -59,3 +59,25 @@ def ops(moderator):
         return call(moderator.principal, op, body)
 
     return run
+
+
+SHARED = {"scope": "shared"}
+
+
+def ctx(context_id: str) -> dict:
+    return {"scope": "context", "context_id": context_id}
+
+
+@pytest.fixture
+def capture(ops):
+    """Capture items for a subject (ensured first); returns the candidate ids in item order."""
+
+    def run(*texts: str, subject: str = "u1", placement: dict | None = None, **item) -> list[str]:
+        ops("memory.subjects.ensure", {"space_id": "s1", "subject_id": subject})
+        receipt = ops("memory.capture", {
+            "space_id": "s1", "subject_id": subject, "capture_scope": {"placement": placement or SHARED},
+            "items": [{"content": {"text": t}, **item} for t in texts],
+        })["receipt"]
+        return [r["id"] for r in receipt["refs"] if r["type"] == "candidate"]
+
+    return run
