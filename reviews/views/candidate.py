@@ -12,6 +12,8 @@ from memory.ops.base import call
 from memory.wire.errors import WireError
 from reviews.console import act, describe, principal_of, read
 
+# Labels that are also record kinds (the op falls back to `note` for the others).
+KIND_LABELS = {"preference", "fact", "event", "plan"}
 COGNITION_COLUMNS = ["type", "proposition", "attribution", "basis", "times", "polarity", "confidence", "intensity"]
 
 
@@ -47,7 +49,7 @@ def _render(request, space_id: str, cand: dict, status: int = 200, form: dict | 
         "space_id": space_id, "c": cand, "content": content, "cognition_rows": rows,
         "cognition_columns": COGNITION_COLUMNS, "form": form or {}, "fragments": fragments,
         "pending": cand["state"] == "pending",
-        "default_kind": cand["proposed"].get("kind") or cand["classification"]["label"],
+        "default_kind": cand["proposed"].get("kind") or (label if (label := cand["classification"]["label"]) in KIND_LABELS else "note"),
     }, status=status)
 
 

@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from memory.models import RecordRevision
-from memory.ops.base import call
+from memory.ops.base import HANDLERS, call
 from memory.timeutil import iso
 from memory.wire.errors import WireError
 from reviews.console import act, describe, principal_of, read
@@ -52,7 +52,9 @@ def records(request, space_id: str):
         if query:
             body = {k: v for k, v in _list_body(space_id, params).items()
                     if k in ("space_id", "subject_id", "selection", "kinds")}
-            if "subject_id" not in body:
+            if "memory.recall" not in HANDLERS:
+                ctx["error"] = "Text search needs memory.recall, which this provider does not serve yet."
+            elif "subject_id" not in body:
                 ctx["error"] = "A text search looks in one subject: give the subject id too."
             else:
                 body["query"] = {"text": query}

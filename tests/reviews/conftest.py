@@ -74,10 +74,13 @@ def capture(ops):
 
     def run(*texts: str, subject: str = "u1", placement: dict | None = None, **item) -> list[str]:
         ops("memory.subjects.ensure", {"space_id": "s1", "subject_id": subject})
-        receipt = ops("memory.capture", {
-            "space_id": "s1", "subject_id": subject, "capture_scope": {"placement": placement or SHARED},
-            "items": [{"content": {"text": t}, **item} for t in texts],
-        })["receipt"]
-        return [r["id"] for r in receipt["refs"] if r["type"] == "candidate"]
+        ids: list[str] = []
+        for start in range(0, len(texts), 32):  # max_capture_items per call
+            receipt = ops("memory.capture", {
+                "space_id": "s1", "subject_id": subject, "capture_scope": {"placement": placement or SHARED},
+                "items": [{"content": {"text": t}, **item} for t in texts[start:start + 32]],
+            })["receipt"]
+            ids += [r["id"] for r in receipt["refs"] if r["type"] == "candidate"]
+        return ids
 
     return run

@@ -2,6 +2,7 @@
 import pytest
 
 from memory.models import Record
+from memory.ops.base import HANDLERS
 from tests.reviews.conftest import SHARED, ctx, logged_in
 
 pytestmark = pytest.mark.django_db
@@ -29,6 +30,19 @@ def test_list_with_kind_and_selection_filters(mod, record):
     assert lisbon in shared and tea not in shared
 
 
+needs_recall = pytest.mark.skipif("memory.recall" not in HANDLERS, reason="memory.recall is not built on this branch")
+
+
+def test_search_without_recall_says_so(mod, record):
+    record("Ada likes tea.")
+    html = mod.get("/console/s/s1/records/?q=tea&subject=u1").content.decode()
+    if "memory.recall" in HANDLERS:
+        assert "does not serve" not in html
+    else:
+        assert "Text search needs memory.recall" in html
+
+
+@needs_recall
 def test_search_needs_a_subject_and_finds_by_text(mod, record):
     tea = record("Ada likes tea.")
     lisbon = record("Ada lives in Lisbon.")
