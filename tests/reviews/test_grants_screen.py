@@ -125,3 +125,19 @@ def test_console_calls_match_the_api(mod, grantee, moderator):
     assert grant.issuer_id == moderator.principal.principal_id
     own = call(principal, "memory.grants.list", {"space_id": "s1", "view": "own"})
     assert [g["grant_id"] for g in own["grants"]] == [grant.grant_id]
+
+
+def test_expiry_is_read_as_utc(mod, grantee):
+    _, principal = grantee
+    issue(mod, grantee_principal_id=principal.principal_id, expires_at="2030-01-31 18:00", key="exp")
+    grant = Grant.objects.get(grantee=principal)
+    assert grant.expires_at.isoformat() == "2030-01-31T18:00:00+00:00"
+
+
+def test_unparseable_form_input_calls_no_op(mod, grantee):
+    _, principal = grantee
+    before = Receipt.objects.count()
+    response = mod.post("/console/s/s1/grants/issue/", {"grantee_principal_id": principal.principal_id,
+                                                       "capabilities": ["flying"], "idempotency_key": "z"})
+    assert response.status_code == 400
+    assert Receipt.objects.count() == before
