@@ -166,3 +166,18 @@ def test_keyboard_shortcuts(console, desk):
     assert Candidate.objects.get(candidate_id=a).outcome["reason"] == "dup"
     page.keyboard.press("f")
     assert page.evaluate("document.activeElement.name") == "fragment_text"
+
+
+def test_queue_filter_updates_the_table_in_place(console, desk):
+    tea, move = desk("Ada prefers tea over coffee.", "Ada moved to Lisbon last spring.")
+    tab = console("moderator")
+    tab.go("/console/s/s1/queue/")
+    page = tab.page
+    page.evaluate("window.__samePage = true")
+    page.select_option("select[name=label]", "event")
+    page.wait_for_url("**/queue/?*label=event*")
+    page.locator(f"a[href$='/candidates/{tea}/']").wait_for(state="detached")
+    assert page.locator(f"a[href$='/candidates/{move}/']").count() == 1
+    assert page.evaluate("window.__samePage") is True  # swapped by htmx, not a reload
+    page.keyboard.press("j")
+    assert page.locator("tr.candidate-row.selected").get_attribute("data-href").endswith(f"/{move}/")
