@@ -1,8 +1,33 @@
-"""The review console (issue: moderation screens). An empty shell until its screens land."""
+"""The review console, mounted at /console/."""
 from django.urls import path
-from django.views.generic import TemplateView
+
+from reviews.views import auth, candidate, grants, home, operate, queue, records, space
 
 app_name = "reviews"
+S = "s/<str:space_id>/"
 urlpatterns = [
-    path("", TemplateView.as_view(template_name="reviews/home.html"), name="home"),
+    path("", home.home, name="home"),
+    path("login/", auth.LoginView.as_view(), name="login"),
+    path("logout/", auth.LogoutView.as_view(), name="logout"),
+    path(S + "queue/", queue.queue, name="queue"),
+    path(S + "queue/bulk/", queue.bulk, name="queue_bulk"),
+    path(S + "candidates/<str:candidate_id>/", candidate.candidate, name="candidate"),
+    path(S + "candidates/<str:candidate_id>/review/", candidate.review, name="review"),
+    path(S + "records/", records.records, name="records"),
+    path(S + "records/<str:record_id>/", records.record, name="record"),
+    path(S + "records/<str:record_id>/edit/", records.edit, name="record_edit"),
+    path(S + "records/<str:record_id>/delete/", records.delete, name="record_delete"),
+    path(S + "grants/", grants.grants, name="grants"),
+    path(S + "grants/issue/", grants.issue, name="grant_issue"),
+    path(S + "grants/<str:grant_id>/revoke/", grants.revoke, name="grant_revoke"),
+    path(S + "space/", space.space, name="space"),
+    path(S + "space/pending/", space.pending, name="space_pending"),
+    path(S + "space/freeze/", space.freeze, name="space_freeze"),
+    path(S + "space/unfreeze/", space.unfreeze, name="space_unfreeze"),
+    path(S + "space/fence/", space.fence, name="space_fence"),
+    path("operate/<str:space_id>/", operate.operate, name="operate"),
+    path("operate/<str:space_id>/principals/", operate.create_principal, name="operate_principal"),
+    path("operate/<str:space_id>/tokens/", operate.issue_token, name="operate_token"),
+    path("operate/<str:space_id>/tokens/revoke/", operate.revoke_token, name="operate_revoke_token"),
+    path("operate/<str:space_id>/root-grants/", operate.root_grant, name="operate_root"),
 ]

@@ -64,6 +64,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "reviews.middleware.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "spokememory.urls"

@@ -1,0 +1,148 @@
+"""Review queue page with 10,000 pending candidates: server time and query count of the first,
+middle and last page, against two floors (a bare Django view through the same middleware, and
+the bare keyset query the queue page needs).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> python -m bench.queue_page [--candidates N]
+
+It creates a throw-away test database (test_<name>), fills it through the ops layer
+(memory.capture, as a principal with a root grant) and drops it at the end."""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spokememory.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.http import HttpResponse  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import CaptureQueriesContext, override_settings, setup_test_environment  # noqa: E402
+from django.urls import include, path  # noqa: E402
+
+RUNS = 15
+
+
+def bare(request):
+    return HttpResponse(b"ok")
+
+
+urlpatterns = [path("bare/", bare), path("console/", include("reviews.urls"))]
+
+
+def fill(n: int):
+    from django.contrib.auth import get_user_model
+
+    from memory.models import Principal, Space
+    from memory.ops.base import call
+    from memory.ops.grants import issue_root_grant
+
+    space = Space.objects.create(space_id="bench", display_name="bench")
+    user = get_user_model().objects.create_user("bench", password="x")  # noqa: S106
+    principal = Principal.objects.create(display_name="bench", kind="user", user=user)
+    issue_root_grant(space, principal)
+    per_call = settings.SPOKE_MEMORY_LIMITS["max_capture_items"]
+    subjects = [f"user:{i}" for i in range(20)]
+    for s in subjects:
+        call(principal, "memory.subjects.ensure", {"space_id": "bench", "subject_id": s})
+    made = 0
+    while made < n:
+        k = min(per_call, n - made)
+        subject = subjects[(made // per_call) % len(subjects)]
+        placement = {"scope": "context", "context_id": f"c{made % 5}"} if made % 3 else {"scope": "shared"}
+        call(principal, "memory.capture", {
+            "space_id": "bench", "subject_id": subject, "capture_scope": {"placement": placement},
+            "items": [{"content": {"text": f"Candidate {made + i}: the user prefers option {i} over the others."}}
+                      for i in range(k)],
+        })
+        made += k
+    return user, principal
+
+
+def cursors(principal, pages: int) -> list[str | None]:
+    from memory.ops.base import call
+
+    out: list[str | None] = [None]
+    cursor = None
+    for _ in range(pages - 1):
+        body = {"space_id": "bench", "states": ["pending"], "page_size": 50}
+        if cursor:
+            body["cursor"] = cursor
+        cursor = call(principal, "memory.candidates.list", body)["next_cursor"]
+        if not cursor:
+            break
+        out.append(cursor)
+    return out
+
+
+def timed(fn) -> tuple[float, int]:
+    fn()  # warm
+    samples = []
+    queries = 0
+    for _ in range(RUNS):
+        with CaptureQueriesContext(connection) as q:
+            t0 = time.perf_counter()
+            fn()
+            samples.append((time.perf_counter() - t0) * 1000)
+        queries = len(q.captured_queries)
+    return statistics.median(samples), queries
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--candidates", type=int, default=10_000)
+    args = parser.parse_args()
+    setup_test_environment()
+    old = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        with override_settings(ROOT_URLCONF="bench.queue_page", DEBUG=False):
+            run(args.candidates)
+    finally:
+        connection.creation.destroy_test_db(old, verbosity=0)
+
+
+def run(n: int) -> None:
+    from memory.models import Candidate
+
+    t0 = time.perf_counter()
+    user, principal = fill(n)
+    print(f"filled {n} pending candidates in {time.perf_counter() - t0:.1f}s on {connection.vendor}")
+    pages = cursors(principal, (n + 49) // 50)
+    client = Client()
+    client.force_login(user)
+    rows = [("bare view (floor)", lambda: client.get("/bare/"))]
+
+    def bare_query(offset_cursor_row):
+        def q():
+            qs = Candidate.objects.filter(space_id="bench", state="pending").select_related("subject")
+            if offset_cursor_row is not None:
+                qs = qs.filter(captured_at__gte=offset_cursor_row.captured_at)
+            list(qs.order_by("captured_at", "candidate_id")[:51])
+            qs.count()
+        return q
+
+    mid = Candidate.objects.filter(space_id="bench").order_by("captured_at", "candidate_id")[n // 2]
+    rows.append(("bare keyset query + count (floor)", bare_query(mid)))
+    for label, index in (("queue page: first", 0), ("queue page: middle", len(pages) // 2), ("queue page: last", len(pages) - 1)):
+        cursor = pages[index]
+        url = "/console/s/bench/queue/" + (f"?cursor={cursor}" if cursor else "")
+
+        def get(url=url):
+            response = client.get(url)
+            assert response.status_code == 200, response.status_code
+
+        rows.append((f"{label} (page {index + 1} of {len(pages)})", get))
+    print(f"{'what':48} {'median ms':>10} {'queries':>8}")
+    for label, fn in rows:
+        ms, queries = timed(fn)
+        print(f"{label:48} {ms:10.1f} {queries:8d}")
+
+
+if __name__ == "__main__":
+    main()

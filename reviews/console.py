@@ -1,0 +1,65 @@
+"""The one path from a console request to the ops layer. A console user acts as the Principal
+linked to it (SPEC §1.2): every screen calls `memory.ops.base.call(principal, op, request)` and
+sees exactly what the API would answer that principal. NOT_FOUND from a read becomes a 404 page,
+so a user without coverage learns nothing about another space."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.http import Http404, HttpRequest
+from ulid import ULID
+
+from memory.models import Principal
+from memory.ops.base import call
+from memory.wire.errors import WireError
+
+
+def principal_of(request: HttpRequest) -> Principal:
+    principal = getattr(request.user, "principal", None) if request.user.is_authenticated else None
+    if principal is None:
+        raise Http404("This account is not linked to a principal.")
+    return principal
+
+
+def read(request: HttpRequest, op: str, body: dict) -> dict:
+    """A read op for the page itself: any error is a not-found page (absent and forbidden look
+    the same), never a page of another space's data."""
+    try:
+        return call(principal_of(request), op, body)
+    except WireError as err:
+        raise Http404(err.message) from err
+
+
+@dataclass
+class Result:
+    ok: bool
+    payload: dict | None = None
+    error: WireError | None = None
+
+    @property
+    def code(self) -> str | None:
+        return self.error.code if self.error else None
+
+    @property
+    def receipt(self) -> dict:
+        return (self.payload or {}).get("receipt", {})
+
+
+def act(request: HttpRequest, op: str, body: dict) -> Result:
+    """A mutation: the form's own idempotency key goes along, so a double submit does one thing."""
+    key = request.POST.get("idempotency_key", "").strip()
+    if key:
+        body = {**body, "idempotency_key": key[:200]}
+    try:
+        return Result(True, payload=call(principal_of(request), op, body))
+    except WireError as err:
+        return Result(False, error=err)
+
+
+def new_key() -> str:
+    return str(ULID())
+
+
+def describe(err: WireError) -> str:
+    """A message for people: the wire message (it never echoes content) and the code."""
+    return f"{err.message} ({err.code})"

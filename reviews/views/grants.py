@@ -1,0 +1,140 @@
+"""Grants screen (SPEC §3.4, §4): the admin view of a space's grants with their chain, an issue
+form that explains AMPLIFICATION_DENIED dimension by dimension, revoke with confirmation."""
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from memory.access import CAPABILITIES
+from memory.ops.base import call
+from memory.timeutil import iso
+from memory.wire.errors import WireError
+from reviews.console import act, describe, principal_of, read
+from reviews.forms import GrantForm
+
+DIMENSION_TEXT = {
+    "capabilities": "Capabilities: you asked for {asked}; none of your issuing grants holds {missing} (they hold {held}).",
+    "subject_ids": "Subjects: you asked for {asked}; your issuing grant covers {held}.",
+    "context_ids": "Contexts: you asked for {asked}; your issuing grant covers {held}.",
+    "shared_access": "Shared access: you asked for it, but your issuing grant has no shared access.",
+    "expires_at": "Expiry: a grant can't outlive its parent; you asked for {asked}, your issuing grant ends {held}.",
+}
+
+
+def _listing(request, space_id: str, cursor: str | None) -> tuple[dict, str]:
+    body = {"space_id": space_id, "view": "admin", "include_inactive": True, "page_size": 100}
+    if cursor:
+        body["cursor"] = cursor
+    try:
+        return call(principal_of(request), "memory.grants.list", body), "admin"
+    except WireError as err:
+        if err.code != "PERMISSION_DENIED":
+            raise Http404(err.message) from err
+    body["view"] = "own"
+    return read(request, "memory.grants.list", body), "own"
+
+
+def _own_issuers(request, space_id: str) -> list[dict]:
+    own = read(request, "memory.grants.list", {"space_id": space_id, "view": "own", "page_size": 200})
+    return [g for g in own["grants"] if g["effective"]
+            and ({"grants_issue", "space_admin"} & set(g["capabilities"]))]
+
+
+def _show(values, absent: str) -> str:
+    if values is None:
+        return absent
+    if isinstance(values, bool):
+        return "yes" if values else "no"
+    return ", ".join(values) if isinstance(values, list) else str(values)
+
+
+def explain(exceeds: list[str], asked: dict, issuers: list[dict]) -> list[str]:
+    """One sentence per exceeded dimension, naming what was asked and what the caller holds."""
+    held_caps = sorted({c for g in issuers for c in g["capabilities"]})
+    best = issuers[0] if issuers else {}
+    held = {
+        "capabilities": _show(held_caps, "none"),
+        "subject_ids": _show(best.get("subject_ids"), "all subjects"),
+        "context_ids": _show(best.get("context_ids"), "all contexts"),
+        "expires_at": _show(best.get("expires_at"), "never"),
+    }
+    shown = {
+        "capabilities": _show(asked.get("capabilities"), "none"),
+        "subject_ids": _show(asked.get("subject_ids"), "all subjects"),
+        "context_ids": _show(asked.get("context_ids"), "all contexts"),
+        "expires_at": _show(asked.get("expires_at"), "never"),
+    }
+    admin = "space_admin" in held_caps
+    missing = [] if admin else [c for c in asked.get("capabilities", []) if c not in held_caps]
+    return [DIMENSION_TEXT[d].format(asked=shown.get(d, ""), held=held.get(d, ""), missing=_show(missing, "none"))
+            for d in exceeds if d in DIMENSION_TEXT]
+
+
+def _page(request, space_id: str, form: GrantForm, status: int = 200, denied: list[str] | None = None):
+    listing, view = _listing(request, space_id, request.GET.get("cursor"))
+    grants = listing["grants"]
+    children: dict[str, list[str]] = {}
+    for g in grants:
+        if g["parent_grant_id"]:
+            children.setdefault(g["parent_grant_id"], []).append(g["grant_id"])
+    return render(request, "reviews/grants.html", {
+        "space_id": space_id, "grants": grants, "children": children, "view": view,
+        "next_cursor": listing["next_cursor"], "form": form, "denied": denied or [],
+        "capabilities": CAPABILITIES,
+    }, status=status)
+
+
+@login_required
+def grants(request, space_id: str):
+    return _page(request, space_id, GrantForm())
+
+
+@login_required
+@require_POST
+def issue(request, space_id: str):
+    form = GrantForm(request.POST)
+    if not form.is_valid():
+        return _page(request, space_id, form, status=400)
+    body = {"space_id": space_id, **form.wire()}
+    result = act(request, "memory.grants.grant", body)
+    if result.ok:
+        messages.success(request, f"Grant {result.receipt['refs'][0]['id']} issued.")
+        return redirect("reviews:grants", space_id)
+    if result.code == "NOT_FOUND" and result.error.details.get("resource") == "space":
+        raise Http404("space")
+    denied = []
+    if result.code == "AMPLIFICATION_DENIED":
+        denied = explain(result.error.details.get("exceeds", []), body, _own_issuers(request, space_id))
+    messages.error(request, describe(result.error))
+    return _page(request, space_id, form, status=result.error.status, denied=denied)
+
+
+def _find_grant(request, space_id: str, grant_id: str) -> dict:
+    cursor = None
+    while True:
+        listing, _ = _listing(request, space_id, cursor)
+        for g in listing["grants"]:
+            if g["grant_id"] == grant_id:
+                return g
+        cursor = listing["next_cursor"]
+        if not cursor:
+            raise Http404("grant")
+
+
+@login_required
+def revoke(request, space_id: str, grant_id: str):
+    if request.method == "POST":
+        body = {"space_id": space_id, "grant_id": grant_id}
+        if request.POST.get("reason", "").strip():
+            body["reason"] = request.POST["reason"].strip()[:1000]
+        result = act(request, "memory.grants.revoke", body)
+        if result.ok:
+            messages.success(request, f"Grant {grant_id} revoked; grants issued under it are no longer effective.")
+        elif result.code == "NOT_FOUND" and result.error.details.get("resource") == "space":
+            raise Http404("space")
+        else:
+            messages.error(request, describe(result.error))
+        return redirect("reviews:grants", space_id)
+    grant = _find_grant(request, space_id, grant_id)
+    return render(request, "reviews/grant_revoke.html", {"space_id": space_id, "grant": grant, "now": iso})

@@ -1,0 +1,107 @@
+"""Operator pages (SPEC §8): create principals, issue and revoke API tokens, make root grants for
+a space. Guarded by guardian's `memory.operate_space` on that space (see reviews.operators), not
+by the grants of SPEC §4, which these actions bootstrap. The root grant reuses the operators'
+own `issue_root_grant`, the same one the management command calls."""
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from memory.models import ApiToken, Grant, Principal
+from memory.ops.grants import issue_root_grant
+from memory.timeutil import now
+from reviews.operators import manageable, require_operator
+
+
+def _principals(space) -> list[Principal]:
+    ids = Grant.objects.filter(space=space).values_list("grantee_id", flat=True)
+    return list(Principal.objects.filter(principal_id__in=ids).order_by("display_name", "principal_id"))
+
+
+@login_required
+def operate(request, space_id: str):
+    space = require_operator(request.user, space_id)
+    principals = _principals(space)
+    tokens = ApiToken.objects.filter(principal__in=principals, revoked_at__isnull=True).order_by("created_at")
+    return render(request, "reviews/operate.html", {
+        "space_id": space_id, "space": space, "principals": principals, "tokens": tokens,
+        "new_token": request.session.pop("console_new_token", None),
+    })
+
+
+def _show_token_once(request, principal: Principal, token: str) -> None:
+    # Kept in the session only until the next page view shows it, then gone.
+    request.session["console_new_token"] = {"principal_id": principal.principal_id, "token": token}
+
+
+@login_required
+@require_POST
+def create_principal(request, space_id: str):
+    require_operator(request.user, space_id)
+    name = request.POST.get("display_name", "").strip()[:200]
+    kind = request.POST.get("kind", Principal.SERVICE)
+    username = request.POST.get("username", "").strip()
+    if not name or kind not in (Principal.SERVICE, Principal.USER):
+        messages.error(request, "A principal needs a display name and a kind (service or user).")
+        return redirect("reviews:operate", space_id)
+    user = None
+    if username:
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None or Principal.objects.filter(user=user).exists():
+            messages.error(request, "That user does not exist or is already linked to a principal.")
+            return redirect("reviews:operate", space_id)
+    with transaction.atomic():
+        principal = Principal.objects.create(display_name=name, kind=kind, user=user)
+        token = principal.issue_token(label=f"created in the console for {space_id}")
+        if request.POST.get("root_grant"):
+            issue_root_grant(require_operator(request.user, space_id), principal)
+    _show_token_once(request, principal, token)
+    messages.success(request, f"Principal {principal.principal_id} created.")
+    return redirect("reviews:operate", space_id)
+
+
+def _manageable_principal(request, principal_id: str) -> Principal | None:
+    principal = Principal.objects.filter(principal_id=principal_id).first()
+    if principal is None or not manageable(request.user, principal):
+        messages.error(request, "No such principal is managed by you (its grants must all lie in spaces you operate).")
+        return None
+    return principal
+
+
+@login_required
+@require_POST
+def issue_token(request, space_id: str):
+    require_operator(request.user, space_id)
+    principal = _manageable_principal(request, request.POST.get("principal_id", "").strip())
+    if principal is not None:
+        _show_token_once(request, principal, principal.issue_token(label=request.POST.get("label", "")[:200]))
+        messages.success(request, f"Token issued for {principal.principal_id}.")
+    return redirect("reviews:operate", space_id)
+
+
+@login_required
+@require_POST
+def revoke_token(request, space_id: str):
+    require_operator(request.user, space_id)
+    token = ApiToken.objects.select_related("principal").filter(pk=request.POST.get("token_pk") or 0).first()
+    if token is None or not manageable(request.user, token.principal):
+        messages.error(request, "No such token is managed by you.")
+    else:
+        ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=now())
+        messages.success(request, f"Token of {token.principal_id} revoked.")
+    return redirect("reviews:operate", space_id)
+
+
+@login_required
+@require_POST
+def root_grant(request, space_id: str):
+    space = require_operator(request.user, space_id)
+    principal = Principal.objects.filter(principal_id=request.POST.get("principal_id", "").strip()).first()
+    if principal is None:
+        messages.error(request, "No such principal.")
+    else:
+        grant = issue_root_grant(space, principal)
+        messages.success(request, f"Root grant {grant.grant_id} made for {principal.principal_id}.")
+    return redirect("reviews:operate", space_id)

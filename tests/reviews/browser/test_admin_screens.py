@@ -1,0 +1,74 @@
+"""Browser: grants (issue, amplification denied, revoke) and freezing a space."""
+import pytest
+
+from memory.models import Grant, Space
+from memory.ops.base import call
+from memory.ops.grants import issue_root_grant
+from tests.reviews.conftest import make_user
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def people(transactional_db):
+    space = Space.objects.create(space_id="s1", display_name="Support team")
+    mod_user, mod = make_user("moderator")
+    issue_root_grant(space, mod)
+    lead_user, lead = make_user("lead")
+    call(mod, "memory.grants.grant", {"space_id": "s1", "grantee_principal_id": lead.principal_id,
+                                      "capabilities": ["grants_issue", "review", "records_read"],
+                                      "subject_ids": ["user:ada"]})
+    _, agent = make_user("agent")
+    return {"space": space, "mod": mod, "lead": lead, "agent": agent}
+
+
+def test_issue_a_grant_see_amplification_denied_then_revoke(console, people):
+    lead = console("lead")
+    agent_id = people["agent"].principal_id
+    lead.go("/console/s/s1/grants/")
+    page = lead.page
+    page.fill("input[name=grantee_principal_id]", agent_id)
+    page.check("input[name=capabilities][value=review]")
+    page.check("input[name=capabilities][value=records_write]")
+    page.fill("input[name=subject_ids]", "user:ada, user:grace")
+    page.click("#grant-form button[type=submit]")
+    box = page.locator("#amplification")
+    box.wait_for()
+    text = box.inner_text()
+    assert "none of your issuing grants holds records_write" in text
+    assert "Subjects: you asked for user:ada, user:grace; your issuing grant covers user:ada." in text
+    lead.shot("grants-amplification-denied")
+    assert not Grant.objects.filter(grantee=people["agent"]).exists()
+
+    page.uncheck("input[name=capabilities][value=records_write]")
+    page.fill("input[name=subject_ids]", "user:ada")
+    page.click("#grant-form button[type=submit]")
+    page.locator(".msg-success").wait_for()
+    grant = Grant.objects.get(grantee=people["agent"])
+    lead.shot("grants")
+
+    mod = console("moderator")
+    mod.go("/console/s/s1/grants/")
+    mod.page.click(f"#{grant.grant_id} a.button")
+    mod.page.locator("#confirm-revoke").wait_for()
+    mod.shot("grant-revoke-confirm")
+    mod.page.fill("input[name=reason]", "rotation")
+    mod.page.click("#confirm-revoke")
+    mod.page.locator(".msg-success").wait_for()
+    grant.refresh_from_db()
+    assert grant.state == "revoked"
+    assert "not effective" in mod.page.locator(f"#{grant.grant_id}").inner_text()
+
+
+def test_freeze_space_then_unfreeze(console, people):
+    mod = console("moderator")
+    mod.go("/console/s/s1/space/?subject=")
+    mod.page.fill("#freeze-form input[name=reason]", "incident 42")
+    mod.page.click("#freeze-form button")
+    mod.page.locator("#unfreeze-form").wait_for()
+    assert mod.page.locator("#space-state").inner_text() == "frozen"
+    mod.shot("space-frozen")
+    assert Space.objects.get(space_id="s1").state == "frozen"
+    mod.page.click("#unfreeze-form button")
+    mod.page.locator("#freeze-form").wait_for()
+    assert Space.objects.get(space_id="s1").state == "active"

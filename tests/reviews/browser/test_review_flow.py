@@ -1,0 +1,183 @@
+"""Browser: a moderator's day — queue, promote with an edit, fragment, drop, the race notice,
+untrusted content, a frozen space, keyboard shortcuts. Screenshots of each main screen."""
+import pytest
+
+from memory.models import Candidate, Record, Space
+from memory.ops.base import call
+from memory.ops.grants import issue_root_grant
+from tests.reviews.conftest import make_user
+
+pytestmark = pytest.mark.browser
+
+XSS = "<script>window.__pwned = 1; alert('x')</script><img src=x onerror=\"window.__pwned = 2; alert('y')\">"
+
+
+@pytest.fixture
+def desk(transactional_db):
+    space = Space.objects.create(space_id="s1", display_name="Support team")
+    _, mod = make_user("moderator")
+    _, second = make_user("second")
+    _, app = make_user("app")
+    for p in (mod, second, app):
+        issue_root_grant(space, p)
+    call(app, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "user:ada"})
+
+    def capture(*texts, placement=None):
+        receipt = call(app, "memory.capture", {
+            "space_id": "s1", "subject_id": "user:ada",
+            "capture_scope": {"placement": placement or {"scope": "context", "context_id": "support"}},
+            "items": [{"content": {"text": t}} for t in texts]})["receipt"]
+        return [r["id"] for r in receipt["refs"] if r["type"] == "candidate"]
+
+    return capture
+
+
+def test_queue_promote_with_edit_then_record_is_listed(console, desk):
+    cid, _ = desk("Ada prefers email over phone calls.", "Ada moved to Lisbon last spring.")
+    tab = console("moderator")
+    tab.go("/console/s/s1/queue/")
+    tab.page.locator("tr.candidate-row").first.wait_for()
+    assert "2 pending candidates" in tab.page.locator("#queue-counts").inner_text()
+    tab.shot("queue")
+    tab.page.click(f"a[href$='/candidates/{cid}/']")
+    tab.page.locator("#promote-form").wait_for()
+    tab.shot("candidate")
+    tab.page.fill("#promote-text", "Ada prefers email, never phone calls.")
+    tab.page.fill("#promote-kind", "preference")
+    tab.page.click("#promote-button")
+    tab.page.locator(".msg-success").wait_for()
+    record = Record.objects.get(prov_candidate_id=cid)
+    tab.go("/console/s/s1/records/?subject=user:ada")
+    row = tab.page.locator("#records tbody tr").first
+    assert "Ada prefers email, never phone calls." in row.inner_text()
+    assert record.record_id in row.inner_text()
+    tab.shot("records")
+    tab.page.click(f"a[href$='/records/{record.record_id}/']")
+    tab.page.locator("#history").wait_for()
+    tab.shot("record")
+
+
+def test_fragment_into_two_records(console, desk):
+    cid, = desk("Ada prefers tea and lives in Lisbon.")
+    tab = console("moderator")
+    tab.go(f"/console/s/s1/candidates/{cid}/")
+    page = tab.page
+    page.locator("#fragments textarea").first.fill("Ada prefers tea.")
+    page.locator("#fragments input[name=fragment_kind]").first.fill("preference")
+    page.click("#add-fragment")
+    page.click("#add-fragment")
+    assert page.locator("#fragments .fragment").count() == 3
+    page.locator("#fragments .remove-fragment").nth(2).click()
+    assert page.locator("#fragments .fragment").count() == 2
+    page.locator("#fragments textarea").nth(1).fill("Ada lives in Lisbon.")
+    page.locator("#fragments input[name=fragment_kind]").nth(1).fill("fact")
+    tab.shot("candidate-fragment")
+    page.click("#fragment-button")
+    page.locator(".msg-success").wait_for()
+    assert sorted(Record.objects.filter(prov_candidate_id=cid).values_list("kind", "text")) == [
+        ("fact", "Ada lives in Lisbon."), ("preference", "Ada prefers tea.")]
+
+
+def test_drop_with_reason(console, desk):
+    cid, = desk("buy cheap watches")
+    tab = console("moderator")
+    tab.go(f"/console/s/s1/candidates/{cid}/")
+    tab.page.fill("#drop-reason", "spam")
+    tab.page.click("#drop-button")
+    tab.page.locator(".msg-success").wait_for()
+    assert Candidate.objects.get(candidate_id=cid).outcome["reason"] == "spam"
+
+
+def test_two_reviewers_second_sees_the_notice(console, desk):
+    cid, = desk("Ada prefers tea.")
+    first, second = console("moderator"), console("second")
+    first.go(f"/console/s/s1/candidates/{cid}/")
+    second.go(f"/console/s/s1/candidates/{cid}/")
+    first.page.click("#promote-button")
+    first.page.locator(".msg-success").wait_for()
+    second.page.click("#drop-button")
+    notice = second.page.locator(".msg-info")
+    notice.wait_for()
+    assert f"Another reviewer got there first: {cid} was already promoted" in notice.inner_text()
+    second.shot("another-reviewer-first")
+    assert Candidate.objects.get(candidate_id=cid).state == "promoted"
+
+
+def test_untrusted_content_renders_as_text_and_runs_nothing(console, desk):
+    cid, = desk(XSS)
+    tab = console("moderator")
+    for path in ("/console/s/s1/queue/", f"/console/s/s1/candidates/{cid}/"):
+        tab.go(path)
+        tab.page.wait_for_load_state("load")
+        assert tab.page.evaluate("window.__pwned") is None
+        assert tab.page.locator("img[src=x]").count() == 0
+    assert tab.page.locator("#proposed-text").inner_text() == XSS
+    tab.page.click("#promote-button")
+    tab.page.locator(".msg-success").wait_for()
+    record = Record.objects.get(prov_candidate_id=cid)
+    tab.go(f"/console/s/s1/records/{record.record_id}/")
+    assert tab.page.locator("#record-text").inner_text() == XSS
+    assert tab.page.evaluate("window.__pwned") is None
+    assert tab.dialogs == []
+
+
+def test_frozen_space_blocks_review_with_a_message(console, desk):
+    cid, = desk("Ada prefers tea.")
+    tab = console("moderator")
+    tab.go("/console/s/s1/space/")
+    tab.page.fill("#freeze-form input[name=reason]", "audit")
+    tab.page.click("#freeze-form button")
+    tab.page.locator("#unfreeze-form").wait_for()
+    tab.shot("space")
+    tab.go(f"/console/s/s1/candidates/{cid}/")
+    tab.page.fill("#promote-text", "my edit")
+    tab.page.click("#promote-button")
+    error = tab.page.locator(".msg-error")
+    error.wait_for()
+    assert "frozen" in error.inner_text() and "SPACE_FROZEN" in error.inner_text()
+    assert tab.page.locator("#promote-text").input_value() == "my edit"
+    tab.shot("review-blocked-frozen")
+    assert Candidate.objects.get(candidate_id=cid).state == "pending"
+
+
+def test_keyboard_shortcuts(console, desk):
+    a, b, c = desk("Ada prefers tea.", "Ada likes jazz.", "noise noise")
+    tab = console("moderator")
+    tab.go("/console/s/s1/queue/")
+    page = tab.page
+    page.locator("#shortcuts").wait_for()
+    assert "promote" in page.locator("#shortcuts").inner_text()
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("k")
+    assert page.locator("tr.candidate-row.selected").get_attribute("data-href").endswith(f"/{a}/")
+    page.keyboard.press("j")
+    page.keyboard.press("p")  # opens b with the promote panel
+    page.wait_for_url(f"**/candidates/{b}/?do=promote")
+    page.locator("#promote-text").blur()
+    page.keyboard.press("p")  # promotes as shown, then moves on to the next pending
+    page.wait_for_url(f"**/candidates/{a}/")
+    assert Candidate.objects.get(candidate_id=b).state == "promoted"
+    page.keyboard.press("d")
+    assert page.evaluate("document.activeElement.id") == "drop-reason"
+    page.keyboard.type("dup")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/candidates/{c}/")
+    assert Candidate.objects.get(candidate_id=a).outcome["reason"] == "dup"
+    page.keyboard.press("f")
+    assert page.evaluate("document.activeElement.name") == "fragment_text"
+
+
+def test_queue_filter_updates_the_table_in_place(console, desk):
+    tea, move = desk("Ada prefers tea over coffee.", "Ada moved to Lisbon last spring.")
+    tab = console("moderator")
+    tab.go("/console/s/s1/queue/")
+    page = tab.page
+    page.evaluate("window.__samePage = true")
+    page.select_option("select[name=label]", "event")
+    page.wait_for_url("**/queue/?*label=event*")
+    page.locator(f"a[href$='/candidates/{tea}/']").wait_for(state="detached")
+    assert page.locator(f"a[href$='/candidates/{move}/']").count() == 1
+    assert page.evaluate("window.__samePage") is True  # swapped by htmx, not a reload
+    page.keyboard.press("j")
+    assert page.locator("tr.candidate-row.selected").get_attribute("data-href").endswith(f"/{move}/")
