@@ -138,20 +138,41 @@ def semantic_ranking(subject: Subject, query_text: str, eligible_ids) -> list[tu
     query = embed.embed([query_text])[0]
     step = hybrid.SEMANTIC_TOP_N * 4
     ranked = hybrid.cosine_ranking(query, vectors.ids, vectors.matrix, top_n=step)
-    if len(ranked) == step:
-        # Filters may leave too few of the nearest eligible: check the rest only if needed.
-        ok = set(eligible_ids([rid for rid, _ in ranked]))
-        if len(ok) < hybrid.SEMANTIC_TOP_N:
-            ranked = hybrid.cosine_ranking(query, vectors.ids, vectors.matrix, top_n=len(vectors.ids))
-    out: list[tuple[str, float]] = []
-    # Walk the ranking window by window, keeping eligible ids, until enough are found.
-    for start in range(0, len(ranked), step):
-        window = ranked[start : start + step]
-        ok = set(eligible_ids([rid for rid, _ in window]))
-        out.extend(item for item in window if item[0] in ok)
-        if len(out) >= hybrid.SEMANTIC_TOP_N:
-            break
+    ok = set(eligible_ids([rid for rid, _ in ranked]))
+    out = [item for item in ranked if item[0] in ok]
+    if len(out) < hybrid.SEMANTIC_TOP_N and len(ranked) == step:
+        # Filters left too few of the nearest eligible: walk the rest of the ranking, window by
+        # window (the order is the same; only how far we read changes).
+        rest = hybrid.cosine_ranking(query, vectors.ids, vectors.matrix, top_n=len(vectors.ids))[step:]
+        for start in range(0, len(rest), step):
+            window = rest[start : start + step]
+            ok = set(eligible_ids([rid for rid, _ in window]))
+            out.extend(item for item in window if item[0] in ok)
+            if len(out) >= hybrid.SEMANTIC_TOP_N:
+                break
     return out[: hybrid.SEMANTIC_TOP_N]
 
 
 install()
+
+
+def fused_ranking(subject: Subject, query_text: str, lexical: list[tuple[str, float]], eligible, flt):
+    """hybrid/1 for memory.recall: the lexical ranking (record_id, score) of engine/1 fused with
+    the cosine ranking over `eligible` (the queryset of authorized ∩ filtered records of the
+    subject, before any lexical narrowing). Returns the fused ranking and record_id → pk of the
+    records the semantic side added."""
+    from memory.ops.selection import matching
+
+    pks: dict[str, int] = {}
+
+    def eligible_ids(ids: list[str]) -> list[str]:
+        qs = eligible.filter(record_id__in=ids)
+        if flt.cognition is None:
+            rows = list(qs.values_list("record_id", "pk"))
+        else:
+            rows = [(r.record_id, r.pk) for r in matching(qs.only("record_id", "content"), flt)]
+        pks.update(rows)
+        return [record_id for record_id, _ in rows]
+
+    semantic = semantic_ranking(subject, query_text, eligible_ids)
+    return hybrid.fuse(lexical, semantic), pks

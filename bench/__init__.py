@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m bench.locomo` (recall quality), `python -m bench.hybrid_latency`."""
