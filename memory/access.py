@@ -10,7 +10,7 @@ from datetime import datetime
 
 from django.db.models import Q
 
-from memory.models import Grant, Principal, Space, Subject
+from memory.models import Candidate, Grant, Principal, Record, Space, Subject
 from memory.models.records import CONTEXT, SHARED
 from memory.wire.canonical import digest
 from memory.wire.errors import WireError, not_found, permission_denied
@@ -187,3 +187,36 @@ def gate_subject_writable(subject: Subject, scope: str | None = None, context_id
         raise WireError(
             "CONTEXT_FENCED", "That context is fenced for this subject.", context_id=context_id
         )
+
+
+def access_record(cov: Coverage, record_id: str, capabilities: list[str] | None = None,
+                  lock: bool = False) -> Record:
+    """The record, if it exists in the space and one grant with any of `capabilities` (default
+    records_read) covers its subject and placement; NOT_FOUND (resource "record") otherwise."""
+    capabilities = capabilities or ["records_read"]
+    qs = Record.objects.select_related("subject")
+    if lock:
+        qs = qs.select_for_update(of=("self",))
+    record = qs.filter(space_id=cov.space_id, record_id=record_id).first()
+    if record is None or not cov.covers_any(
+        capabilities, record.subject.subject_id, record.placement_scope, record.placement_context_id
+    ):
+        raise not_found("record")
+    return record
+
+
+def access_candidate(cov: Coverage, candidate_id: str, capabilities: list[str] | None = None,
+                     lock: bool = False) -> Candidate:
+    """The candidate, if it exists in the space and one grant with any of `capabilities` (default
+    candidates_read or review) covers its subject and capture-scope placement; NOT_FOUND
+    (resource "candidate") otherwise. `lock` takes the candidate row lock for a review."""
+    capabilities = capabilities or ["candidates_read", "review"]
+    qs = Candidate.objects.select_related("subject")
+    if lock:
+        qs = qs.select_for_update(of=("self",))
+    candidate = qs.filter(space_id=cov.space_id, candidate_id=candidate_id).first()
+    if candidate is None or not cov.covers_any(
+        capabilities, candidate.subject.subject_id, candidate.scope_placement_scope, candidate.scope_context_id
+    ):
+        raise not_found("candidate")
+    return candidate

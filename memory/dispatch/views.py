@@ -72,12 +72,40 @@ def read_body(request) -> dict:
         raise too_large
     malformed = WireError("invalid_input", "The request body must be a JSON object.", reason="malformed_json")
     try:
-        body = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        body = json.loads(text)
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise malformed
     if not isinstance(body, dict):
         raise malformed
+    if "\\u0000" in text:
+        path = nul_path(body)
+        if path is not None:
+            # PostgreSQL text and jsonb cannot hold U+0000; refuse it at the edge, for every store.
+            raise WireError(
+                "invalid_input", "The request does not match the op's schema.", reason="schema",
+                errors=[{"path": path, "message": "must not contain the NUL character (U+0000)"}],
+            )
     return body
+
+
+def nul_path(node, path: str = "") -> str | None:
+    """JSON pointer of the first string (value or member name) holding U+0000, or None."""
+    if isinstance(node, str):
+        return (path or "/") if "\x00" in node else None
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if "\x00" in key:
+                return path or "/"
+            found = nul_path(value, f"{path}/{key}")
+            if found is not None:
+                return found
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found = nul_path(value, f"{path}/{index}")
+            if found is not None:
+                return found
+    return None
 
 
 class WireView(APIView):

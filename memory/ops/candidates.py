@@ -1,1 +1,165 @@
-"""Op family: candidates (not yet built; its ops answer unknown_op)."""
+"""memory.candidates.list, .get, .dismiss, .review (SPEC §5 "Review decision").
+
+Review is the only candidate-to-record path. Consuming the candidate and creating its records
+happen in one transaction with the candidate row locked, so two racing reviews cannot both
+consume it: the second sees a non-pending state and answers CANDIDATE_CONSUMED. (Mutations of
+one space also serialize on the space row `scope.coverage()` locks; the candidate lock keeps the
+rule local and would hold without it.) Records inherit the capture scope's placement verbatim."""
+from django.db.models import Q
+
+from memory.access import (
+    Coverage,
+    access_candidate,
+    access_subject,
+    coverage_for,
+    gate_space_writable,
+    gate_subject_writable,
+)
+from memory.models import Candidate
+from memory.ops import cursors
+from memory.ops.base import OpContext, op
+from memory.ops.capture import admit, candidate_ref
+from memory.ops.mutation import MutationScope, Outcome, mutate
+from memory.ops.record_store import Placement, Provenance, create_records, record_ref
+from memory.ops.records import require_read
+from memory.timeutil import iso, parse
+from memory.wire.errors import WireError
+
+READ = ["candidates_read", "review"]
+# Classification labels that are also sensible record kinds; `cognition` and `noise` describe
+# the material, not a kind of memory, and fall through to `note` (docs/placement-and-review.md).
+LABEL_KINDS = {"preference", "fact", "event", "plan"}
+OUTCOME_STATE = {"promote": "promoted", "fragment": "fragmented", "drop": "dropped", "dismiss": "dismissed"}
+
+
+def consumed() -> WireError:
+    return WireError("CANDIDATE_CONSUMED", "The candidate is no longer pending.")
+
+
+@op("memory.candidates.get")
+def get(ctx: OpContext, req: dict) -> dict:
+    cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
+    candidate = access_candidate(cov, req["candidate_id"])
+    return {"candidate": candidate.to_wire(candidate.subject.subject_id)}
+
+
+@op("memory.candidates.list")
+def candidates_list(ctx: OpContext, req: dict) -> dict:
+    cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
+    qs = Candidate.objects.filter(space_id=cov.space_id)
+    revision, subject = cov.space.revision, None
+    if "subject_id" in req:
+        subject = access_subject(cov, req["subject_id"])
+        qs, revision = qs.filter(subject=subject), subject.revision
+    require_read(cov, READ, subject)
+    qs = qs.filter(cov.placement_q(READ, scope_field="scope_placement_scope", context_field="scope_context_id"))
+    qs = qs.filter(state__in=req.get("states", [Candidate.PENDING]))
+    total = qs.count()
+    position = cursors.decode(ctx, req, revision, cov)
+    if position is not None:
+        at = parse(position[0])
+        qs = qs.filter(Q(captured_at__gt=at) | Q(captured_at=at, candidate_id__gt=position[1]))
+    size = cursors.page_size(req)
+    rows = list(qs.select_related("subject").order_by("captured_at", "candidate_id")[: size + 1])
+    page = rows[:size]
+    next_cursor = None
+    if len(rows) > size:
+        last = page[-1]
+        next_cursor = cursors.encode(ctx, req, revision, cov, [iso(last.captured_at), last.candidate_id])
+    return {
+        "candidates": [c.to_wire(c.subject.subject_id) for c in page],
+        "total_authorized": total,
+        "next_cursor": next_cursor,
+    }
+
+
+def _consume(candidate: Candidate, ctx: OpContext, action: str, record_ids: list[str],
+             reason: str | None) -> None:
+    outcome: dict = {"action": action, "record_ids": record_ids}
+    if reason is not None:
+        outcome["reason"] = reason
+    candidate.state = OUTCOME_STATE[action]
+    candidate.consumed_at, candidate.consumed_by_principal_id = ctx.at, ctx.principal.principal_id
+    candidate.outcome = outcome
+    candidate.revision += 1
+    candidate.save(update_fields=["state", "consumed_at", "consumed_by_principal_id", "outcome", "revision"])
+
+
+def _open(scope: MutationScope, req: dict, capabilities: list[str]) -> tuple[Coverage, Candidate, Placement]:
+    """Steps (a)-(c) of SPEC §2.6 shared by dismiss and review: lookup with the row lock, op
+    coverage of the capture scope, state gates."""
+    cov = scope.coverage(req["space_id"])
+    candidate = access_candidate(cov, req["candidate_id"], lock=True)
+    placement = Placement(candidate.scope_placement_scope, candidate.scope_context_id)
+    subject_id = candidate.subject.subject_id
+    for capability in capabilities:
+        cov.require(capability, subject_id, placement.scope, placement.context_id)
+    gate_space_writable(cov.space)
+    gate_subject_writable(candidate.subject, placement.scope, placement.context_id)
+    if candidate.state != Candidate.PENDING:
+        raise consumed()
+    return cov, candidate, placement
+
+
+@op("memory.candidates.dismiss")
+def dismiss(ctx: OpContext, req: dict) -> dict:
+    def body(scope: MutationScope) -> Outcome:
+        _, candidate, _ = _open(scope, req, ["review"])
+        _consume(candidate, ctx, "dismiss", [], req.get("reason"))
+        scope.touch(candidate.subject)
+        return Outcome(refs=[candidate_ref(candidate)])
+
+    return mutate(ctx, req, body)
+
+
+def default_kind(candidate: Candidate, chosen: str | None) -> str:
+    """Decision kind, else kind_hint, else the classification label when it names a kind of
+    memory, else `note`."""
+    if chosen is not None:
+        return chosen
+    if "kind" in candidate.proposed:
+        return candidate.proposed["kind"]
+    label = candidate.classification.get("label")
+    return label if label in LABEL_KINDS else "note"
+
+
+def decided_items(candidate: Candidate, decision: dict) -> list[tuple[str, dict]]:
+    """The (kind, content) of each record the decision makes, content already admitted."""
+    action = decision["action"]
+    if action == "drop":
+        return []
+    if action == "promote":
+        content = decision.get("content_override")
+        if content is not None:
+            admit(content)
+        else:
+            content = candidate.proposed["content"]
+        return [(default_kind(candidate, decision.get("kind")), content)]
+    items = []
+    for index, fragment in enumerate(decision["fragments"]):
+        admit(fragment["content"], fragment_index=index)
+        items.append((default_kind(candidate, fragment.get("kind")), fragment["content"]))
+    return items
+
+
+@op("memory.candidates.review")
+def review(ctx: OpContext, req: dict) -> dict:
+    decision = req["decision"]
+
+    def body(scope: MutationScope) -> Outcome:
+        cov, candidate, placement = _open(scope, req, ["review", "records_write"])
+        items = decided_items(candidate, decision)
+        provenance = Provenance(
+            source="capture",
+            author_principal_id=candidate.captured_by_principal_id,
+            source_context_id=candidate.source_context_id,
+            candidate_id=candidate.candidate_id,
+            reviewer_principal_id=ctx.principal.principal_id,
+            captured_at=candidate.captured_at,
+        )
+        records = create_records(cov.space, candidate.subject, items, placement, provenance, ctx.at) if items else []
+        _consume(candidate, ctx, decision["action"], [r.record_id for r in records], decision.get("reason"))
+        scope.touch(candidate.subject)
+        return Outcome(refs=[candidate_ref(candidate), *(record_ref(r) for r in records)])
+
+    return mutate(ctx, req, body)

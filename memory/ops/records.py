@@ -1,1 +1,181 @@
-"""Op family: records (not yet built; its ops answer unknown_op)."""
+"""memory.records.create, .get, .update, .delete, .list, .promote (SPEC §3.5, §5).
+
+Every write follows SPEC §2.6: lookup and read coverage (NOT_FOUND), op coverage
+(PERMISSION_DENIED), state gates, content validation, revision CAS, then the write through
+`record_store` inside `mutate`'s transaction with the record row locked. A writer sees the
+records its records_write grants cover, as a reader sees those its records_read grants cover."""
+from itertools import islice
+
+from django.db.models import Q
+
+from memory.access import (
+    Coverage,
+    access_record,
+    access_subject,
+    coverage_for,
+    gate_space_writable,
+    gate_subject_writable,
+)
+from memory.models import Record, Subject
+from memory.ops import cursors, record_store
+from memory.ops.base import OpContext, op
+from memory.ops.content import check_content
+from memory.ops.mutation import MutationScope, Outcome, mutate
+from memory.ops.record_store import Placement, Provenance, record_ref
+from memory.ops.selection import matching, read_filter, records_queryset
+from memory.timeutil import iso, parse
+from memory.wire.errors import WireError, permission_denied
+
+READ = ["records_read"]
+WRITE_VISIBLE = ["records_read", "records_write"]
+
+
+def require_read(cov: Coverage, capabilities: list[str], subject: Subject | None) -> None:
+    """A list needs a read capability: on the subject when it names one, else anywhere in the
+    space. A visible subject without it is PERMISSION_DENIED (SPEC §2.6 b), not an empty page."""
+    if subject is None:
+        held = any(cov.with_capability(c) for c in capabilities)
+    else:
+        held = cov.covers_any(capabilities, subject.subject_id)
+    if not held:
+        raise permission_denied(capabilities[0])
+
+
+def gate_record(record: Record, space, placements: list[Placement]) -> None:
+    gate_space_writable(space)
+    for placement in placements:
+        gate_subject_writable(record.subject, placement.scope, placement.context_id)
+    if record.deleted_at is not None:
+        raise WireError("RECORD_TOMBSTONED", "The record is deleted: it takes no further change.")
+
+
+def check_revision(record: Record, expected: int) -> None:
+    if record.revision != expected:
+        raise WireError(
+            "REVISION_CONFLICT", "expected_revision is not the record's current revision.",
+            current_revision=record.revision,
+        )
+
+
+def _here(record: Record) -> Placement:
+    return Placement(record.placement_scope, record.placement_context_id)
+
+
+@op("memory.records.create")
+def create(ctx: OpContext, req: dict) -> dict:
+    placement = Placement.of(req["placement"])
+
+    def body(scope: MutationScope) -> Outcome:
+        cov = scope.coverage(req["space_id"])
+        subject = access_subject(cov, req["subject_id"])
+        cov.require("records_write", subject.subject_id, placement.scope, placement.context_id)
+        gate_space_writable(cov.space)
+        gate_subject_writable(subject, placement.scope, placement.context_id)
+        check_content(req["content"])
+        provenance = Provenance(source="authored", author_principal_id=ctx.principal.principal_id)
+        [record] = record_store.create_records(
+            cov.space, subject, [(req["kind"], req["content"])], placement, provenance, ctx.at,
+            req.get("extensions"),
+        )
+        scope.touch(subject)
+        return Outcome(refs=[record_ref(record)])
+
+    return mutate(ctx, req, body)
+
+
+@op("memory.records.get")
+def get(ctx: OpContext, req: dict) -> dict:
+    cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
+    record = access_record(cov, req["record_id"], READ)
+    return {"record": record.to_wire(record.subject.subject_id)}
+
+
+@op("memory.records.update")
+def update(ctx: OpContext, req: dict) -> dict:
+    def body(scope: MutationScope) -> Outcome:
+        cov = scope.coverage(req["space_id"])
+        record = access_record(cov, req["record_id"], WRITE_VISIBLE, lock=True)
+        here = _here(record)
+        cov.require("records_write", record.subject.subject_id, here.scope, here.context_id)
+        gate_record(record, cov.space, [here])
+        if "content" in req:
+            check_content(req["content"])
+        check_revision(record, req["expected_revision"])
+        record_store.update_record(record, ctx.at, content=req.get("content"), kind=req.get("kind"))
+        scope.touch(record.subject)
+        return Outcome(refs=[record_ref(record)])
+
+    return mutate(ctx, req, body)
+
+
+@op("memory.records.delete")
+def delete(ctx: OpContext, req: dict) -> dict:
+    def body(scope: MutationScope) -> Outcome:
+        cov = scope.coverage(req["space_id"])
+        record = access_record(cov, req["record_id"], WRITE_VISIBLE, lock=True)
+        here = _here(record)
+        cov.require("records_write", record.subject.subject_id, here.scope, here.context_id)
+        gate_record(record, cov.space, [here])
+        check_revision(record, req["expected_revision"])
+        candidate = record_store.erase_record(record, ctx.principal.principal_id, req.get("reason"), ctx.at)
+        scope.touch(record.subject)
+        refs = [record_ref(record)]
+        if candidate is not None:
+            refs.append({"type": "candidate", "id": candidate.candidate_id, "revision": candidate.revision})
+        return Outcome(refs=refs)
+
+    return mutate(ctx, req, body)
+
+
+@op("memory.records.promote")
+def promote(ctx: OpContext, req: dict) -> dict:
+    target = Placement.of(req["placement"])
+
+    def body(scope: MutationScope) -> Outcome:
+        cov = scope.coverage(req["space_id"])
+        record = access_record(cov, req["record_id"], WRITE_VISIBLE, lock=True)
+        here = _here(record)
+        subject_id = record.subject.subject_id
+        cov.require("records_write", subject_id, here.scope, here.context_id)
+        cov.require("records_write", subject_id, target.scope, target.context_id)
+        gate_record(record, cov.space, [here, target])
+        check_revision(record, req["expected_revision"])
+        record_store.move_record(record, target, ctx.at)
+        scope.touch(record.subject)
+        return Outcome(refs=[record_ref(record)])
+
+    return mutate(ctx, req, body)
+
+
+@op("memory.records.list")
+def records_list(ctx: OpContext, req: dict) -> dict:
+    cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
+    subject = access_subject(cov, req["subject_id"]) if "subject_id" in req else None
+    require_read(cov, READ, subject)
+    flt = read_filter(req, include_tombstoned=req.get("include_tombstoned", False))
+    revision = subject.revision if subject is not None else cov.space.revision
+    position = cursors.decode(ctx, req, revision, cov)
+    qs = records_queryset(cov, READ, flt, subject)
+    size = cursors.page_size(req)
+    if flt.cognition is None:
+        total = qs.count()
+    else:  # the matcher decides each record; SQL has only narrowed
+        total = sum(1 for _ in matching(qs.only("content").iterator(chunk_size=2000), flt))
+    if position is not None:
+        at = parse(position[0])
+        qs = qs.filter(Q(created_at__lt=at) | Q(created_at=at, record_id__lt=position[1]))
+    ordered = qs.select_related("subject").order_by("-created_at", "-record_id")
+    if flt.cognition is None:
+        rows = list(ordered[: size + 1])
+    else:
+        rows = list(islice(matching(ordered.iterator(chunk_size=max(size + 1, 100)), flt), size + 1))
+    page = rows[:size]
+    next_cursor = None
+    if len(rows) > size:
+        last = page[-1]
+        next_cursor = cursors.encode(ctx, req, revision, cov, [iso(last.created_at), last.record_id])
+    return {
+        "records": [r.to_wire(r.subject.subject_id) for r in page],
+        "total_authorized": total,
+        "next_cursor": next_cursor,
+    }

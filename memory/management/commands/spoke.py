@@ -9,7 +9,6 @@ from django.db import transaction
 
 from memory.models import ApiToken, Principal, Space
 from memory.models.principals import hash_token
-
 from memory.ops.grants import issue_root_grant
 from memory.timeutil import now
 

@@ -199,3 +199,17 @@ def test_rate_limit_answers_429_with_retry_after(api, admin, settings):
     assert codes[:3] == [200, 200, 200]
     assert (limited.status, limited.code) == (429, "rate_limited")
     assert int(limited.headers["Retry-After"]) >= 1
+
+
+def test_nul_character_is_a_schema_error_and_writes_nothing(api, admin, space):
+    raw = '{"space_id": "s1", "subject_id": "u1", "extensions": {"acme": {"note": "a\\u0000b"}}}'
+    before = Subject.objects.count()
+    answer = api.raw("/v1/ops/memory.subjects.ensure", raw, token=admin.token)
+    assert (answer.status, answer.code) == (400, "invalid_input")
+    assert answer.error["details"]["errors"][0]["path"] == "/extensions/acme/note"
+    assert Subject.objects.count() == before
+
+
+def test_escaped_backslash_before_u0000_is_not_a_nul(api, admin, space):
+    raw = '{"space_id": "s1", "subject_id": "u1", "extensions": {"acme": {"note": "a\\\\u0000b"}}}'
+    assert api.raw("/v1/ops/memory.subjects.ensure", raw, token=admin.token).status == 200

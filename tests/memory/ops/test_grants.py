@@ -6,6 +6,7 @@ import pytest
 from memory.access import coverage_for
 from memory.models import Grant
 from memory.timeutil import iso, now
+from memory.wire.errors import WireError
 
 pytestmark = pytest.mark.django_db
 
@@ -51,7 +52,7 @@ def test_expired_grant_covers_nothing(grant_to):
     persona, grant_id = grant_to(capabilities=["records_read"], expires_at=iso(now() + timedelta(seconds=60)))
     assert cov(persona).covers("records_read", "u1", "context", "c1")
     Grant.objects.filter(pk=grant_id).update(expires_at=now() - timedelta(seconds=1))
-    with pytest.raises(Exception) as err:
+    with pytest.raises(WireError) as err:
         cov(persona)
     assert err.value.code == "NOT_FOUND"
 
@@ -73,8 +74,9 @@ def test_revoked_grant_and_revoked_parent_cover_nothing_at_once(api, admin, gran
     active_only = api(admin, "memory.grants.list", {"space_id": "s1", "view": "admin"}).body["grants"]
     assert child_id not in {g["grant_id"] for g in active_only}
     assert middle_id not in {g["grant_id"] for g in active_only}
-    with pytest.raises(Exception):
+    with pytest.raises(WireError) as err:
         cov(middle)
+    assert err.value.code == "NOT_FOUND"  # middle's only grant is revoked: the space is invisible
 
 
 def test_grant_needs_grants_issue(api, grant_to, persona_factory):
