@@ -1,9 +1,13 @@
 """The cognition filter (SPEC §6.3): its grammar and its matching, in one place.
 
 A record matches when at least one of its cognition entries satisfies every requirement; a
-record without cognition (absent or `[]`) never matches. Times compare as instants."""
+record without cognition (absent or `[]`) never matches. Times compare as instants (a time value
+must carry an offset); numbers must be finite and booleans are not numbers; a missing member
+never satisfies a requirement. `in` takes 1..256 strings."""
+
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,10 +41,18 @@ def parse_time(value: Any) -> datetime | None:
 def _value_ok(kind: str, op: str, value: Any) -> bool:
     if kind == "string":
         if op == "in":
-            return isinstance(value, list) and 0 < len(value) <= 256 and all(isinstance(v, str) for v in value)
+            return (
+                isinstance(value, list)
+                and 0 < len(value) <= 256
+                and all(isinstance(v, str) for v in value)
+            )
         return isinstance(value, str)
     if kind == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and (isinstance(value, int) or math.isfinite(value))
+        )
     return parse_time(value) is not None
 
 
@@ -48,7 +60,11 @@ def grammar_error(cognition_filter: dict) -> int | None:
     """Index of the first requirement this provider does not support, or None."""
     for index, req in enumerate(cognition_filter.get("require", [])):
         spec = GRAMMAR.get(req.get("dimension"))
-        if spec is None or req.get("op") not in spec[0] or not _value_ok(spec[1], req["op"], req.get("value")):
+        if (
+            spec is None
+            or req.get("op") not in spec[0]
+            or not _value_ok(spec[1], req["op"], req.get("value"))
+        ):
             return index
     return None
 
@@ -81,7 +97,9 @@ def _satisfies(entry: dict, req: dict) -> bool:
 
 
 def entry_matches(entry: Any, cognition_filter: dict) -> bool:
-    return isinstance(entry, dict) and all(_satisfies(entry, r) for r in cognition_filter["require"])
+    return isinstance(entry, dict) and all(
+        _satisfies(entry, r) for r in cognition_filter["require"]
+    )
 
 
 def content_matches(content: dict, cognition_filter: dict | None) -> bool:

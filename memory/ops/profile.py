@@ -1,1 +1,94 @@
-"""Op family: profile (not yet built; its ops answer unknown_op)."""
+"""memory.profile.get and memory.profile.update (SPEC §3.7, §5).
+
+Profile documents are trusted author material: no cognition rules apply to their content, and
+they grant nothing. Placement does not apply to them: `profile_read` / `profile_write` covering
+the subject is enough. Absent kinds are an honest empty, never an error and never a fabricated
+document."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from memory.access import access_subject, coverage_for, gate_space_writable, gate_subject_writable
+from memory.models import ProfileDocument
+from memory.ops.base import OpContext, op
+from memory.ops.content import check_profile_content
+from memory.ops.mutation import MutationScope, Outcome, mutate
+from memory.wire.errors import WireError, not_found
+
+
+def profile_ref(doc: ProfileDocument) -> dict:
+    return {"type": "profile_document", "id": doc.kind, "revision": doc.revision}
+
+
+@op("memory.profile.get")
+def get(ctx: OpContext, req: dict) -> dict:
+    cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
+    subject = access_subject(cov, req["subject_id"])
+    cov.require("profile_read", subject.subject_id)
+    docs = {d.kind: d for d in ProfileDocument.objects.filter(subject=subject)}
+    requested = (
+        set(req["kinds"])
+        if "kinds" in req
+        else set(docs) | set(settings.SPOKE_MEMORY_REQUIRED_PROFILE_KINDS)
+    )
+    return {
+        "profile": {
+            "subject_id": subject.subject_id,
+            "documents": [
+                docs[k].to_wire(subject.subject_id) for k in sorted(requested) if k in docs
+            ],
+            "absent_kinds": sorted(k for k in requested if k not in docs),
+        }
+    }
+
+
+@op("memory.profile.update")
+def update(ctx: OpContext, req: dict) -> dict:
+    def body(scope: MutationScope) -> Outcome:
+        cov = scope.coverage(req["space_id"])
+        subject = access_subject(cov, req["subject_id"], lock=True)
+        cov.require("profile_write", subject.subject_id)
+        gate_space_writable(cov.space)
+        gate_subject_writable(subject)
+        check_profile_content(req["content"])
+        doc = (
+            ProfileDocument.objects.select_for_update()
+            .filter(subject=subject, kind=req["kind"])
+            .first()
+        )
+        expected = req.get("expected_revision")
+        if expected is None and doc is not None:
+            raise WireError(
+                "REVISION_CONFLICT",
+                "A document of this kind exists: pass expected_revision to update it.",
+                current_revision=doc.revision,
+            )
+        if expected is not None and doc is None:
+            raise not_found("profile_document")
+        if doc is None:
+            doc = ProfileDocument.objects.create(
+                space=cov.space,
+                subject=subject,
+                kind=req["kind"],
+                content=req["content"],
+                author_principal_id=ctx.principal.principal_id,
+                created_at=ctx.at,
+                updated_at=ctx.at,
+            )
+        else:
+            if doc.revision != expected:
+                raise WireError(
+                    "REVISION_CONFLICT",
+                    "The document changed since that revision.",
+                    current_revision=doc.revision,
+                )
+            doc.content = req["content"]
+            doc.revision += 1
+            doc.author_principal_id = ctx.principal.principal_id
+            doc.updated_at = ctx.at
+            doc.save(update_fields=["content", "revision", "author_principal_id", "updated_at"])
+        scope.touch(subject)
+        return Outcome(refs=[profile_ref(doc)])
+
+    return mutate(ctx, req, body)

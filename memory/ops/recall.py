@@ -1,1 +1,139 @@
-"""Op family: recall (not yet built; its ops answer unknown_op)."""
+"""memory.recall (SPEC §5, §7): authorized, ranked, budgeted.
+
+Eligible = read coverage through `recall` ∩ selection ∩ provenance filter ∩ cognition filter ∩
+kinds ∩ lexical match, tombstones excluded; an archived subject recalls nothing. The database
+only narrows: on PostgreSQL the lexical match is a GIN-indexed `spoke_recall_lexemes(text) @@
+tsquery` (the engine tokenizer in SQL, see migration `*_recall_lexemes`), elsewhere every
+eligible record of the subject is read; the cognition filter is pushed down where it can be.
+The engine (`memory.engine.rank`) then re-checks the lexical match on the text, ranks and
+budgets, so every database gives the same answer for the same state."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import BooleanField, QuerySet
+from django.db.models.expressions import RawSQL
+
+from memory.access import access_subject, coverage_for
+from memory.engine import hybrid_store, rank
+from memory.models import Record, Subject
+from memory.ops.base import OpContext, op
+from memory.ops.selection import ReadFilter, matching, read_filter, records_queryset
+from memory.ops.spaces import engine_policy_version
+from memory.wire.canonical import content_bytes
+
+RECALL = ["recall"]
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def lexical_q(terms: list[str]) -> RawSQL:
+    """PostgreSQL: records whose text holds any of the terms, through the GIN index."""
+    table = connection.ops.quote_name(Record._meta.db_table)
+    # The tsquery is a bound parameter; only quoted identifiers are formatted in.
+    return RawSQL(  # noqa: S611
+        f"spoke_recall_lexemes({table}.{connection.ops.quote_name('text')}) @@ %s::tsquery",
+        [rank.tsquery_text(terms)],
+        output_field=BooleanField(),
+    )
+
+
+def _ms(value: datetime) -> int:
+    return (value - EPOCH) // timedelta(milliseconds=1)
+
+
+def _docs(qs: QuerySet, flt: ReadFilter, with_text: bool) -> dict[int, rank.Doc]:
+    """The eligible rows as engine documents, keyed by pk. With a cognition filter the content is
+    read too, and the engine's matcher decides."""
+    if flt.cognition is None and with_text:
+        rows = qs.values_list("pk", "record_id", "created_at", "text")
+        return {pk: rank.Doc(rid, _ms(at), text) for pk, rid, at, text in rows}
+    if flt.cognition is None:
+        rows = qs.values_list("pk", "record_id", "created_at")
+        return {pk: rank.Doc(rid, _ms(at), "") for pk, rid, at in rows}
+    records = matching(qs.only("record_id", "created_at", "text", "content"), flt)
+    return {
+        r.pk: rank.Doc(r.record_id, _ms(r.created_at), r.text if with_text else "") for r in records
+    }
+
+
+def _newest_head(
+    qs: QuerySet, flt: ReadFilter, max_records: int
+) -> tuple[dict[int, rank.Doc], int]:
+    """Empty query without a cognition filter: the count and just enough of the newest rows
+    (every row tied with the last one of the head, so the tie-break by record_id is the
+    engine's, not the database collation's)."""
+    total = qs.count()
+    boundary = list(
+        qs.order_by("-created_at").values_list("created_at", flat=True)[
+            max_records - 1 : max_records
+        ]
+    )
+    head = qs.filter(created_at__gte=boundary[0]) if boundary else qs
+    return _docs(head, flt, with_text=False), total
+
+
+def _answer(results: list[dict], total: int, cut: rank.Budgeted | None) -> dict:
+    truncation = {"truncated": False, "reason": None, "omitted_count": 0}
+    if cut is not None:
+        truncation = {
+            "truncated": cut.truncated,
+            "reason": cut.reason,
+            "omitted_count": cut.omitted_count,
+        }
+    return {
+        "recall": {
+            "results": results,
+            "total_eligible": total,
+            "truncation": truncation,
+            "engine_policy_version": engine_policy_version(),
+        }
+    }
+
+
+@op("memory.recall")
+def recall(ctx: OpContext, req: dict) -> dict:
+    cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
+    subject = access_subject(cov, req["subject_id"])
+    cov.require("recall", subject.subject_id)
+    flt = read_filter(req)
+    limits = settings.SPOKE_MEMORY_LIMITS
+    max_records = req.get("budget", {}).get(
+        "max_records", min(rank.DEFAULT_MAX_RECORDS, limits["max_recall_records"])
+    )
+    max_bytes = req.get("budget", {}).get("max_bytes", limits["max_recall_bytes"])
+    if subject.state == Subject.ARCHIVED:
+        return _answer([], 0, None)
+
+    qs = eligible = records_queryset(cov, RECALL, flt, subject)
+    query = req["query"]["text"]
+    terms = rank.query_terms(query)
+    if not terms and flt.cognition is None:
+        docs, total = _newest_head(qs, flt, max_records)
+    else:
+        if terms and connection.vendor == "postgresql":
+            qs = qs.filter(lexical_q(terms))
+        docs = _docs(qs, flt, with_text=bool(terms))
+        total = None
+    ranked = rank.rank(list(docs.values()), query)
+    by_id = {d.record_id: pk for pk, d in docs.items()}
+    if terms and hybrid_store.enabled():
+        # hybrid/1 (docs/recall-quality.md): the lexical ranking fused with cosine similarity
+        # over the eligible set, so records with no word of the query can be recalled too.
+        fused, added = hybrid_store.fused_ranking(
+            subject, query, [(r.record_id, r.score) for r in ranked], eligible, flt
+        )
+        ranked = [rank.Ranked(record_id, score) for record_id, score in fused]
+        by_id.update(added)
+    total = len(ranked) if total is None else total
+    head = ranked[:max_records]
+    rows = Record.objects.in_bulk([by_id[r.record_id] for r in head])
+    records = [rows[by_id[r.record_id]] for r in head]
+    cut = rank.budget([content_bytes(r.content) for r in records], total, max_records, max_bytes)
+    results = [
+        {"record": rec.to_wire(subject.subject_id), "score": r.score, "rank": i + 1}
+        for i, (rec, r) in enumerate(zip(records[: cut.taken], head, strict=False))
+    ]
+    return _answer(results, total, cut)

@@ -2,19 +2,22 @@
 selection ∩ provenance filter ∩ kinds ∩ cognition filter, combined by AND, after authorization
 and before counts, ranking, page limits and byte budgets.
 
-SQL narrows; the engine's cognition matcher decides. On PostgreSQL the equality requirements of
-a cognition filter are pushed down as one JSON containment (`@>`) of a single entry, which is
-exact for them (one entry must hold them all); every requirement is then checked in Python."""
+SQL narrows; the engine's cognition matcher decides. On PostgreSQL the string and number
+requirements of a cognition filter are pushed down as one jsonpath predicate over a single entry
+(`content @? '$.cognition[*] ? (... && ...)'`), which is exact for them (one entry must hold them
+all); every requirement is then checked again in Python, times included."""
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import BooleanField, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
 from memory.access import Coverage
-from memory.engine.cognition import content_matches
+from memory.engine.cognition import GRAMMAR, content_matches
 from memory.models import Record, Subject
 from memory.models.records import CONTEXT, SHARED
 from memory.wire.errors import invalid
@@ -79,13 +82,33 @@ def provenance_q(provenance: dict | None) -> Q:
     return q
 
 
-_EQ_PATHS = {
-    "type": ("type",),
-    "attribution.holder": ("attribution", "holder"),
-    "attribution.source": ("attribution", "source"),
-    "basis.kind": ("basis", "kind"),
-    "polarity": ("polarity",),
-}
+def _jsonpath_literal(value) -> str:
+    # JSON string and number literals are jsonpath literals too; non-ASCII is passed verbatim.
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _jsonpath_condition(req: dict) -> str | None:
+    """One requirement as a jsonpath filter condition on an entry (`@`), or None when it is
+    left to the engine alone (times: they compare as instants, which jsonpath can't do immutably)."""
+    dimension, op, value = req["dimension"], req["op"], req["value"]
+    kind = GRAMMAR[dimension][1]
+    path = "@." + ".".join(f'"{part}"' for part in dimension.split("."))
+    if kind == "string":
+        values = [value] if op == "eq" else value
+        return "(" + " || ".join(f"{path} == {_jsonpath_literal(v)}" for v in values) + ")"
+    if kind == "number":
+        return f"{path} {'>=' if op == 'gte' else '<='} {_jsonpath_literal(value)}"
+    return None
+
+
+def cognition_jsonpath(cognition: dict) -> str | None:
+    """`$.cognition[*] ? (c1 && c2 ...)`: some single entry satisfies every pushed-down
+    requirement. Exact for strings and numbers (a non-number or a missing member compares false
+    in lax mode, as in the engine), so SQL never drops a record the engine would keep."""
+    conditions = [c for c in map(_jsonpath_condition, cognition["require"]) if c is not None]
+    if not conditions:
+        return None
+    return "$.cognition[*] ? (" + " && ".join(conditions) + ")"
 
 
 def cognition_q(cognition: dict | None) -> Q:
@@ -94,19 +117,12 @@ def cognition_q(cognition: dict | None) -> Q:
     q = Q(content__has_key="cognition")
     if connection.vendor != "postgresql":
         return q
-    entry: dict = {}
-    for req in cognition["require"]:
-        if req["op"] == "eq" and req["dimension"] in _EQ_PATHS:
-            node = entry
-            *parents, leaf = _EQ_PATHS[req["dimension"]]
-            for p in parents:
-                node = node.setdefault(p, {})
-            if leaf in node and node[leaf] != req["value"]:
-                return Q(pk__in=[])  # two different values for one member: nothing can match
-            node[leaf] = req["value"]
-    if entry:
-        q &= Q(content__cognition__contains=[entry])
-    return q
+    path = cognition_jsonpath(cognition)
+    if path is None:
+        return q
+    column = connection.ops.quote_name(Record._meta.db_table) + "." + connection.ops.quote_name("content")
+    # The jsonpath is a bound parameter; only quoted identifiers are formatted in.
+    return q & Q(RawSQL(f"{column} @? %s::jsonpath", [path], output_field=BooleanField()))  # noqa: S611
 
 
 def records_queryset(cov: Coverage, capabilities: list[str], flt: ReadFilter,
