@@ -59,3 +59,14 @@ def percentile(values: list[float], q: float) -> float:
         return float("nan")
     i = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
     return ordered[i]
+
+
+def public_url(url: str) -> str:
+    """The database URL without its password, for printing the command that made a table."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=f"{parts.username}@{host}"))

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench._hybrid_common import django_on, fresh_database, percentile, space_with_admin
+from bench._hybrid_common import django_on, fresh_database, percentile, public_url, space_with_admin
 from bench.locomo import BEGIN, DEFAULT_DATA, DOCS, turns_of
 
 LAT_BEGIN, LAT_END = BEGIN.replace("locomo", "hybrid-latency"), "<!-- hybrid-latency:end -->"
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
     text = "\n".join(lines)
     print(text)
     if args.write_docs:
-        command = "python -m bench.hybrid_latency" + (f" --database-url {args.database_url.rsplit('@', 1)[-1]}"
+        command = "python -m bench.hybrid_latency --write-docs" + (f" --database-url {public_url(args.database_url)}"
                                                       if args.database_url else "")
         block = f"{LAT_BEGIN}\n## Recall latency at {args.records} records per subject\n\nMade by `{command}`.\n\n{text}\n{LAT_END}"
         old = DOCS.read_text() if DOCS.exists() else "# Performance\n"

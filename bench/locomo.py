@@ -19,7 +19,14 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from bench._hybrid_common import ROOT, django_on, fresh_database, percentile, space_with_admin
+from bench._hybrid_common import (
+    ROOT,
+    django_on,
+    fresh_database,
+    percentile,
+    public_url,
+    space_with_admin,
+)
 
 KS = (5, 10, 20)
 ENGINES = ("engine/1", "hybrid/1")
@@ -211,7 +218,9 @@ def main(argv: list[str] | None = None) -> None:
     text = table(tally, facts)
     print(text)
     if args.write_docs:
-        command = "python -m bench.locomo" + (f" --limit {args.limit}" if args.limit else "")
+        command = "python -m bench.locomo --write-docs" + (f" --limit {args.limit}" if args.limit else "")
+        if args.database_url:
+            command += f" --database-url {public_url(args.database_url)}"  # no credentials
         write_docs(text, command, connection.vendor)
 
 
