@@ -1,6 +1,7 @@
 """Shared set-up of the benches: a throwaway database (a SQLite file under var/ by default, or a
 PostgreSQL database whose name ends in `_bench`, dropped and created anew), Django configured
 on it, migrated, and one principal with a root grant per space."""
+
 from __future__ import annotations
 
 import os
@@ -47,7 +48,9 @@ def space_with_admin(space_id: str):
     from memory.timeutil import now
 
     at = now()
-    space = Space.objects.create(space_id=space_id, display_name=space_id, created_at=at, updated_at=at)
+    space = Space.objects.create(
+        space_id=space_id, display_name=space_id, created_at=at, updated_at=at
+    )
     principal = Principal.objects.create(display_name=f"bench {space_id}", kind="service")
     issue_root_grant(space, principal)
     return principal

@@ -5,6 +5,7 @@ counter), then LoCoMo questions asked through `memory.recall` (max_records 10) o
 hybrid/1: p50/p95 of whole calls, plus the parts hybrid/1 adds (query embedding, cosine over the
 subject's vectors). Records are loaded with the record write service in batches (the derived-copy
 writer embeds each batch), not one op call each: loading is not what is measured."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,9 @@ from bench.locomo import BEGIN, DEFAULT_DATA, DOCS, turns_of
 LAT_BEGIN, LAT_END = BEGIN.replace("locomo", "hybrid-latency"), "<!-- hybrid-latency:end -->"
 
 
-def load(principal, space_id: str, subject_id: str, texts: list[str], n: int, batch: int = 500) -> float:
+def load(
+    principal, space_id: str, subject_id: str, texts: list[str], n: int, batch: int = 500
+) -> float:
     from django.db import transaction
     from django.db.models import F
 
@@ -34,10 +37,20 @@ def load(principal, space_id: str, subject_id: str, texts: list[str], n: int, ba
     provenance = Provenance(source="authored", author_principal_id=principal.principal_id)
     t0 = time.perf_counter()
     for start in range(0, n, batch):
-        items = [("note", {"text": f"{texts[i % len(texts)]} (#{i})"}) for i in range(start, min(n, start + batch))]
+        items = [
+            ("note", {"text": f"{texts[i % len(texts)]} (#{i})"})
+            for i in range(start, min(n, start + batch))
+        ]
         with transaction.atomic():
             at = now()
-            create_records(space, subject, items, Placement("context", f"c{start // batch % 8}"), provenance, at)
+            create_records(
+                space,
+                subject,
+                items,
+                Placement("context", f"c{start // batch % 8}"),
+                provenance,
+                at,
+            )
             Subject.objects.filter(pk=subject.pk).update(revision=F("revision") + 1, updated_at=at)
         print(f"  {min(n, start + batch)} records", file=sys.stderr)
     return time.perf_counter() - t0
@@ -60,7 +73,9 @@ def main(argv: list[str] | None = None) -> None:
     from memory.ops.base import call
 
     samples = json.loads(args.data.read_text())
-    texts = [f"{t['speaker']}: {t['text']}" for s in samples for _, _, t in turns_of(s["conversation"])]
+    texts = [
+        f"{t['speaker']}: {t['text']}" for s in samples for _, _, t in turns_of(s["conversation"])
+    ]
     questions = [qa["question"] for s in samples for qa in s["qa"]][: args.queries]
     principal = space_with_admin("latency")
     load_s = load(principal, "latency", "u1", texts, args.records)
@@ -69,7 +84,9 @@ def main(argv: list[str] | None = None) -> None:
     for engine in ("engine/1", "hybrid/1"):
         settings.SPOKE_MEMORY_ENGINE = engine
         req = {"space_id": "latency", "subject_id": "u1", "budget": {"max_records": 10}}
-        call(principal, "memory.recall", {**req, "query": {"text": "warm up"}})  # fills the vector cache
+        call(
+            principal, "memory.recall", {**req, "query": {"text": "warm up"}}
+        )  # fills the vector cache
         lat = []
         for q in questions:
             t0 = time.perf_counter()
@@ -98,8 +115,9 @@ def main(argv: list[str] | None = None) -> None:
     text = "\n".join(lines)
     print(text)
     if args.write_docs:
-        command = "python -m bench.hybrid_latency --write-docs" + (f" --database-url {public_url(args.database_url)}"
-                                                      if args.database_url else "")
+        command = "python -m bench.hybrid_latency --write-docs" + (
+            f" --database-url {public_url(args.database_url)}" if args.database_url else ""
+        )
         block = f"{LAT_BEGIN}\n## Recall latency at {args.records} records per subject\n\nMade by `{command}`.\n\n{text}\n{LAT_END}"
         old = DOCS.read_text() if DOCS.exists() else "# Performance\n"
         if LAT_BEGIN in old and LAT_END in old:

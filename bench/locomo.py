@@ -9,6 +9,7 @@ default parameters, lower-cased alphanumeric tokens) ranks the same turn texts i
 recall@k = |evidence ∩ returned| / |evidence|; hit@k = any evidence returned. Categories 1–4 make
 the overall figures; category 5 (adversarial) is reported apart. Needs the `semantic` and
 `bench` extras. Runs on a throwaway database (see `--database-url`)."""
+
 from __future__ import annotations
 
 import argparse
@@ -72,15 +73,24 @@ def ingest(sample: dict) -> tuple[object, str, str, dict[str, str], list[str], l
     texts, dias = [], []
     for session, date, turn in turns_of(sample["conversation"]):
         text = f"{turn['speaker']}: {turn['text']}"
-        receipt = call(principal, "memory.records.create", {
-            "space_id": space_id,
-            "subject_id": subject_id,
-            "kind": "note",
-            "content": {"text": text, "structured": {
-                "dia_id": turn["dia_id"], "session": session, "session_date": date,
-            }},
-            "placement": {"scope": "context", "context_id": f"session_{session}"},
-        })["receipt"]
+        receipt = call(
+            principal,
+            "memory.records.create",
+            {
+                "space_id": space_id,
+                "subject_id": subject_id,
+                "kind": "note",
+                "content": {
+                    "text": text,
+                    "structured": {
+                        "dia_id": turn["dia_id"],
+                        "session": session,
+                        "session_date": date,
+                    },
+                },
+                "placement": {"scope": "context", "context_id": f"session_{session}"},
+            },
+        )["receipt"]
         record_id = next(ref["id"] for ref in receipt["refs"] if ref["type"] == "record")
         dia_of[record_id] = turn["dia_id"]
         texts.append(text)
@@ -94,7 +104,9 @@ class Tally:
         self.sums: dict[tuple[str, int, int], list[float]] = defaultdict(lambda: [0.0, 0, 0])
         self.latency: dict[str, list[float]] = defaultdict(list)
 
-    def add(self, system: str, k: int, category: int, evidence: set[str], returned: list[str]) -> None:
+    def add(
+        self, system: str, k: int, category: int, evidence: set[str], returned: list[str]
+    ) -> None:
         found = len(evidence & set(returned))
         cell = self.sums[(system, k, category)]
         cell[0] += found / len(evidence)
@@ -145,13 +157,21 @@ def run(data: Path, limit: int | None) -> tuple[Tally, dict]:
                 settings.SPOKE_MEMORY_ENGINE = engine
                 for k in KS:
                     t0 = time.perf_counter()
-                    answer = call(principal, "memory.recall", {
-                        "space_id": space_id, "subject_id": subject_id,
-                        "query": {"text": question}, "budget": {"max_records": k},
-                    })["recall"]
+                    answer = call(
+                        principal,
+                        "memory.recall",
+                        {
+                            "space_id": space_id,
+                            "subject_id": subject_id,
+                            "query": {"text": question},
+                            "budget": {"max_records": k},
+                        },
+                    )["recall"]
                     tally.latency[engine].append(1000 * (time.perf_counter() - t0))
                     if answer["engine_policy_version"] != engine:
-                        raise SystemExit(f"recall answered {answer['engine_policy_version']}, not {engine}")
+                        raise SystemExit(
+                            f"recall answered {answer['engine_policy_version']}, not {engine}"
+                        )
                     returned = [dia_of[r["record"]["record_id"]] for r in answer["results"]]
                     tally.add(engine, k, category, evidence, returned)
         print(f"  {sample['sample_id']}: {len(texts)} turns", file=sys.stderr)
@@ -168,11 +188,17 @@ def table(tally: Tally, facts: dict) -> str:
         for k in KS:
             r, h, _ = tally.figure(system, k, main)
             per = [tally.figure(system, k, (c,))[0] for c in (1, 2, 3, 4, 5)]
-            lines.append(f"| {system} | {k} | {r:.1f} | {h:.1f} | " + " | ".join(f"{v:.1f}" for v in per) + " |")
+            lines.append(
+                f"| {system} | {k} | {r:.1f} | {h:.1f} | "
+                + " | ".join(f"{v:.1f}" for v in per)
+                + " |"
+            )
     lines += ["", "| system | recall p50 ms | recall p95 ms | calls |", "|---|---|---|---|"]
     for system in (BASELINE, *ENGINES):
         lat = tally.latency[system]
-        lines.append(f"| {system} | {percentile(lat, 0.5):.1f} | {percentile(lat, 0.95):.1f} | {len(lat)} |")
+        lines.append(
+            f"| {system} | {percentile(lat, 0.5):.1f} | {percentile(lat, 0.95):.1f} | {len(lat)} |"
+        )
     q = facts["questions"]
     lines += [
         "",
@@ -204,11 +230,16 @@ def write_docs(text: str, command: str, db_vendor: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--database-url", default=None,
-                        help="throwaway database: default a SQLite file var/bench-locomo.sqlite3; "
-                             "a PostgreSQL URL must name a database ending in _bench (it is recreated)")
+    parser.add_argument(
+        "--database-url",
+        default=None,
+        help="throwaway database: default a SQLite file var/bench-locomo.sqlite3; "
+        "a PostgreSQL URL must name a database ending in _bench (it is recreated)",
+    )
     parser.add_argument("--limit", type=int, default=None, help="only the first N conversations")
-    parser.add_argument("--write-docs", action="store_true", help=f"write the table into {DOCS.name}")
+    parser.add_argument(
+        "--write-docs", action="store_true", help=f"write the table into {DOCS.name}"
+    )
     args = parser.parse_args(argv)
     # Ingest with hybrid/1 set, so the derived-copy writer embeds each record as it is written.
     django_on(fresh_database(args.database_url, "bench-locomo"), "hybrid/1")
@@ -218,7 +249,9 @@ def main(argv: list[str] | None = None) -> None:
     text = table(tally, facts)
     print(text)
     if args.write_docs:
-        command = "python -m bench.locomo --write-docs" + (f" --limit {args.limit}" if args.limit else "")
+        command = "python -m bench.locomo --write-docs" + (
+            f" --limit {args.limit}" if args.limit else ""
+        )
         if args.database_url:
             command += f" --database-url {public_url(args.database_url)}"  # no credentials
         write_docs(text, command, connection.vendor)

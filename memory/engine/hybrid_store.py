@@ -12,6 +12,7 @@ and the per-subject vector cache recall scores against. Not pure like the rest o
   imported before the switch) is still recalled lexically; `backfill()` embeds such records.
 - Recall reads a subject's vectors through a per-process cache keyed on Subject.revision (which
   moves on every change to the subject's records), so the same state gives the same matrix."""
+
 from __future__ import annotations
 
 import threading
@@ -45,8 +46,13 @@ def write_embeddings(records: Iterable[Record]) -> None:
     # A revision's content never changes, so a vector already there for it is the same one.
     RecordEmbedding.objects.bulk_create(
         [
-            RecordEmbedding(record=r, revision=r.revision, model_id=embed.MODEL_ID, dim=embed.DIM,
-                            vector=embed.to_bytes(v))
+            RecordEmbedding(
+                record=r,
+                revision=r.revision,
+                model_id=embed.MODEL_ID,
+                dim=embed.DIM,
+                vector=embed.to_bytes(v),
+            )
             for r, v in zip(records, vectors, strict=True)
         ],
         ignore_conflicts=True,
@@ -117,7 +123,8 @@ def subject_vectors(subject: Subject) -> SubjectVectors:
         blobs.append(bytes(blob))
     matrix = (
         np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), embed.DIM)
-        if ids else np.zeros((0, embed.DIM), dtype=np.float32)
+        if ids
+        else np.zeros((0, embed.DIM), dtype=np.float32)
     )
     vectors = SubjectVectors(subject.revision, ids, matrix)
     with _cache_lock:
@@ -143,7 +150,9 @@ def semantic_ranking(subject: Subject, query_text: str, eligible_ids) -> list[tu
     if len(out) < hybrid.SEMANTIC_TOP_N and len(ranked) == step:
         # Filters left too few of the nearest eligible: walk the rest of the ranking, window by
         # window (the order is the same; only how far we read changes).
-        rest = hybrid.cosine_ranking(query, vectors.ids, vectors.matrix, top_n=len(vectors.ids))[step:]
+        rest = hybrid.cosine_ranking(query, vectors.ids, vectors.matrix, top_n=len(vectors.ids))[
+            step:
+        ]
         for start in range(0, len(rest), step):
             window = rest[start : start + step]
             ok = set(eligible_ids([rid for rid, _ in window]))
@@ -156,7 +165,9 @@ def semantic_ranking(subject: Subject, query_text: str, eligible_ids) -> list[tu
 install()
 
 
-def fused_ranking(subject: Subject, query_text: str, lexical: list[tuple[str, float]], eligible, flt):
+def fused_ranking(
+    subject: Subject, query_text: str, lexical: list[tuple[str, float]], eligible, flt
+):
     """hybrid/1 for memory.recall: the lexical ranking (record_id, score) of engine/1 fused with
     the cosine ranking over `eligible` (the queryset of authorized ∩ filtered records of the
     subject, before any lexical narrowing). Returns the fused ranking and record_id → pk of the

@@ -1,5 +1,6 @@
 """Fixtures for the hybrid/1 engine: the engine switched on for one test (setting and the
 derived-copy writer), and records written through the real ops (memory.records.create)."""
+
 from __future__ import annotations
 
 import pytest
@@ -42,10 +43,18 @@ def write(api, admin, space, ensure_subject, session):
         if subject_id not in made:
             ensure_subject(subject_id)
             made.add(subject_id)
-        answer = api(admin, "memory.records.create", {
-            "space_id": space.space_id, "subject_id": subject_id, "kind": "note",
-            "content": {"text": text}, "placement": {"scope": "context", "context_id": context_id},
-        }, session=session)
+        answer = api(
+            admin,
+            "memory.records.create",
+            {
+                "space_id": space.space_id,
+                "subject_id": subject_id,
+                "kind": "note",
+                "content": {"text": text},
+                "placement": {"scope": "context", "context_id": context_id},
+            },
+            session=session,
+        )
         assert answer.status == 200, answer.body
         return answer.receipt["refs"][0]["id"]
 
@@ -55,9 +64,17 @@ def write(api, admin, space, ensure_subject, session):
 @pytest.fixture
 def recall(api, admin, space, session):
     def run(text: str, **extra) -> dict:
-        answer = api(admin, "memory.recall", {
-            "space_id": space.space_id, "subject_id": "u1", "query": {"text": text}, **extra,
-        }, session=session)
+        answer = api(
+            admin,
+            "memory.recall",
+            {
+                "space_id": space.space_id,
+                "subject_id": "u1",
+                "query": {"text": text},
+                **extra,
+            },
+            session=session,
+        )
         assert answer.status == 200, answer.body
         return answer.body["recall"]
 

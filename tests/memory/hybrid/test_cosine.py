@@ -1,9 +1,12 @@
 """hybrid/1 cosine ranking (pure; needs numpy, part of the semantic extra)."""
+
 import pytest
 
 from memory.engine import hybrid
 
-np = pytest.importorskip("numpy", reason="numpy is part of the semantic extra (pip install .[semantic])")
+np = pytest.importorskip(
+    "numpy", reason="numpy is part of the semantic extra (pip install .[semantic])"
+)
 
 
 def _unit(rows):
@@ -14,7 +17,9 @@ def _unit(rows):
 def test_cosine_ranking_orders_by_similarity_and_applies_the_floor():
     ids = ["rec_a", "rec_b", "rec_c"]
     matrix = _unit([[1, 0], [0.6, 0.8], [-1, 0]])
-    ranked = hybrid.cosine_ranking(np.array([1, 0], dtype=np.float32), ids, matrix, top_n=10, min_cosine=0.2)
+    ranked = hybrid.cosine_ranking(
+        np.array([1, 0], dtype=np.float32), ids, matrix, top_n=10, min_cosine=0.2
+    )
     assert [rid for rid, _ in ranked] == ["rec_a", "rec_b"]
     assert ranked[1][1] == pytest.approx(0.6, abs=1e-6)
 

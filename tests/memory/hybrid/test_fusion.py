@@ -1,4 +1,5 @@
 """hybrid/1 policy functions: reciprocal rank fusion and the cosine ranking (pure, no database)."""
+
 import random
 
 import pytest
