@@ -1,6 +1,7 @@
 """One module per aggregate. Principal ids inside memory objects (authors, reviewers, capturers)
 are kept as strings, not foreign keys: an import keeps them from another provider (SPEC §5)."""
 from .candidates import Candidate
+from .embeddings import RecordEmbedding
 from .grants import Grant
 from .principals import ApiToken, Principal, WireSession
 from .profiles import ProfileDocument
@@ -24,6 +25,7 @@ __all__ = [
     "ProfileDocument",
     "Receipt",
     "Record",
+    "RecordEmbedding",
     "RecordRevision",
     "Reflection",
     "Space",

@@ -18,7 +18,7 @@ from django.db.models import BooleanField, QuerySet
 from django.db.models.expressions import RawSQL
 
 from memory.access import access_subject, coverage_for
-from memory.engine import rank
+from memory.engine import hybrid_store, rank
 from memory.models import Record, Subject
 from memory.ops.base import OpContext, op
 from memory.ops.selection import ReadFilter, matching, read_filter, records_queryset
@@ -107,7 +107,7 @@ def recall(ctx: OpContext, req: dict) -> dict:
     if subject.state == Subject.ARCHIVED:
         return _answer([], 0, None)
 
-    qs = records_queryset(cov, RECALL, flt, subject)
+    qs = eligible = records_queryset(cov, RECALL, flt, subject)
     query = req["query"]["text"]
     terms = rank.query_terms(query)
     if not terms and flt.cognition is None:
@@ -118,8 +118,16 @@ def recall(ctx: OpContext, req: dict) -> dict:
         docs = _docs(qs, flt, with_text=bool(terms))
         total = None
     ranked = rank.rank(list(docs.values()), query)
-    total = len(ranked) if total is None else total
     by_id = {d.record_id: pk for pk, d in docs.items()}
+    if terms and hybrid_store.enabled():
+        # hybrid/1 (docs/recall-quality.md): the lexical ranking fused with cosine similarity
+        # over the eligible set, so records with no word of the query can be recalled too.
+        fused, added = hybrid_store.fused_ranking(
+            subject, query, [(r.record_id, r.score) for r in ranked], eligible, flt
+        )
+        ranked = [rank.Ranked(record_id, score) for record_id, score in fused]
+        by_id.update(added)
+    total = len(ranked) if total is None else total
     head = ranked[:max_records]
     rows = Record.objects.in_bulk([by_id[r.record_id] for r in head])
     records = [rows[by_id[r.record_id]] for r in head]

@@ -1,0 +1,132 @@
+"""Recall latency at scale: `python -m bench.hybrid_latency [--records 20000] [--write-docs]`.
+
+One subject holding `--records` records (LoCoMo turn texts, cycled, each made distinct by a
+counter), then LoCoMo questions asked through `memory.recall` (max_records 10) on engine/1 and
+hybrid/1: p50/p95 of whole calls, plus the parts hybrid/1 adds (query embedding, cosine over the
+subject's vectors). Records are loaded with the record write service in batches (the derived-copy
+writer embeds each batch), not one op call each: loading is not what is measured."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from bench._hybrid_common import django_on, fresh_database, percentile, public_url, space_with_admin
+from bench.locomo import BEGIN, DEFAULT_DATA, DOCS, turns_of
+
+LAT_BEGIN, LAT_END = BEGIN.replace("locomo", "hybrid-latency"), "<!-- hybrid-latency:end -->"
+
+
+def load(
+    principal, space_id: str, subject_id: str, texts: list[str], n: int, batch: int = 500
+) -> float:
+    from django.db import transaction
+    from django.db.models import F
+
+    from memory.models import Space, Subject
+    from memory.ops.base import call
+    from memory.ops.record_store import Placement, Provenance, create_records
+    from memory.timeutil import now
+
+    call(principal, "memory.subjects.ensure", {"space_id": space_id, "subject_id": subject_id})
+    space = Space.objects.get(space_id=space_id)
+    subject = Subject.objects.get(space=space, subject_id=subject_id)
+    provenance = Provenance(source="authored", author_principal_id=principal.principal_id)
+    t0 = time.perf_counter()
+    for start in range(0, n, batch):
+        items = [
+            ("note", {"text": f"{texts[i % len(texts)]} (#{i})"})
+            for i in range(start, min(n, start + batch))
+        ]
+        with transaction.atomic():
+            at = now()
+            create_records(
+                space,
+                subject,
+                items,
+                Placement("context", f"c{start // batch % 8}"),
+                provenance,
+                at,
+            )
+            Subject.objects.filter(pk=subject.pk).update(revision=F("revision") + 1, updated_at=at)
+        print(f"  {min(n, start + batch)} records", file=sys.stderr)
+    return time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--database-url", default=None)
+    parser.add_argument("--records", type=int, default=20_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args(argv)
+    django_on(fresh_database(args.database_url, "bench-hybrid-latency"), "hybrid/1")
+    from django.conf import settings
+    from django.db import connection
+
+    from memory.engine import embed, hybrid, hybrid_store
+    from memory.models import Subject
+    from memory.ops.base import call
+
+    samples = json.loads(args.data.read_text())
+    texts = [
+        f"{t['speaker']}: {t['text']}" for s in samples for _, _, t in turns_of(s["conversation"])
+    ]
+    questions = [qa["question"] for s in samples for qa in s["qa"]][: args.queries]
+    principal = space_with_admin("latency")
+    load_s = load(principal, "latency", "u1", texts, args.records)
+    subject = Subject.objects.get(space_id="latency", subject_id="u1")
+    rows = []
+    for engine in ("engine/1", "hybrid/1"):
+        settings.SPOKE_MEMORY_ENGINE = engine
+        req = {"space_id": "latency", "subject_id": "u1", "budget": {"max_records": 10}}
+        call(
+            principal, "memory.recall", {**req, "query": {"text": "warm up"}}
+        )  # fills the vector cache
+        lat = []
+        for q in questions:
+            t0 = time.perf_counter()
+            call(principal, "memory.recall", {**req, "query": {"text": q}})
+            lat.append(1000 * (time.perf_counter() - t0))
+        rows.append((engine, percentile(lat, 0.5), percentile(lat, 0.95), len(lat)))
+    emb, cos = [], []
+    vectors = hybrid_store.subject_vectors(subject)
+    for q in questions:
+        t0 = time.perf_counter()
+        v = embed.embed([q])[0]
+        emb.append(1000 * (time.perf_counter() - t0))
+        t0 = time.perf_counter()
+        hybrid.cosine_ranking(v, vectors.ids, vectors.matrix, top_n=4 * hybrid.SEMANTIC_TOP_N)
+        cos.append(1000 * (time.perf_counter() - t0))
+    lines = ["| measured | p50 ms | p95 ms | calls |", "|---|---|---|---|"]
+    lines += [f"| memory.recall, {e} | {p50:.1f} | {p95:.1f} | {n} |" for e, p50, p95, n in rows]
+    lines += [
+        f"| hybrid/1 part: query embedding | {percentile(emb, 0.5):.1f} | {percentile(emb, 0.95):.1f} | {len(emb)} |",
+        f"| hybrid/1 part: cosine top-{4 * hybrid.SEMANTIC_TOP_N} over {len(vectors.ids)} vectors | "
+        f"{percentile(cos, 0.5):.1f} | {percentile(cos, 0.95):.1f} | {len(cos)} |",
+        "",
+        f"{args.records} records in one subject ({connection.vendor}); loaded and embedded in "
+        f"{load_s:.0f} s; {len(questions)} LoCoMo questions, max_records 10.",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if args.write_docs:
+        command = "python -m bench.hybrid_latency --write-docs" + (
+            f" --database-url {public_url(args.database_url)}" if args.database_url else ""
+        )
+        block = f"{LAT_BEGIN}\n## Recall latency at {args.records} records per subject\n\nMade by `{command}`.\n\n{text}\n{LAT_END}"
+        old = DOCS.read_text() if DOCS.exists() else "# Performance\n"
+        if LAT_BEGIN in old and LAT_END in old:
+            head, rest = old.split(LAT_BEGIN, 1)
+            new = head + block + rest.split(LAT_END, 1)[1]
+        else:
+            new = old.rstrip("\n") + "\n\n" + block + "\n"
+        DOCS.write_text(new)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""Recall quality on LoCoMo (Maharana et al., ACL 2024): `python -m bench.locomo [--write-docs]`.
+
+For each conversation of `../shared/data/locomo-dev.json`: a space and a subject; every turn a
+retained record written through the ops layer (`memory.records.create`, text
+"<speaker>: <text>", placed in the context `session_<n>`, the session date in
+`content.structured`). Every question is then asked through `memory.recall` with max_records
+k ∈ {5, 10, 20}, once per engine (engine/1, hybrid/1), and plain BM25 (rank-bm25 BM25Okapi,
+default parameters, lower-cased alphanumeric tokens) ranks the same turn texts in the same run.
+recall@k = |evidence ∩ returned| / |evidence|; hit@k = any evidence returned. Categories 1–4 make
+the overall figures; category 5 (adversarial) is reported apart. Needs the `semantic` and
+`bench` extras. Runs on a throwaway database (see `--database-url`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from bench._hybrid_common import (
+    ROOT,
+    django_on,
+    fresh_database,
+    percentile,
+    public_url,
+    space_with_admin,
+)
+
+KS = (5, 10, 20)
+ENGINES = ("engine/1", "hybrid/1")
+BASELINE = "bm25"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo-dev.json"
+DOCS = ROOT / "docs" / "performance.md"
+BEGIN, END = "<!-- locomo:begin -->", "<!-- locomo:end -->"
+TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def tokens(text: str) -> list[str]:
+    return TOKEN.findall(text.lower())
+
+
+def turns_of(conversation: dict):
+    """(session number, session date, turn) in dialogue order."""
+    n = 1
+    while f"session_{n}" in conversation:
+        date = conversation.get(f"session_{n}_date_time", "")
+        for turn in conversation[f"session_{n}"]:
+            yield n, date, turn
+        n += 1
+
+
+def evidence_of(qa: dict, known: set[str]) -> set[str]:
+    ids = set()
+    for entry in qa.get("evidence", []):
+        ids.update(part.strip() for part in entry.split(";"))
+    return ids & known
+
+
+def ingest(sample: dict) -> tuple[object, str, str, dict[str, str], list[str], list[str]]:
+    """Write one conversation through the ops layer. Returns the principal, space and subject
+    ids, record_id → dia_id, and the turn texts with their dia_ids in order (for BM25)."""
+    from memory.ops.base import call
+
+    space_id = f"locomo-{sample['sample_id']}"
+    subject_id = sample["sample_id"]
+    principal = space_with_admin(space_id)
+    call(principal, "memory.subjects.ensure", {"space_id": space_id, "subject_id": subject_id})
+    dia_of: dict[str, str] = {}
+    texts, dias = [], []
+    for session, date, turn in turns_of(sample["conversation"]):
+        text = f"{turn['speaker']}: {turn['text']}"
+        receipt = call(
+            principal,
+            "memory.records.create",
+            {
+                "space_id": space_id,
+                "subject_id": subject_id,
+                "kind": "note",
+                "content": {
+                    "text": text,
+                    "structured": {
+                        "dia_id": turn["dia_id"],
+                        "session": session,
+                        "session_date": date,
+                    },
+                },
+                "placement": {"scope": "context", "context_id": f"session_{session}"},
+            },
+        )["receipt"]
+        record_id = next(ref["id"] for ref in receipt["refs"] if ref["type"] == "record")
+        dia_of[record_id] = turn["dia_id"]
+        texts.append(text)
+        dias.append(turn["dia_id"])
+    return principal, space_id, subject_id, dia_of, texts, dias
+
+
+class Tally:
+    def __init__(self) -> None:
+        # (system, k, category) → [recall sum, hits, questions]
+        self.sums: dict[tuple[str, int, int], list[float]] = defaultdict(lambda: [0.0, 0, 0])
+        self.latency: dict[str, list[float]] = defaultdict(list)
+
+    def add(
+        self, system: str, k: int, category: int, evidence: set[str], returned: list[str]
+    ) -> None:
+        found = len(evidence & set(returned))
+        cell = self.sums[(system, k, category)]
+        cell[0] += found / len(evidence)
+        cell[1] += 1 if found else 0
+        cell[2] += 1
+
+    def figure(self, system: str, k: int, categories: tuple[int, ...]) -> tuple[float, float, int]:
+        r = h = n = 0.0
+        for c in categories:
+            cell = self.sums.get((system, k, c))
+            if cell:
+                r, h, n = r + cell[0], h + cell[1], n + cell[2]
+        return (100 * r / n, 100 * h / n, int(n)) if n else (float("nan"), float("nan"), 0)
+
+
+def run(data: Path, limit: int | None) -> tuple[Tally, dict]:
+    import numpy as np
+    from django.conf import settings
+    from rank_bm25 import BM25Okapi
+
+    from memory.ops.base import call
+
+    samples = json.loads(data.read_text())[:limit]
+    tally = Tally()
+    facts = {"conversations": 0, "turns": 0, "questions": defaultdict(int), "ingest_s": 0.0}
+    for sample in samples:
+        t0 = time.perf_counter()
+        principal, space_id, subject_id, dia_of, texts, dias = ingest(sample)
+        facts["ingest_s"] += time.perf_counter() - t0
+        facts["conversations"] += 1
+        facts["turns"] += len(texts)
+        bm25 = BM25Okapi([tokens(t) for t in texts])
+        known = set(dias)
+        for qa in sample["qa"]:
+            evidence = evidence_of(qa, known)
+            if not evidence:
+                continue
+            category = int(qa["category"])
+            facts["questions"][category] += 1
+            question = qa["question"]
+            t0 = time.perf_counter()
+            scores = bm25.get_scores(tokens(question))
+            order = np.lexsort((np.arange(len(texts)), -scores))  # score desc, then turn order
+            tally.latency[BASELINE].append(1000 * (time.perf_counter() - t0))
+            for k in KS:
+                tally.add(BASELINE, k, category, evidence, [dias[i] for i in order[:k]])
+            for engine in ENGINES:
+                settings.SPOKE_MEMORY_ENGINE = engine
+                for k in KS:
+                    t0 = time.perf_counter()
+                    answer = call(
+                        principal,
+                        "memory.recall",
+                        {
+                            "space_id": space_id,
+                            "subject_id": subject_id,
+                            "query": {"text": question},
+                            "budget": {"max_records": k},
+                        },
+                    )["recall"]
+                    tally.latency[engine].append(1000 * (time.perf_counter() - t0))
+                    if answer["engine_policy_version"] != engine:
+                        raise SystemExit(
+                            f"recall answered {answer['engine_policy_version']}, not {engine}"
+                        )
+                    returned = [dia_of[r["record"]["record_id"]] for r in answer["results"]]
+                    tally.add(engine, k, category, evidence, returned)
+        print(f"  {sample['sample_id']}: {len(texts)} turns", file=sys.stderr)
+    return tally, facts
+
+
+def table(tally: Tally, facts: dict) -> str:
+    main = (1, 2, 3, 4)
+    lines = [
+        "| system | k | recall@k | hit@k | R@k multi-hop | R@k temporal | R@k open-domain | R@k single-hop | R@k adversarial (apart) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for system in (BASELINE, *ENGINES):
+        for k in KS:
+            r, h, _ = tally.figure(system, k, main)
+            per = [tally.figure(system, k, (c,))[0] for c in (1, 2, 3, 4, 5)]
+            lines.append(
+                f"| {system} | {k} | {r:.1f} | {h:.1f} | "
+                + " | ".join(f"{v:.1f}" for v in per)
+                + " |"
+            )
+    lines += ["", "| system | recall p50 ms | recall p95 ms | calls |", "|---|---|---|---|"]
+    for system in (BASELINE, *ENGINES):
+        lat = tally.latency[system]
+        lines.append(
+            f"| {system} | {percentile(lat, 0.5):.1f} | {percentile(lat, 0.95):.1f} | {len(lat)} |"
+        )
+    q = facts["questions"]
+    lines += [
+        "",
+        f"{facts['conversations']} conversations, {facts['turns']} turns (records), questions: "
+        + ", ".join(f"{CATEGORIES[c]} {q[c]}" for c in sorted(q))
+        + f". Ingest through the ops layer: {facts['ingest_s']:.0f} s (embedding at write time).",
+        "bm25 latency is in-memory scoring only (no database, no ops layer); the engines' figures are "
+        "whole `memory.recall` calls through `memory.ops.base.call`.",
+    ]
+    return "\n".join(lines)
+
+
+def write_docs(text: str, command: str, db_vendor: str) -> None:
+    block = (
+        f"{BEGIN}\n## Recall quality (LoCoMo)\n\nMade by `{command}` (database: {db_vendor}; "
+        "see docs/recall-quality.md for what is measured and why).\n\n"
+        f"{text}\n{END}"
+    )
+    old = DOCS.read_text() if DOCS.exists() else "# Performance\n"
+    if BEGIN in old and END in old:
+        head, rest = old.split(BEGIN, 1)
+        new = head + block + rest.split(END, 1)[1]
+    else:
+        new = old.rstrip("\n") + "\n\n" + block + "\n"
+    DOCS.parent.mkdir(parents=True, exist_ok=True)
+    DOCS.write_text(new)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument(
+        "--database-url",
+        default=None,
+        help="throwaway database: default a SQLite file var/bench-locomo.sqlite3; "
+        "a PostgreSQL URL must name a database ending in _bench (it is recreated)",
+    )
+    parser.add_argument("--limit", type=int, default=None, help="only the first N conversations")
+    parser.add_argument(
+        "--write-docs", action="store_true", help=f"write the table into {DOCS.name}"
+    )
+    args = parser.parse_args(argv)
+    # Ingest with hybrid/1 set, so the derived-copy writer embeds each record as it is written.
+    django_on(fresh_database(args.database_url, "bench-locomo"), "hybrid/1")
+    from django.db import connection
+
+    tally, facts = run(args.data, args.limit)
+    text = table(tally, facts)
+    print(text)
+    if args.write_docs:
+        command = "python -m bench.locomo --write-docs" + (
+            f" --limit {args.limit}" if args.limit else ""
+        )
+        if args.database_url:
+            command += f" --database-url {public_url(args.database_url)}"  # no credentials
+        write_docs(text, command, connection.vendor)
+
+
+if __name__ == "__main__":
+    main()

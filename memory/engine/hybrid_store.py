@@ -1,0 +1,189 @@
+"""Storage side of the hybrid recall engine (hybrid/1): the derived embeddings of record content
+and the per-subject vector cache recall scores against. Not pure like the rest of `engine/`
+(it reads and writes RecordEmbedding rows); the policy itself is `memory.engine.hybrid`.
+
+- `install()` (from MemoryConfig.ready) registers the eraser always — embeddings left by an
+  earlier hybrid run must still go when their content is deleted — and the writer only when
+  `SPOKE_MEMORY_ENGINE` is hybrid/1 (then the semantic extra must be installed, or start-up
+  fails loudly rather than recall quietly degrading).
+- Embeddings are made at write time, inside the write's transaction: a record is recallable by
+  meaning the moment its receipt is committed, and recall never depends on a worker's progress.
+  A record with no vector for its current revision (written while another engine was set, or
+  imported before the switch) is still recalled lexically; `backfill()` embeds such records.
+- Recall reads a subject's vectors through a per-process cache keyed on Subject.revision (which
+  moves on every change to the subject's records), so the same state gives the same matrix."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db.models import F
+
+from memory.engine import embed, hybrid
+from memory.models import Record, RecordEmbedding, Subject
+from memory.ops import derived
+
+CACHE_SUBJECTS = 16
+
+
+def enabled() -> bool:
+    return settings.SPOKE_MEMORY_ENGINE == hybrid.VERSION
+
+
+def write_embeddings(records: Iterable[Record]) -> None:
+    """Derived-copy writer: a vector for each record's current revision (none for empty text)."""
+    if not enabled():
+        return
+    records = [r for r in records if r.text]
+    if not records:
+        return
+    vectors = embed.embed([r.text for r in records])
+    # A revision's content never changes, so a vector already there for it is the same one.
+    RecordEmbedding.objects.bulk_create(
+        [
+            RecordEmbedding(
+                record=r,
+                revision=r.revision,
+                model_id=embed.MODEL_ID,
+                dim=embed.DIM,
+                vector=embed.to_bytes(v),
+            )
+            for r, v in zip(records, vectors, strict=True)
+        ],
+        ignore_conflicts=True,
+    )
+
+
+def erase_embeddings(records: Iterable[Record]) -> None:
+    """Derived-copy eraser: every revision's vector goes with the content."""
+    RecordEmbedding.objects.filter(record__in=list(records)).delete()
+
+
+def install() -> None:
+    if erase_embeddings not in derived.ERASERS:
+        derived.ERASERS.append(erase_embeddings)
+    if not enabled():
+        return
+    if not embed.available():
+        raise ImproperlyConfigured(
+            "SPOKE_MEMORY_ENGINE=hybrid/1 needs the semantic extra: pip install '.[semantic]'"
+        )
+    if write_embeddings not in derived.WRITERS:
+        derived.WRITERS.append(write_embeddings)
+
+
+def backfill(subject: Subject, batch: int = 256) -> int:
+    """Embed the live records of a subject that have no vector for their current revision."""
+    missing = list(
+        Record.objects.filter(subject=subject, deleted_at__isnull=True)
+        .exclude(embeddings__revision=F("revision"))
+        .order_by("record_id")
+    )
+    for i in range(0, len(missing), batch):
+        write_embeddings(missing[i : i + batch])
+    return len(missing)
+
+
+@dataclass(frozen=True)
+class SubjectVectors:
+    revision: int
+    ids: list[str]  # record_id, ascending
+    matrix: object  # numpy (len(ids), DIM) float32
+
+
+_cache: OrderedDict[int, SubjectVectors] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def subject_vectors(subject: Subject) -> SubjectVectors:
+    """The vectors of the subject's live records at their current revision, at the subject's
+    current revision (the caller reads `subject` in the same request)."""
+    import numpy as np
+
+    with _cache_lock:
+        hit = _cache.get(subject.pk)
+        if hit is not None and hit.revision == subject.revision:
+            _cache.move_to_end(subject.pk)
+            return hit
+    rows = (
+        RecordEmbedding.objects.filter(
+            record__subject=subject, record__deleted_at__isnull=True, revision=F("record__revision")
+        )
+        .order_by("record__record_id")
+        .values_list("record__record_id", "vector")
+    )
+    ids, blobs = [], []
+    for record_id, blob in rows.iterator(chunk_size=2000):
+        ids.append(record_id)
+        blobs.append(bytes(blob))
+    matrix = (
+        np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), embed.DIM)
+        if ids
+        else np.zeros((0, embed.DIM), dtype=np.float32)
+    )
+    vectors = SubjectVectors(subject.revision, ids, matrix)
+    with _cache_lock:
+        _cache[subject.pk] = vectors
+        _cache.move_to_end(subject.pk)
+        while len(_cache) > CACHE_SUBJECTS:
+            _cache.popitem(last=False)
+    return vectors
+
+
+def semantic_ranking(subject: Subject, query_text: str, eligible_ids) -> list[tuple[str, float]]:
+    """The hybrid/1 cosine ranking of the subject's records that are in `eligible_ids` (a callable
+    taking a list of record ids and returning the eligible subset: authorization ∩ filters),
+    at most SEMANTIC_TOP_N, each at least MIN_COSINE from the query."""
+    vectors = subject_vectors(subject)
+    if not vectors.ids or not query_text.strip():
+        return []
+    query = embed.embed([query_text])[0]
+    step = hybrid.SEMANTIC_TOP_N * 4
+    ranked = hybrid.cosine_ranking(query, vectors.ids, vectors.matrix, top_n=step)
+    ok = set(eligible_ids([rid for rid, _ in ranked]))
+    out = [item for item in ranked if item[0] in ok]
+    if len(out) < hybrid.SEMANTIC_TOP_N and len(ranked) == step:
+        # Filters left too few of the nearest eligible: walk the rest of the ranking, window by
+        # window (the order is the same; only how far we read changes).
+        rest = hybrid.cosine_ranking(query, vectors.ids, vectors.matrix, top_n=len(vectors.ids))[
+            step:
+        ]
+        for start in range(0, len(rest), step):
+            window = rest[start : start + step]
+            ok = set(eligible_ids([rid for rid, _ in window]))
+            out.extend(item for item in window if item[0] in ok)
+            if len(out) >= hybrid.SEMANTIC_TOP_N:
+                break
+    return out[: hybrid.SEMANTIC_TOP_N]
+
+
+install()
+
+
+def fused_ranking(
+    subject: Subject, query_text: str, lexical: list[tuple[str, float]], eligible, flt
+):
+    """hybrid/1 for memory.recall: the lexical ranking (record_id, score) of engine/1 fused with
+    the cosine ranking over `eligible` (the queryset of authorized ∩ filtered records of the
+    subject, before any lexical narrowing). Returns the fused ranking and record_id → pk of the
+    records the semantic side added."""
+    from memory.ops.selection import matching
+
+    pks: dict[str, int] = {}
+
+    def eligible_ids(ids: list[str]) -> list[str]:
+        qs = eligible.filter(record_id__in=ids)
+        if flt.cognition is None:
+            rows = list(qs.values_list("record_id", "pk"))
+        else:
+            rows = [(r.record_id, r.pk) for r in matching(qs.only("record_id", "content"), flt)]
+        pks.update(rows)
+        return [record_id for record_id, _ in rows]
+
+    semantic = semantic_ranking(subject, query_text, eligible_ids)
+    return hybrid.fuse(lexical, semantic), pks

