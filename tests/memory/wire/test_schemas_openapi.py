@@ -93,3 +93,9 @@ def test_canonical_json_is_rfc8785():
 def test_content_bytes_count_every_present_member():
     assert content_bytes({"text": "hi"}) == len(b'{"text":"hi"}')
     assert content_bytes({"text": "hi", "cognition": []}) == len(b'{"cognition":[],"text":"hi"}')
+
+
+def test_every_op_in_the_contract_has_a_handler():
+    from memory.ops.base import HANDLERS
+
+    assert set(HANDLERS) == SPEC_OPS
