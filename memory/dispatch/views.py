@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+from functools import wraps
 
 from django.conf import settings
 from django.db import connection
 from django.http import HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 from ulid import ULID
@@ -73,36 +75,62 @@ def read_body(request) -> dict:
     malformed = WireError("invalid_input", "The request body must be a JSON object.", reason="malformed_json")
     try:
         text = raw.decode("utf-8")
-        body = json.loads(text)
+        body = json.loads(text, parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise malformed
     if not isinstance(body, dict):
         raise malformed
-    if "\\u0000" in text:
-        path = nul_path(body)
-        if path is not None:
-            # PostgreSQL text and jsonb cannot hold U+0000; refuse it at the edge, for every store.
-            raise WireError(
-                "invalid_input", "The request does not match the op's schema.", reason="schema",
-                errors=[{"path": path, "message": "must not contain the NUL character (U+0000)"}],
-            )
+    found = unstorable(body)
+    if found is not None:
+        path, message = found
+        raise WireError(
+            "invalid_input", "The request does not match the op's schema.", reason="schema",
+            errors=[{"path": path, "message": message}],
+        )
     return body
 
 
-def nul_path(node, path: str = "") -> str | None:
-    """JSON pointer of the first string (value or member name) holding U+0000, or None."""
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+MAX_SAFE_INTEGER = 2**53 - 1
+_BAD_CHARS = re.compile("[\x00\ud800-\udfff]")
+
+
+def _bad_string(value: str) -> str | None:
+    match = _BAD_CHARS.search(value)
+    if match is None:
+        return None
+    if match.group() == "\x00":
+        return "must not contain the NUL character (U+0000)"
+    return "must not contain a lone surrogate (U+D800-U+DFFF)"
+
+
+def unstorable(node, path: str = "") -> tuple[str, str] | None:
+    """The first value no store (PostgreSQL text/jsonb) or RFC 8785 can hold: U+0000 or a lone
+    surrogate in a string or member name, an integer outside I-JSON's exact range (RFC 7493).
+    Refused at the edge on every database, so both stores stay identical. Returns (pointer, why)."""
     if isinstance(node, str):
-        return (path or "/") if "\x00" in node else None
+        why = _bad_string(node)
+        return None if why is None else (path or "/", why)
+    if isinstance(node, bool) or node is None or isinstance(node, float):
+        return None
+    if isinstance(node, int):
+        if abs(node) > MAX_SAFE_INTEGER:
+            return (path or "/", "must be an integer within ±(2**53-1)")
+        return None
     if isinstance(node, dict):
         for key, value in node.items():
-            if "\x00" in key:
-                return path or "/"
-            found = nul_path(value, f"{path}/{key}")
+            why = _bad_string(key)
+            if why is not None:
+                return (path or "/", why)
+            found = unstorable(value, f"{path}/{key}")
             if found is not None:
                 return found
     elif isinstance(node, list):
         for index, value in enumerate(node):
-            found = nul_path(value, f"{path}/{index}")
+            found = unstorable(value, f"{path}/{index}")
             if found is not None:
                 return found
     return None
@@ -136,6 +164,8 @@ class WireView(APIView):
 
     def http_method_not_allowed(self, request, *args, **kwargs):
         raise WireError("method_not_allowed", "Only POST is allowed here.")
+
+    options = http_method_not_allowed
 
     def finalize_response(self, request, response, *args, **kwargs):
         return response
@@ -203,6 +233,19 @@ class DisconnectView(WireView):
         return json_response({"closed": True, "session_id": session.session_id})
 
 
+def wire_get(view):
+    """A GET-only endpoint whose other methods answer the JSON 405 envelope (no CSRF: it reads)."""
+
+    @csrf_exempt
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if request.method not in ("GET", "HEAD"):
+            return error_response(WireError("method_not_allowed", "Only GET is allowed here."))
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
 def manifest_payload() -> dict:
     return {
         "manifest": {
@@ -216,19 +259,19 @@ def manifest_payload() -> dict:
     }
 
 
-@require_GET
+@wire_get
 def manifest(request):
     return json_response(manifest_payload())
 
 
-@require_GET
+@wire_get
 def openapi(request):
     from memory.wire.openapi import document
 
     return json_response(document())
 
 
-@require_GET
+@wire_get
 def api_docs(request):
     return render(request, "memory/api_docs.html", {"spec": document_for_docs()})
 
@@ -255,12 +298,12 @@ def document_for_docs() -> list[dict]:
     return out
 
 
-@require_GET
+@wire_get
 def healthz(request):
     return json_response({"status": "ok"})
 
 
-@require_GET
+@wire_get
 def readyz(request):
     problems = []
     try:

@@ -64,7 +64,10 @@ def grant_ref(grant: Grant) -> dict:
 
 @op("memory.grants.grant")
 def grant(ctx: OpContext, req: dict) -> dict:
-    expires_at = parse(req["expires_at"]) if "expires_at" in req else None
+    try:
+        expires_at = parse(req["expires_at"]) if "expires_at" in req else None
+    except (ValueError, OverflowError):
+        raise invalid("time", "expires_at", "expires_at is not a valid time.")
     want = {
         "capabilities": sorted(set(req["capabilities"])),
         "subject_ids": sorted(set(req["subject_ids"])) if "subject_ids" in req else None,
