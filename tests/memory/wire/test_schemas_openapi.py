@@ -1,0 +1,95 @@
+"""The schemas are the contract: every op has a request and response schema, the OpenAPI document
+is generated from them, validates as OpenAPI 3.1 and lists all 33 ops."""
+import pytest
+from jsonschema import Draft202012Validator
+from openapi_spec_validator import validate
+
+from memory.wire.canonical import canonical, content_bytes, digest
+from memory.wire.validation import catalog
+
+SPEC_OPS = {
+    "memory.describe", "memory.spaces.list", "memory.spaces.freeze", "memory.spaces.unfreeze",
+    "memory.subjects.ensure", "memory.subjects.get", "memory.subjects.fence", "memory.grants.list",
+    "memory.grants.grant", "memory.grants.revoke", "memory.capture", "memory.candidates.list",
+    "memory.candidates.get", "memory.candidates.dismiss", "memory.candidates.review",
+    "memory.records.create", "memory.records.get", "memory.records.update", "memory.records.delete",
+    "memory.records.list", "memory.records.promote", "memory.recall", "memory.profile.get",
+    "memory.profile.update", "memory.receipts.get", "memory.reflections.state",
+    "memory.reflections.list", "memory.reflections.generate", "memory.exports.create",
+    "memory.exports.get", "memory.imports.stage", "memory.imports.activate", "memory.imports.discard",
+}
+PENDING_CAPABLE = {"memory.reflections.generate", "memory.exports.create", "memory.imports.stage",
+                   "memory.imports.activate"}
+
+
+def test_catalog_holds_exactly_the_33_ops_with_their_flags():
+    ops = catalog().ops
+    assert set(ops) == SPEC_OPS
+    flags = {name: spec.flag for name, spec in ops.items()}
+    assert {n for n, f in flags.items() if f == "spoke-memory-reflection"} == {
+        "memory.reflections.state", "memory.reflections.list", "memory.reflections.generate"}
+    assert {n for n, f in flags.items() if f == "spoke-memory-transfer"} == {
+        "memory.exports.create", "memory.exports.get", "memory.imports.stage", "memory.imports.activate",
+        "memory.imports.discard"}
+    assert sum(1 for f in flags.values() if f == "spoke-memory") == 25
+
+
+def test_every_schema_is_a_valid_2020_12_schema():
+    cat = catalog()
+    for schema in cat.components.values():
+        Draft202012Validator.check_schema(schema)
+    for spec in cat.ops.values():
+        Draft202012Validator.check_schema(spec.request)
+        Draft202012Validator.check_schema(spec.response)
+
+
+def test_requests_are_closed_objects():
+    for name, spec in catalog().ops.items():
+        validator = spec.request_validator
+        assert not validator.is_valid({"zz_unknown": 1}), name
+
+
+def test_mutating_ops_answer_receipts():
+    for name, spec in catalog().ops.items():
+        if spec.mutating:
+            assert spec.response == {"$ref": "urn:spoke-memory:schema:ReceiptResponse"}, name
+
+
+def test_cognition_filter_only_on_the_five_ops():
+    accepting = set()
+    filt = {"require": [{"dimension": "type", "op": "eq", "value": "goal"}]}
+    for name, spec in catalog().ops.items():
+        props = spec.request.get("properties", {})
+        if "cognition_filter" in props:
+            accepting.add(name)
+    assert accepting == {"memory.recall", "memory.records.list", "memory.reflections.state",
+                         "memory.reflections.list", "memory.reflections.generate"}
+    assert catalog().component_validator("CognitionFilter").is_valid(filt)
+
+
+def test_openapi_document_validates_and_lists_every_op(api):
+    doc = api.raw("/v1/openapi.json", method="get").body
+    validate(doc)
+    listed = {p.removeprefix("/v1/ops/") for p in doc["paths"] if p.startswith("/v1/ops/")}
+    assert listed == SPEC_OPS
+    assert {"/v1/connect", "/v1/disconnect", "/v1/manifest", "/healthz", "/readyz"} <= set(doc["paths"])
+
+
+@pytest.mark.django_db
+def test_docs_page_renders_every_op(api):
+    response = api.client.get("/v1/docs")
+    assert response.status_code == 200
+    html = response.content.decode()
+    for name in SPEC_OPS:
+        assert f"/v1/ops/{name}" in html
+
+
+def test_canonical_json_is_rfc8785():
+    assert canonical({"b": 1, "a": [True, None, 1.5e-7]}) == b'{"a":[true,null,1.5e-7],"b":1}'
+    assert canonical({"é": "\u2028"}) == '{"é":"\u2028"}'.encode()
+    assert digest({}) == "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+
+
+def test_content_bytes_count_every_present_member():
+    assert content_bytes({"text": "hi"}) == len(b'{"text":"hi"}')
+    assert content_bytes({"text": "hi", "cognition": []}) == len(b'{"cognition":[],"text":"hi"}')
