@@ -42,5 +42,15 @@ def unparseable_expires_at(body) -> bool:
     return False
 
 
+def lone_surrogate(node) -> bool:
+    if isinstance(node, str):
+        return any("\ud800" <= ch <= "\udfff" for ch in node)
+    if isinstance(node, dict):
+        return any(lone_surrogate(k) or lone_surrogate(v) for k, v in node.items())
+    if isinstance(node, list):
+        return any(lone_surrogate(v) for v in node)
+    return False
+
+
 def hits_known_bug(body) -> bool:
-    return unsafe_number(body) or unparseable_expires_at(body)
+    return unsafe_number(body) or unparseable_expires_at(body) or lone_surrogate(body)
