@@ -1,1 +1,234 @@
-"""Benchmarks (speed lives here, never in tests): `python -m bench` runs them all, `python -m bench.<name>` one."""
+"""Benchmarks and fault scripts (not part of the test suite). `python -m bench` runs every bench
+module present; each exposes `main()`. Shared here: the bench database, a real server process
+(gunicorn, or runserver) on a loopback port, and a closed-loop load driver.
+
+Everything runs against PostgreSQL named by BENCH_DATABASE_URL (default: the hardening
+engineer's database) and never against the test databases."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spoke_hardening")
+BROKER_URL = os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/6")
+RESULTS = ROOT / "var" / "bench"
+
+
+def server_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        PYTHONPATH=str(ROOT),
+        DJANGO_SETTINGS_MODULE="spokememory.settings",
+        DATABASE_URL=DATABASE_URL,
+        CELERY_BROKER_URL=BROKER_URL,
+        SECRET_KEY=os.environ.get("SECRET_KEY", "bench-only-secret-key-not-for-production-use"),
+        SPOKE_MEMORY_RATE="100000000/min",  # the bench measures throughput, not the throttle
+        SPOKE_MEMORY_VAR_DIR=str(ROOT / "var" / "bench-var"),
+        LOG_LEVEL="ERROR",
+    )
+    env.update(extra)
+    return env
+
+
+def setup_django() -> None:
+    """Configure Django in this (driver) process against the bench database, migrated."""
+    for k, v in server_env().items():
+        os.environ.setdefault(k, v)
+    os.environ["DATABASE_URL"] = DATABASE_URL
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    _ensure_database()
+    call_command("migrate", verbosity=0, interactive=False)
+
+
+def _ensure_database() -> None:
+    import psycopg
+
+    name = DATABASE_URL.rsplit("/", 1)[1]
+    base = DATABASE_URL.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(base, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+@dataclass
+class Seed:
+    space_id: str
+    token: str
+    principal_id: str
+    subject_ids: list[str]
+
+
+def seed(space_id: str, subjects: int = 10) -> Seed:
+    """A fresh space with a root-granted admin and `subjects` ensured subjects."""
+    from memory.models import Principal, Space
+    from memory.ops.base import call
+    from memory.ops.grants import issue_root_grant
+    from memory.timeutil import now
+
+    at = now()
+    space = Space.objects.create(space_id=space_id, display_name=space_id, created_at=at, updated_at=at)
+    admin = Principal.objects.create(display_name=f"bench-admin-{space_id}")
+    token = admin.issue_token("bench")
+    issue_root_grant(space, admin)
+    ids = [f"u{i}" for i in range(subjects)]
+    for sid in ids:
+        call(admin, "memory.subjects.ensure", {"space_id": space_id, "subject_id": sid})
+    return Seed(space_id, token, admin.principal_id, ids)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(url: str, timeout: float = 30.0, proc: subprocess.Popen | None = None) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            if httpx.get(url + "/healthz", timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError("server did not become ready")
+
+
+@contextmanager
+def gunicorn(workers: int = 2, threads: int = 1, port: int | None = None, app: str = "bench:wsgi_app()",
+             **env: str):
+    """A gunicorn server on loopback; yields its base URL and stops it (SIGTERM, then SIGKILL)."""
+    port = port or free_port()
+    cmd = [sys.executable, "-m", "gunicorn", app, "-b", f"127.0.0.1:{port}", "-w", str(workers),
+           "--threads", str(threads), "--log-level", "warning", "--access-logfile", "-" if env.get("ACCESS") else "/dev/null"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=server_env(**env), start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url, proc=proc)
+        yield url
+    finally:
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@dataclass
+class Stats:
+    name: str
+    latencies: list[float] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> int:
+        return len(self.latencies)
+
+    def pct(self, p: float) -> float:
+        if not self.latencies:
+            return float("nan")
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] * 1000
+
+    def row(self) -> dict:
+        total = self.ok + sum(self.errors.values())
+        return {
+            "name": self.name,
+            "requests": total,
+            "rps": round(self.ok / self.seconds, 1) if self.seconds else 0.0,
+            "p50_ms": round(self.pct(50), 2),
+            "p95_ms": round(self.pct(95), 2),
+            "p99_ms": round(self.pct(99), 2),
+            "mean_ms": round(statistics.fmean(self.latencies) * 1000, 2) if self.latencies else None,
+            "error_rate": round(sum(self.errors.values()) / total, 4) if total else 0.0,
+            "errors": dict(self.errors),
+        }
+
+
+def closed_loop(name: str, clients: int, seconds: float, make_worker: Callable[[int], Callable[[], str | None]]) -> Stats:
+    """`clients` threads, each calling its worker back to back until the time is up. A worker
+    returns None on success or an error label; exceptions count as errors by type."""
+    stats = Stats(name)
+    lock = threading.Lock()
+    stop_at = time.monotonic() + seconds
+
+    def run(i: int) -> None:
+        work = make_worker(i)
+        local, errs = [], {}
+        while time.monotonic() < stop_at:
+            t = time.perf_counter()
+            try:
+                err = work()
+            except Exception as exc:  # noqa: BLE001 - a bench counts failures, it does not stop
+                err = type(exc).__name__
+            if err is None:
+                local.append(time.perf_counter() - t)
+            else:
+                errs[err] = errs.get(err, 0) + 1
+        with lock:
+            stats.latencies.extend(local)
+            for k, v in errs.items():
+                stats.errors[k] = stats.errors.get(k, 0) + v
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stats.seconds = time.monotonic() - started
+    return stats
+
+
+def save(name: str, payload: dict) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(payload, indent=2))
+    return path
+
+
+def table(rows: list[dict], columns: list[str]) -> str:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(r.get(c, "")) for c in columns) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def wsgi_app():
+    """gunicorn factory (`bench:wsgi_app()`): the product's settings with the bench URLconf
+    (the product's URLs plus the floor view)."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spokememory.settings")
+    import django
+    from django.conf import settings
+
+    django.setup(set_prefix=False)
+    settings.ROOT_URLCONF = "bench.urls"
+    from django.core.handlers.wsgi import WSGIHandler
+
+    return WSGIHandler()
