@@ -89,9 +89,9 @@ def _profile(s, path, body, n, Client, Profiler) -> str:
 
 def main() -> dict:
     setup_django()
-    from django.db import connection
-
     import time
+
+    from django.db import connection
 
     s = seed(f"bench-dispatch-{int(time.time())}")
     record_id = make_record(s)

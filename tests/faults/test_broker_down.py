@@ -12,7 +12,7 @@ from django.test import override_settings
 from memory.models import Job, Receipt
 from memory.ops.base import OpContext
 from memory.ops.mutation import Outcome, mutate
-from memory.tasks import JOB_HANDLERS, sweep_jobs
+from memory.tasks import JOB_HANDLERS, JobHandler, sweep_jobs
 from memory.timeutil import now
 from spokememory.celery import app
 
@@ -29,7 +29,7 @@ def job_kind(monkeypatch):
         done.append(job.receipt_id)
         return [{"type": "space", "id": "s1", "revision": 1}]
 
-    monkeypatch.setitem(JOB_HANDLERS, KIND, handler)
+    monkeypatch.setitem(JOB_HANDLERS, KIND, JobHandler(handler))
     return done
 
 
