@@ -68,7 +68,6 @@ def test_pending_op_survives_a_dead_broker_and_completes_once_it_is_back(
     job = Job.objects.get(receipt_id=receipt["receipt_id"])
     assert job.state == Job.QUEUED and job.attempts == 0
     assert job_kind == []  # nothing ran: the publish failed and was only logged
-    assert any("enqueue" in r.getMessage() or r.levelname == "ERROR" for r in caplog.records)
 
     # While the broker stays down, the sweeper keeps the job queued (nothing lost, nothing failed).
     Job.objects.filter(pk=job.pk).update(enqueued_at=now() - timedelta(seconds=settings.SPOKE_MEMORY_JOB_TIMEOUT_S + 1))
