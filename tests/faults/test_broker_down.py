@@ -40,12 +40,22 @@ def broker_down():
                                            "broker_transport_options", "task_always_eager")}
     app.conf.update(broker_url="redis://127.0.0.1:1/0", task_publish_retry=False, broker_connection_timeout=1,
                     broker_transport_options={}, task_always_eager=False)
-    app.close()
+    _drop_connections()
     try:
         yield
     finally:
         app.conf.update(saved)
-        app.close()
+        _drop_connections()
+
+
+def _drop_connections() -> None:
+    """Forget every pooled connection and producer, so the next publish dials the current
+    broker_url (the producer pool caches its connection past `app.close()`)."""
+    from kombu import pools
+
+    app.close()
+    app.amqp._producer_pool = None
+    pools.reset()
 
 
 def accept_pending(admin) -> dict:
