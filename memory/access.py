@@ -189,34 +189,34 @@ def gate_subject_writable(subject: Subject, scope: str | None = None, context_id
         )
 
 
-def access_record(cov: Coverage, record_id: str, capabilities: list[str] | None = None,
-                  lock: bool = False) -> Record:
-    """The record, if it exists in the space and one grant with any of `capabilities` (default
-    records_read) covers its subject and placement; NOT_FOUND (resource "record") otherwise."""
-    capabilities = capabilities or ["records_read"]
-    qs = Record.objects.select_related("subject")
+def _access_placed(model, cov: Coverage, id_field: str, object_id: str, capabilities: list[str],
+                   scope_attr: str, context_attr: str, resource: str, lock: bool):
+    """The object, if it is in the space and one grant with any of `capabilities` covers its
+    subject and placement; NOT_FOUND otherwise. `lock` takes its row lock."""
+    qs = model.objects.select_related("subject")
     if lock:
         qs = qs.select_for_update(of=("self",))
-    record = qs.filter(space_id=cov.space_id, record_id=record_id).first()
-    if record is None or not cov.covers_any(
-        capabilities, record.subject.subject_id, record.placement_scope, record.placement_context_id
+    obj = qs.filter(space_id=cov.space_id, **{id_field: object_id}).first()
+    if obj is None or not cov.covers_any(
+        capabilities, obj.subject.subject_id, getattr(obj, scope_attr), getattr(obj, context_attr)
     ):
-        raise not_found("record")
-    return record
+        raise not_found(resource)
+    return obj
+
+
+def access_record(cov: Coverage, record_id: str, capabilities: list[str] | None = None,
+                  lock: bool = False) -> Record:
+    """The record, if a grant with any of `capabilities` (default records_read) covers its
+    subject and placement; NOT_FOUND (resource "record") otherwise."""
+    return _access_placed(Record, cov, "record_id", record_id, capabilities or ["records_read"],
+                          "placement_scope", "placement_context_id", "record", lock)
 
 
 def access_candidate(cov: Coverage, candidate_id: str, capabilities: list[str] | None = None,
                      lock: bool = False) -> Candidate:
-    """The candidate, if it exists in the space and one grant with any of `capabilities` (default
-    candidates_read or review) covers its subject and capture-scope placement; NOT_FOUND
-    (resource "candidate") otherwise. `lock` takes the candidate row lock for a review."""
-    capabilities = capabilities or ["candidates_read", "review"]
-    qs = Candidate.objects.select_related("subject")
-    if lock:
-        qs = qs.select_for_update(of=("self",))
-    candidate = qs.filter(space_id=cov.space_id, candidate_id=candidate_id).first()
-    if candidate is None or not cov.covers_any(
-        capabilities, candidate.subject.subject_id, candidate.scope_placement_scope, candidate.scope_context_id
-    ):
-        raise not_found("candidate")
-    return candidate
+    """The candidate, if a grant with any of `capabilities` (default candidates_read or review)
+    covers its subject and capture-scope placement; NOT_FOUND (resource "candidate") otherwise.
+    `lock` takes the candidate row lock for a review."""
+    return _access_placed(Candidate, cov, "candidate_id", candidate_id,
+                          capabilities or ["candidates_read", "review"],
+                          "scope_placement_scope", "scope_context_id", "candidate", lock)

@@ -5,7 +5,6 @@ happen in one transaction with the candidate row locked, so two racing reviews c
 consume it: the second sees a non-pending state and answers CANDIDATE_CONSUMED. (Mutations of
 one space also serialize on the space row `scope.coverage()` locks; the candidate lock keeps the
 rule local and would hold without it.) Records inherit the capture scope's placement verbatim."""
-from django.db.models import Q
 
 from memory.access import (
     Coverage,
@@ -22,7 +21,7 @@ from memory.ops.capture import admit, candidate_ref
 from memory.ops.mutation import MutationScope, Outcome, mutate
 from memory.ops.record_store import Placement, Provenance, create_records, record_ref
 from memory.ops.records import require_read
-from memory.timeutil import iso, parse
+from memory.timeutil import iso
 from memory.wire.errors import WireError
 
 READ = ["candidates_read", "review"]
@@ -56,9 +55,7 @@ def candidates_list(ctx: OpContext, req: dict) -> dict:
     qs = qs.filter(state__in=req.get("states", [Candidate.PENDING]))
     total = qs.count()
     position = cursors.decode(ctx, req, revision, cov)
-    if position is not None:
-        at = parse(position[0])
-        qs = qs.filter(Q(captured_at__gt=at) | Q(captured_at=at, candidate_id__gt=position[1]))
+    qs = cursors.after(qs, position, "captured_at", "candidate_id")
     size = cursors.page_size(req)
     rows = list(qs.select_related("subject").order_by("captured_at", "candidate_id")[: size + 1])
     page = rows[:size]

@@ -4,9 +4,11 @@ revision of what is read and the caller's grant state. Any change or tampering: 
 from typing import Any
 
 from django.core import signing
+from django.db.models import Q, QuerySet
 
 from memory.access import Coverage
 from memory.ops.base import OpContext
+from memory.timeutil import parse
 from memory.wire.canonical import digest
 from memory.wire.errors import WireError
 
@@ -45,3 +47,13 @@ def decode(ctx: OpContext, req: dict, revision: int, cov: Coverage) -> list[Any]
 
 def page_size(req: dict) -> int:
     return req.get("page_size", 50)
+
+
+def after(qs: QuerySet, position: list[Any] | None, time_field: str, id_field: str,
+          descending: bool = False) -> QuerySet:
+    """Rows strictly past a keyset position `[time, id]` in (time, id) order, ascending or not."""
+    if position is None:
+        return qs
+    at, last_id = parse(position[0]), position[1]
+    op = "lt" if descending else "gt"
+    return qs.filter(Q(**{f"{time_field}__{op}": at}) | Q(**{time_field: at, f"{id_field}__{op}": last_id}))

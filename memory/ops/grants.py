@@ -131,9 +131,7 @@ def grants_list(ctx: OpContext, req: dict) -> dict:
     if not req.get("include_inactive", False):
         qs = qs.filter(state=Grant.ACTIVE).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=ctx.at))
     position = cursors.decode(ctx, req, cov.space.revision, cov)
-    if position is not None:
-        at = parse(position[0])
-        qs = qs.filter(Q(created_at__gt=at) | Q(created_at=at, grant_id__gt=position[1]))
+    qs = cursors.after(qs, position, "created_at", "grant_id")
     size = cursors.page_size(req)
     rows = list(qs.order_by("created_at", "grant_id")[: size + 1])
     page, more = rows[:size], len(rows) > size

@@ -6,8 +6,6 @@ Every write follows SPEC §2.6: lookup and read coverage (NOT_FOUND), op coverag
 records its records_write grants cover, as a reader sees those its records_read grants cover."""
 from itertools import islice
 
-from django.db.models import Q
-
 from memory.access import (
     Coverage,
     access_record,
@@ -23,7 +21,7 @@ from memory.ops.content import check_content
 from memory.ops.mutation import MutationScope, Outcome, mutate
 from memory.ops.record_store import Placement, Provenance, record_ref
 from memory.ops.selection import matching, read_filter, records_queryset
-from memory.timeutil import iso, parse
+from memory.timeutil import iso
 from memory.wire.errors import WireError, permission_denied
 
 READ = ["records_read"]
@@ -161,9 +159,7 @@ def records_list(ctx: OpContext, req: dict) -> dict:
         total = qs.count()
     else:  # the matcher decides each record; SQL has only narrowed
         total = sum(1 for _ in matching(qs.only("content").iterator(chunk_size=2000), flt))
-    if position is not None:
-        at = parse(position[0])
-        qs = qs.filter(Q(created_at__lt=at) | Q(created_at=at, record_id__lt=position[1]))
+    qs = cursors.after(qs, position, "created_at", "record_id", descending=True)
     ordered = qs.select_related("subject").order_by("-created_at", "-record_id")
     if flt.cognition is None:
         rows = list(ordered[: size + 1])
