@@ -2,8 +2,7 @@
 module present; each exposes `main()`. Shared here: the bench database, a real server process
 (gunicorn, or runserver) on a loopback port, and a closed-loop load driver.
 
-Everything runs against PostgreSQL named by BENCH_DATABASE_URL (default: the hardening
-engineer's database) and never against the test databases."""
+Everything runs against PostgreSQL named by BENCH_DATABASE_URL (default: spoke_bench) and never against the test databases."""
 from __future__ import annotations
 
 import json
@@ -21,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spoke_hardening")
+DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spoke_bench")
 BROKER_URL = os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/6")
 RESULTS = ROOT / "var" / "bench"
 

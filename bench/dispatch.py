@@ -35,19 +35,29 @@ def _worker(url: str, path: str, body: dict, headers: dict):
     return make
 
 
-def targets(s, record_id: str | None) -> list[tuple[str, str, dict]]:
+def targets(s, record_id: str | None) -> list[tuple[str, str, dict, str]]:
+    """(name, path, body, floor name): each op is compared with the bare view doing its select."""
     from memory.ops.base import HANDLERS
 
+    subject = {"space_id": s.space_id, "subject_id": "u1"}
     out = [
-        ("floor (bare view, same select)", "/bench/floor", {"space_id": s.space_id, "subject_id": "u1"}),
-        ("memory.subjects.get", "/v1/ops/memory.subjects.get", {"space_id": s.space_id, "subject_id": "u1"}),
+        (FLOOR_SUBJECT, "/bench/floor", subject, FLOOR_SUBJECT),
+        ("memory.subjects.get", "/v1/ops/memory.subjects.get", subject, FLOOR_SUBJECT),
     ]
     if record_id and "memory.records.get" in HANDLERS:
-        out.append(("memory.records.get", "/v1/ops/memory.records.get", {"space_id": s.space_id, "record_id": record_id}))
-    if record_id and "memory.recall" in HANDLERS:
-        out.append(("memory.recall", "/v1/ops/memory.recall",
-                    {"space_id": s.space_id, "subject_id": "u1", "query": {"text": "bench note"}}))
+        record = {"space_id": s.space_id, "record_id": record_id}
+        out += [
+            (FLOOR_RECORD, "/bench/floor-record", record, FLOOR_RECORD),
+            ("memory.records.get", "/v1/ops/memory.records.get", record, FLOOR_RECORD),
+        ]
+        if "memory.recall" in HANDLERS:
+            out.append(("memory.recall", "/v1/ops/memory.recall",
+                        {**subject, "query": {"text": "bench note"}}, FLOOR_RECORD))
     return out
+
+
+FLOOR_SUBJECT = "floor: bare view, subject select"
+FLOOR_RECORD = "floor: bare view, record select"
 
 
 def make_record(s) -> str | None:
@@ -101,10 +111,10 @@ def main() -> dict:
     with gunicorn(workers=WORKERS) as url:
         todo = targets(s, record_id)
         for _ in range(max(1, int(SECONDS > 0))):  # warm-up
-            for name, path, body in todo:
+            for name, path, body, _floor in todo:
                 closed_loop(name, CLIENTS, 1.0, _worker(url, path, body, headers))
         for _ in range(ROUNDS):  # interleaved rounds, so drift from the shared machine hits all alike
-            for name, path, body in todo:
+            for name, path, body, _floor in todo:
                 results.setdefault(name, []).append(closed_loop(name, CLIENTS, SECONDS, _worker(url, path, body, headers)))
     rows = []
     for name, runs in results.items():
@@ -115,14 +125,17 @@ def main() -> dict:
             for k, v in extra.errors.items():
                 merged.errors[k] = merged.errors.get(k, 0) + v
         rows.append(merged.row())
-    floor = rows[0]["rps"] or 1.0
+    by_name = {row["name"]: row for row in rows}
+    floors = {name: floor for name, _path, _body, floor in todo}
     for row in rows:
-        row["vs_floor"] = f"{100 * row['rps'] / floor:.0f}%"
+        floor = by_name[floors[row["name"]]]
+        row["vs_floor"] = f"{100 * row['rps'] / (floor['rps'] or 1.0):.0f}%"
     print(table(rows, ["name", "requests", "rps", "p50_ms", "p95_ms", "p99_ms", "error_rate", "vs_floor"]))
-    prof = profile(s, "/v1/ops/memory.subjects.get", {"space_id": s.space_id, "subject_id": "u1"})
-    prof_floor = profile(s, "/bench/floor", {"space_id": s.space_id, "subject_id": "u1"})
+    record = {"space_id": s.space_id, "record_id": record_id}
+    prof = profile(s, "/v1/ops/memory.records.get", record)
+    prof_floor = profile(s, "/bench/floor-record", record)
     out = {"clients": CLIENTS, "workers": WORKERS, "seconds_per_round": SECONDS, "rounds": ROUNDS,
-           "rows": rows, "profile_subjects_get": prof, "profile_floor": prof_floor}
+           "rows": rows, "profile_records_get": prof, "profile_floor": prof_floor}
     path = save("dispatch", out)
     print(f"profile and figures: {path}")
     return out

@@ -1,8 +1,10 @@
 """Mixed load (docs/performance.md "Mixed load"): BENCH_MIXED_CLIENTS (32) closed-loop clients
 for BENCH_MIXED_SECONDS (120) against gunicorn on PostgreSQL, over BENCH_MIXED_SPACES (4)
-spaces. The mix uses what this build serves: subjects.ensure / get / fence, grants.grant, and
-records.create / get / recall when present. Every mutation carries an idempotency key. Then an
-audit: every acknowledged write is present exactly once (its receipt, its key, its object).
+spaces. The mix: capture, candidates.review (promote, some drops) of the client's own captures,
+records.create / update (CAS on the acknowledged revision) / get, recall, and some
+subjects.get / ensure and grants.grant. Every mutation carries an idempotency key. Then an audit:
+every acknowledged write is present exactly once (its receipt, its key, every object it names,
+at least at the acknowledged revision; reviewed candidates no longer pending).
 
     python -m bench mixed_load"""
 from __future__ import annotations
@@ -42,13 +44,14 @@ class Ledger:
 
 
 def plan(served: set[str]) -> list[tuple[str, int]]:
-    mix = [("memory.subjects.get", 30), ("memory.subjects.ensure", 25), ("memory.grants.grant", 10),
-           ("memory.subjects.fence", 10)]
-    if "memory.records.create" in served:
-        mix += [("memory.records.create", 15), ("memory.records.get", 10)]
-    if "memory.recall" in served:
-        mix += [("memory.recall", 10)]
-    return mix
+    """The issue's mix: capture, review, records writes and recall, with reads around them."""
+    mix = [("memory.subjects.get", 10), ("memory.subjects.ensure", 5), ("memory.grants.grant", 3),
+           ("memory.capture", 20), ("memory.candidates.review", 15), ("memory.records.create", 10),
+           ("memory.records.update", 10), ("memory.records.get", 12), ("memory.recall", 15)]
+    return [(op, weight) for op, weight in mix if op in served]
+
+
+WORDS = "tea coffee porto lisbon cycling chess piano garden python rust jazz hiking".split()
 
 
 def make_workers(url: str, seeds, ledger: Ledger, served: set[str]):
@@ -60,8 +63,9 @@ def make_workers(url: str, seeds, ledger: Ledger, served: set[str]):
         rng = random.Random(i)
         client = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {s.token}"}, timeout=30.0)
         n = [0]
-        my_records: list[str] = []
-        fenced = [False]
+        subject = s.subject_ids[i % len(s.subject_ids)]
+        records: dict[str, int] = {}  # this client's records and their last acknowledged revision
+        pending: list[str] = []  # this client's captured, not yet reviewed candidates
 
         def post(op: str, body: dict) -> httpx.Response:
             t = time.perf_counter()
@@ -69,30 +73,47 @@ def make_workers(url: str, seeds, ledger: Ledger, served: set[str]):
             ledger.time(op, time.perf_counter() - t)
             return r
 
+        def text() -> str:
+            return f"{subject} likes {rng.choice(WORDS)} and {rng.choice(WORDS)} ({n[0]})"
+
+        def request(op: str, key: str) -> dict | None:
+            space = {"space_id": s.space_id}
+            if op == "memory.subjects.get":
+                return {**space, "subject_id": rng.choice(s.subject_ids)}
+            if op == "memory.subjects.ensure":
+                return {**space, "subject_id": f"c{i}-s{n[0]}", "idempotency_key": key}
+            if op == "memory.grants.grant":
+                return {**space, "grantee_principal_id": s.principal_id, "capabilities": ["recall"],
+                        "subject_ids": [subject], "idempotency_key": key}
+            if op == "memory.capture":
+                items = [{"content": {"text": text()}} for _ in range(rng.choice((1, 1, 2)))]
+                return {**space, "subject_id": subject, "capture_scope": {"placement": {"scope": "shared"}},
+                        "items": items, "idempotency_key": key}
+            if op == "memory.candidates.review":
+                if not pending:
+                    return None
+                decision = {"action": "drop", "reason": "noise"} if rng.random() < 0.2 else {"action": "promote"}
+                return {**space, "candidate_id": pending.pop(0), "decision": decision, "idempotency_key": key}
+            if op == "memory.records.create":
+                return {**space, "subject_id": subject, "kind": "note", "content": {"text": text()},
+                        "placement": {"scope": "shared"}, "idempotency_key": key}
+            if op == "memory.records.update":
+                if not records:
+                    return None
+                rid = rng.choice(sorted(records))
+                return {**space, "record_id": rid, "expected_revision": records[rid],
+                        "content": {"text": text()}, "idempotency_key": key}
+            if op == "memory.records.get":
+                return {**space, "record_id": rng.choice(sorted(records))} if records else None
+            return {**space, "subject_id": subject, "query": {"text": f"what does {subject} like {rng.choice(WORDS)}"}}
+
         def one() -> str | None:
             op = rng.choices(ops, weights)[0]
             n[0] += 1
             key = f"c{i}-{n[0]}"
-            own = f"c{i}"
-            if op == "memory.subjects.get":
-                body = {"space_id": s.space_id, "subject_id": rng.choice(s.subject_ids)}
-            elif op == "memory.subjects.ensure":
-                body = {"space_id": s.space_id, "subject_id": f"c{i}-s{n[0]}", "idempotency_key": key}
-            elif op == "memory.grants.grant":
-                body = {"space_id": s.space_id, "grantee_principal_id": s.principal_id, "capabilities": ["recall"],
-                        "subject_ids": [own], "idempotency_key": key}
-            elif op == "memory.subjects.fence":
-                body = {"space_id": s.space_id, "subject_id": s.subject_ids[i % len(s.subject_ids)],
-                        "action": "unfence" if fenced[0] else "fence", "context_id": own, "idempotency_key": key}
-            elif op == "memory.records.create":
-                body = {"space_id": s.space_id, "subject_id": s.subject_ids[0], "kind": "note",
-                        "content": {"text": f"note {key}"}, "placement": {"scope": "shared"}, "idempotency_key": key}
-            elif op == "memory.records.get":
-                if not my_records:
-                    return None
-                body = {"space_id": s.space_id, "record_id": rng.choice(my_records)}
-            else:
-                body = {"space_id": s.space_id, "subject_id": s.subject_ids[0], "query": {"text": "note"}}
+            body = request(op, key)
+            if body is None:
+                return None
             r = post(op, body)
             if r.status_code != 200:
                 return f"{op}:{r.status_code}"
@@ -101,10 +122,11 @@ def make_workers(url: str, seeds, ledger: Ledger, served: set[str]):
                 receipt = payload["receipt"]
                 ledger.add(op=op, space_id=s.space_id, key=key, receipt_id=receipt["receipt_id"], refs=receipt["refs"],
                            principal_id=s.principal_id)
-                if op == "memory.subjects.fence":
-                    fenced[0] = not fenced[0]
-                if op == "memory.records.create":
-                    my_records.extend(ref["id"] for ref in receipt["refs"] if ref["type"] == "record")
+                for ref in receipt["refs"]:
+                    if ref["type"] == "record":
+                        records[ref["id"]] = ref["revision"]
+                    elif ref["type"] == "candidate" and op == "memory.capture":
+                        pending.append(ref["id"])
             return None
 
         return one
@@ -112,10 +134,29 @@ def make_workers(url: str, seeds, ledger: Ledger, served: set[str]):
     return make
 
 
+def _ref_problem(row: dict, ref: dict) -> str | None:
+    """Each object an acknowledged receipt names is present exactly once, at least at the
+    revision the receipt acknowledged; a reviewed candidate is no longer pending."""
+    from memory.models import Candidate, Grant, Record, Subject
+
+    model, field = {"subject": (Subject, "subject_id"), "grant": (Grant, "grant_id"),
+                    "record": (Record, "record_id"), "candidate": (Candidate, "candidate_id")}.get(ref["type"], (None, None))
+    if model is None:
+        return None
+    rows = list(model.objects.filter(space_id=row["space_id"], **{field: ref["id"]}))
+    if len(rows) != 1:
+        return f"{ref['type']} {ref['id']} present {len(rows)} times"
+    if getattr(rows[0], "revision", ref["revision"]) < ref["revision"]:
+        return f"{ref['type']} {ref['id']} behind its acknowledged revision"
+    if row["op"] == "memory.candidates.review" and ref["type"] == "candidate" and rows[0].state == "pending":
+        return f"candidate {ref['id']} acknowledged as reviewed but still pending"
+    return None
+
+
 def audit(ledger: Ledger) -> dict:
     """Every acknowledged write exactly once: one receipt row, one key row pointing at it, and
     the object its first ref names."""
-    from memory.models import Grant, IdempotencyKey, Receipt, Record, Subject
+    from memory.models import IdempotencyKey, Receipt
 
     problems = []
     ids = [row["receipt_id"] for row in ledger.acked]
@@ -132,17 +173,10 @@ def audit(ledger: Ledger) -> dict:
             continue
         if keys.get((row["space_id"], row["op"], row["key"])) != [row["receipt_id"]]:
             problems.append(f"key {row['key']} not exactly once")
-        ref = row["refs"][0]
-        if ref["type"] == "subject":
-            found = Subject.objects.filter(space_id=row["space_id"], subject_id=ref["id"]).count()
-        elif ref["type"] == "grant":
-            found = Grant.objects.filter(grant_id=ref["id"]).count()
-        elif ref["type"] == "record":
-            found = Record.objects.filter(space_id=row["space_id"], record_id=ref["id"]).count()
-        else:
-            found = 1
-        if found != 1:
-            problems.append(f"{ref['type']} {ref['id']} present {found} times")
+        for ref in row["refs"]:
+            problem = _ref_problem(row, ref)
+            if problem:
+                problems.append(problem)
     spaces = {row["space_id"] for row in ledger.acked}
     unacked = Receipt.objects.filter(space_id__in=spaces).exclude(receipt_id__in=ids).count()
     return {"acknowledged_writes": len(ids), "problems": problems[:20], "problem_count": len(problems),

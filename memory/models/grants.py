@@ -1,5 +1,6 @@
 """Grants (SPEC §3.4, §4). `ancestor_ids` is the chain from the root to the parent, written once at
-issue, so whether a grant is effective is one query over its ancestors' states.
+issue. `ancestor_revoked` is set on every descendant when a grant is revoked (in the same
+transaction, under the space lock), so a caller's effective grants are one indexed query.
 Expiry needs no walk: a child never outlives its parent (non-amplification on expires_at)."""
 from django.db import models
 
@@ -25,6 +26,7 @@ class Grant(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     revoke_reason = models.TextField(null=True, blank=True)
     revision = models.PositiveBigIntegerField(default=1)
+    ancestor_revoked = models.BooleanField(default=False)
     created_at = models.DateTimeField()
     extensions = models.JSONField(default=dict, blank=True)
 

@@ -1,8 +1,15 @@
 """memory.grants.list, .grant, .revoke, and root grants for operators (SPEC §4)."""
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 
-from memory.access import Coverage, coverage_for, effective_ids, gate_space_writable, grant_has
+from memory.access import (
+    Coverage,
+    coverage_for,
+    effective_ids,
+    effective_q,
+    gate_space_writable,
+    grant_has,
+)
 from memory.models import Grant, Principal, Space
 from memory.ops import cursors
 from memory.ops.base import OpContext, op
@@ -115,9 +122,20 @@ def revoke(ctx: OpContext, req: dict) -> dict:
         target.state, target.revoked_at, target.revoke_reason = Grant.REVOKED, ctx.at, req.get("reason")
         target.revision += 1
         target.save(update_fields=["state", "revoked_at", "revoke_reason", "revision"])
+        mark_descendants_revoked(target)
         return Outcome(refs=[grant_ref(target)])
 
     return mutate(ctx, req, body)
+
+
+def mark_descendants_revoked(root: Grant) -> None:
+    """Every grant below `root` loses its effect with it: one update per generation, under the
+    space lock the revoke holds, so no child can be issued from a branch being cut."""
+    parents = [root.grant_id]
+    while parents:
+        children = list(Grant.objects.filter(parent_id__in=parents).values_list("grant_id", flat=True))
+        Grant.objects.filter(grant_id__in=children, ancestor_revoked=False).update(ancestor_revoked=True)
+        parents = children
 
 
 @op("memory.grants.list")
@@ -129,17 +147,13 @@ def grants_list(ctx: OpContext, req: dict) -> dict:
     else:
         qs = qs.filter(grantee=ctx.principal)
     if not req.get("include_inactive", False):
-        qs = qs.filter(state=Grant.ACTIVE).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=ctx.at))
+        qs = qs.filter(effective_q(ctx.at))
     position = cursors.decode(ctx, req, cov.space.revision, cov)
     qs = cursors.after(qs, position, "created_at", "grant_id")
     size = cursors.page_size(req)
     rows = list(qs.order_by("created_at", "grant_id")[: size + 1])
     page, more = rows[:size], len(rows) > size
     live = effective_ids(page, ctx.at)
-    if not req.get("include_inactive", False):
-        # An active row can still be ineffective (a revoked ancestor): such rows leave the page,
-        # which may then hold fewer than page_size grants; next_cursor still says if more follow.
-        page = [g for g in page if g.grant_id in live]
     next_cursor = None
     if more:
         last = rows[size - 1]

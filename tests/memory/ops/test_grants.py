@@ -210,3 +210,110 @@ def test_grants_list_pages_with_cursor_and_cursor_breaks_on_change(api, admin, g
     assert tampered.code == "CURSOR_INVALID"
     other_request = api(admin, "memory.grants.list", {"space_id": "s1", "view": "own", "cursor": stale})
     assert other_request.code == "CURSOR_INVALID"
+
+
+def _chain(api, grant_to, persona_factory, depth):
+    """A chain admin → g0 → g1 → … of grants_issue+records_read holders; returns [(persona, id)]."""
+    first, first_id = grant_to(capabilities=["grants_issue", "records_read"])
+    chain = [(first, first_id)]
+    for i in range(depth - 1):
+        holder = persona_factory(f"chain{i}")
+        answer = api(chain[-1][0], "memory.grants.grant", {
+            "space_id": "s1", "grantee_principal_id": holder.id, "capabilities": ["grants_issue", "records_read"]})
+        chain.append((holder, answer.receipt["refs"][0]["id"]))
+    return chain
+
+
+def test_revoking_a_middle_grant_cuts_every_generation_below_it_and_nothing_above(api, admin, grant_to,
+                                                                                persona_factory):
+    chain = _chain(api, grant_to, persona_factory, 4)
+    api(admin, "memory.grants.revoke", {"space_id": "s1", "grant_id": chain[1][1]})
+    assert cov(chain[0][0]).grants  # above the cut: untouched
+    for persona, grant_id in chain[1:]:
+        with pytest.raises(WireError) as err:
+            cov(persona)
+        assert err.value.code == "NOT_FOUND"
+    flags = dict(Grant.objects.filter(pk__in=[g for _, g in chain]).values_list("grant_id", "ancestor_revoked"))
+    assert flags == {chain[0][1]: False, chain[1][1]: False, chain[2][1]: True, chain[3][1]: True}
+
+
+def test_active_grants_list_fills_its_pages_past_ineffective_rows(api, admin, grant_to, persona_factory):
+    chain = _chain(api, grant_to, persona_factory, 4)
+    api(admin, "memory.grants.revoke", {"space_id": "s1", "grant_id": chain[1][1]})
+    for _ in range(3):
+        grant_to(capabilities=["records_read"])
+    effective = api(admin, "memory.grants.list", {"space_id": "s1", "view": "admin", "include_inactive": True,
+                                                  "page_size": 100}).body["grants"]
+    want = [g["grant_id"] for g in effective if g["effective"]]
+    seen, cursor = [], None
+    while True:
+        body = {"space_id": "s1", "view": "admin", "page_size": 2, **({"cursor": cursor} if cursor else {})}
+        page = api(admin, "memory.grants.list", body).body
+        assert len(page["grants"]) == 2 or page["next_cursor"] is None
+        seen += [g["grant_id"] for g in page["grants"]]
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    assert seen == want and len(want) == 5  # admin root + chain[0] + three new
+
+
+def test_a_reads_coverage_is_one_query(grant_to, django_assert_num_queries):
+    persona, _ = grant_to(capabilities=["records_read"])
+    with django_assert_num_queries(1):
+        coverage = cov(persona)
+    assert coverage.space.space_id == "s1" and len(coverage.grants) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration_marks_grants_below_an_already_revoked_one():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("memory", "0003_merge_0002_recall_lexemes_0002_recordembedding")]
+    after = [("memory", "0004_grant_ancestor_revoked")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    Space, Principal, OldGrant = (old.get_model("memory", m) for m in ("Space", "Principal", "Grant"))
+    at = now()
+    space = Space.objects.create(space_id="mig", created_at=at, updated_at=at)
+    who = Principal.objects.create(principal_id="p-mig", kind="service", created_at=at)
+    common = {"space": space, "grantee": who, "issuer": who, "capabilities": ["space_admin"], "created_at": at}
+    root = OldGrant.objects.create(grant_id="g-root", ancestor_ids=[], **common)
+    cut = OldGrant.objects.create(grant_id="g-cut", parent=root, ancestor_ids=["g-root"], state="revoked", **common)
+    OldGrant.objects.create(grant_id="g-below", parent=cut, ancestor_ids=["g-root", "g-cut"], **common)
+    OldGrant.objects.create(grant_id="g-side", parent=root, ancestor_ids=["g-root"], **common)
+    executor = MigrationExecutor(connection)
+    executor.migrate(after)
+    flags = dict(Grant.objects.filter(space_id="mig").values_list("grant_id", "ancestor_revoked"))
+    assert flags == {"g-root": False, "g-cut": False, "g-below": True, "g-side": False}
+
+
+def _fields(obj) -> dict:
+    return {f.attname: getattr(obj, f.attname) for f in obj._meta.concrete_fields}
+
+
+def test_prepared_coverage_query_matches_the_orm_field_for_field(api, admin, grant_to, persona_factory):
+    """The one-query coverage (memory/rows.py) returns exactly what the ORM filter does: the same
+    grants in the same order, every field converted alike, the space joined in."""
+    from memory.access import effective_grants
+
+    chain = _chain(api, grant_to, persona_factory, 3)
+    holder = chain[0][0]
+    for grant in [{"capabilities": ["records_read"], "subject_ids": ["u1"], "context_ids": ["c1"]},
+                  {"capabilities": ["recall"], "shared_access": True,
+                   "expires_at": iso(now() + timedelta(hours=1))}]:
+        api(admin, "memory.grants.grant", {"space_id": "s1", "grantee_principal_id": holder.id, **grant})
+    expired = api(admin, "memory.grants.grant", {"space_id": "s1", "grantee_principal_id": holder.id,
+                                                "capabilities": ["records_read"]}).receipt["refs"][0]["id"]
+    Grant.objects.filter(pk=expired).update(expires_at=now() - timedelta(seconds=1))
+    api(admin, "memory.grants.revoke", {"space_id": "s1", "grant_id": chain[1][1]})
+    for persona, _ in [*chain, (admin, None)]:
+        at = now()
+        orm = list(Grant.objects.select_related("space").filter(
+            pk__in=[g.pk for g in effective_grants("s1", persona.principal, at)]).order_by("created_at", "grant_id"))
+        fast = effective_grants("s1", persona.principal, at, with_space=True)
+        assert [_fields(g) for g in fast] == [_fields(g) for g in orm]
+        assert [_fields(g.space) for g in fast] == [_fields(g.space) for g in orm]
+    assert len(effective_grants("s1", holder.principal, now(), with_space=True)) == 3
+    assert effective_grants("s1", chain[2][0].principal, now(), with_space=True) == []

@@ -1,0 +1,66 @@
+"""A read through the whole edge costs a constant, small number of queries: the token, the
+caller's coverage (its effective grants joined with their space, one query) and the object.
+Recall adds its candidate scan and the hydration of the hits, whatever the subject holds."""
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+pytestmark = pytest.mark.django_db
+
+
+def queries(api, who, op, body) -> list[str]:
+    with CaptureQueriesContext(connection) as ctx:
+        answer = api(who, op, body)
+    assert answer.status == 200, answer.body
+    return [q["sql"] for q in ctx.captured_queries]
+
+
+@pytest.fixture
+def subject_with_records(api, admin, space):
+    def make(n: int) -> list[str]:
+        api(admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1", "kind": "acme:user"})
+        ids = []
+        for i in range(n):
+            answer = api(admin, "memory.records.create", {
+                "space_id": "s1", "subject_id": "u1", "kind": "note",
+                "content": {"text": f"hello number {i}"}, "placement": {"scope": "shared"}})
+            ids.append(answer.receipt["refs"][-1]["id"])
+        return ids
+    return make
+
+
+def test_gets_are_token_coverage_object(api, admin, subject_with_records):
+    record_id = subject_with_records(1)[0]
+    for op, body, table in [
+        ("memory.subjects.get", {"space_id": "s1", "subject_id": "u1"}, "memory_subject"),
+        ("memory.records.get", {"space_id": "s1", "record_id": record_id}, "memory_record"),
+    ]:
+        sql = queries(api, admin, op, body)
+        assert len(sql) == 3, (op, sql)
+        assert '"memory_apitoken"' in sql[0] and '"memory_grant"' in sql[1] and '"memory_space"' in sql[1]
+        assert f'"{table}"' in sql[2]
+
+
+def test_recall_query_count_does_not_grow_with_the_subject(api, admin, subject_with_records):
+    subject_with_records(2)
+    body = {"space_id": "s1", "subject_id": "u1", "query": {"text": "hello number"}}
+    few = queries(api, admin, "memory.recall", body)
+    subject_with_records(25)
+    many = queries(api, admin, "memory.recall", body)
+    assert len(few) == len(many) <= 5
+
+
+def test_prepared_token_lookup_returns_the_orm_principal(admin):
+    from memory.dispatch.auth import principal_for_header
+    from memory.models import ApiToken, Principal
+
+    admin.principal.extensions = {"team": "ops", "n": [1, 2]}
+    admin.principal.save()
+    fast = principal_for_header(f"Bearer {admin.token}")
+    orm = Principal.objects.get(pk=admin.id)
+    assert {f.attname: getattr(fast, f.attname) for f in Principal._meta.concrete_fields} == {
+        f.attname: getattr(orm, f.attname) for f in Principal._meta.concrete_fields}
+    ApiToken.objects.filter(principal_id=admin.id).update(revoked_at=orm.created_at)
+    with pytest.raises(Exception) as err:
+        principal_for_header(f"Bearer {admin.token}")
+    assert err.value.code == "unauthenticated"
