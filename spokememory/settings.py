@@ -169,6 +169,8 @@ SPOKE_MEMORY_LIMITS = {
     "session_ttl_s": env_int("SPOKE_MEMORY_SESSION_TTL_S", 3_600),
 }
 # Pending work still pending after this long is re-queued (then failed) by the sweeper.
+# Judge every request with both schema validators and fail on a disagreement (the test suite).
+SPOKE_MEMORY_SCHEMA_CROSSCHECK = os.environ.get("SPOKE_MEMORY_SCHEMA_CROSSCHECK", "") == "1"
 SPOKE_MEMORY_JOB_TIMEOUT_S = env_int("SPOKE_MEMORY_JOB_TIMEOUT_S", 300)
 
 # --- Celery -------------------------------------------------------------------------------

@@ -7,12 +7,18 @@ import os
 from dataclasses import dataclass
 
 import pytest
+from django.conf import settings
 from django.db import connection
 from django.test import Client
 
 from memory.models import Principal, Space
 from memory.ops.grants import issue_root_grant
 from memory.timeutil import now
+
+# Every request the suite sends is judged by both schema validators (memory/wire/validation.py
+# request_errors); a disagreement fails the test. Subprocess servers and workers inherit it.
+os.environ["SPOKE_MEMORY_SCHEMA_CROSSCHECK"] = "1"
+settings.SPOKE_MEMORY_SCHEMA_CROSSCHECK = True
 
 ALL_FLAGS = ["spoke-cognition", "spoke-memory", "spoke-memory-reflection", "spoke-memory-transfer"]
 

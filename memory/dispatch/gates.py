@@ -2,7 +2,7 @@
 edge and by in-process callers (the console), so both are judged the same way."""
 from memory.engine.cognition import grammar_error
 from memory.wire.errors import WireError
-from memory.wire.validation import catalog, schema_errors
+from memory.wire.validation import catalog, request_errors
 
 COGNITION_FLAG = "spoke-cognition"
 
@@ -22,7 +22,7 @@ def check_request(op: str, body: dict, negotiated) -> None:
         raise capability_missing(spec.flag, negotiated)
     if "cognition_filter" in body and COGNITION_FLAG not in negotiated:
         raise capability_missing(COGNITION_FLAG, negotiated)
-    errors = schema_errors(spec.request_validator, body)
+    errors = request_errors(spec, body)
     if errors:
         raise WireError("invalid_input", "The request does not match the op's schema.", reason="schema", errors=errors)
     cf = body.get("cognition_filter")

@@ -151,15 +151,11 @@ def run_export(job: Job) -> list[dict]:
 
 @lru_cache(maxsize=1)
 def object_validator():
-    """A validator of ExportObject built from the same schema files as the edge. jsonschema_rs
-    (a compiled validator, ~100x faster per object) when installed, else jsonschema."""
+    """A validator of ExportObject built from the same schema files as the edge: the compiled
+    one (~100x faster per object) when jsonschema-rs is installed, else the reference one."""
     cat = catalog()
-    try:
-        import jsonschema_rs
-    except ImportError:  # pragma: no cover - the fallback is the reference implementation
-        return cat.component_validator("ExportObject")
-    registry = jsonschema_rs.Registry([(URN + name, schema) for name, schema in cat.components.items()])
-    return jsonschema_rs.validator_for({"$ref": URN + "ExportObject"}, registry=registry)
+    schema = {"$ref": URN + "ExportObject"}
+    return cat.fast_validator(schema) or cat.validator(schema)
 
 
 def _reject(message: str) -> WireError:
