@@ -68,8 +68,9 @@ def main(argv: list[str] | None = None) -> None:
     from django.conf import settings
     from django.db import connection
 
-    from memory.engine import embed, hybrid, hybrid_store
+    from memory.engine import embed, hybrid
     from memory.models import Subject
+    from memory.ops import hybrid_store
     from memory.ops.base import call
 
     samples = json.loads(args.data.read_text())

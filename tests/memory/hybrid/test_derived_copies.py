@@ -4,9 +4,8 @@ engine/1. No torch needed here: the vectors are stored bytes."""
 
 import pytest
 
-from memory.engine import hybrid_store
 from memory.models import Record, RecordEmbedding
-from memory.ops import derived
+from memory.ops import derived, hybrid_store
 
 pytestmark = pytest.mark.django_db
 

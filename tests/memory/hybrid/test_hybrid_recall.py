@@ -152,9 +152,8 @@ def test_selection_and_grants_bound_the_semantic_side(
 def test_a_record_without_embedding_is_still_recalled_lexically_then_backfilled(
     settings, hybrid_engine, space, write, recall
 ):
-    from memory.engine import hybrid_store
     from memory.models import Subject
-    from memory.ops import derived
+    from memory.ops import derived, hybrid_store
 
     derived.WRITERS.remove(hybrid_store.write_embeddings)  # as if written under engine/1
     try:

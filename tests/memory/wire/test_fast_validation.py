@@ -4,7 +4,8 @@ SPOKE_MEMORY_SCHEMA_CROSSCHECK, so every request it sends is a cross-check too; 
 generated instances per op."""
 import pytest
 from django.test import override_settings
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memory.wire.validation import ValidatorsDisagree, catalog, request_errors, schema_errors
 
