@@ -3,6 +3,8 @@
 import random
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from memory.engine import rank
 from memory.engine.rank import Doc, budget, query_terms, tokens
@@ -135,3 +137,61 @@ def test_the_engine_imports_no_django():
         a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
     }
     assert not any(m and m.startswith(("django", "memory")) for m in modules)
+
+
+def _reference_rank(docs, query):
+    """engine/1 relevance exactly as its docstring states it, written the plain way (tokens()
+    per document, a Counter, terms summed in sorted order): the oracle for the fast loop."""
+    import math
+    from collections import Counter
+
+    from memory.engine.rank import (
+        K1,
+        RECENCY_WEIGHT,
+        RELEVANCE_WEIGHT,
+        SCORE_DECIMALS,
+        B,
+        Ranked,
+        _recency,
+        query_terms,
+        tokens,
+    )
+
+    wanted = set(query_terms(query))
+    matched = []
+    for d in docs:
+        toks = tokens(d.text)
+        counts = Counter(t for t in toks if t in wanted)
+        if counts:
+            matched.append((d, counts, len(toks)))
+    if not matched:
+        return []
+    n = len(matched)
+    avgdl = sum(length for _, _, length in matched) / n
+    df = Counter(t for _, counts, _ in matched for t in counts)
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in df}
+    newest = max(d.created_ms for d, _, _ in matched)
+    rels = [(d, sum(idf[t] * c * (K1 + 1) / (c + K1 * (1 - B + B * length / avgdl))
+                    for t, c in sorted(counts.items()))) for d, counts, length in matched]
+    best = max(r for _, r in rels)
+    scored = [Ranked(d.record_id, round(RELEVANCE_WEIGHT * r / best + RECENCY_WEIGHT * _recency(d.created_ms, newest),
+                                        SCORE_DECIMALS)) for d, r in rels]
+    return sorted(scored, key=lambda r: (-r.score, r.record_id))
+
+
+_WORDS = ["tea", "Tea", "TEA", "coffee", "Ádám", "ádám", "x" * 201, "x" * 200, "porto", "ß", "Σίσυφος"]
+_SEPS = [" ", "  ", "-", "_", "'", ".", "\u2014", "\u3001", "\t", "!?", ""]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    texts=st.lists(st.lists(st.tuples(st.sampled_from(_WORDS), st.sampled_from(_SEPS)), max_size=12), max_size=25),
+    query=st.lists(st.sampled_from(_WORDS + ["nothing"]), min_size=1, max_size=4),
+    lead=st.sampled_from(["", " ", "--"]),
+)
+def test_fast_ranking_equals_the_plain_statement_of_the_policy(texts, query, lead):
+    docs = [Doc(f"rec_{i:03d}", i * 3_600_000, lead + "".join(w + s for w, s in parts))
+            for i, parts in enumerate(texts)]
+    q = " ".join(query)
+    assume(query_terms(q))  # a query without a token is the newest-first rule, not relevance
+    assert rank.rank(docs, q) == _reference_rank(docs, q)
