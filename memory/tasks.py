@@ -11,23 +11,26 @@ receipt (docs/workers.md).
   rolled back, so a job never takes effect twice.
 - A handler raising WireError fails the receipt with that content-free code and message; any
   other exception fails it with internal_error (logged here, never echoed).
+- While a job runs, a heartbeat thread stamps its JobHeartbeat row every third of
+  SPOKE_MEMORY_JOB_TIMEOUT_S on its own connection, so a long job is never taken for a dead one.
 - The sweeper (beat, every SPOKE_MEMORY_SWEEP_INTERVAL_S) re-queues jobs stuck past
-  SPOKE_MEMORY_JOB_TIMEOUT_S (running: the worker died; queued: the broker lost or never got the
-  message; the Job table is the outbox) and fails them after MAX_ATTEMPTS, so no receipt stays
-  pending forever."""
+  SPOKE_MEMORY_JOB_TIMEOUT_S (running with no heartbeat for that long: the worker died; queued:
+  the broker lost or never got the message; the Job table is the outbox) and fails them after
+  MAX_ATTEMPTS, so no receipt stays pending forever."""
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F, Q
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Exists, F, OuterRef, Q
 
-from memory.models import Job, Receipt
+from memory.models import Job, JobHeartbeat, Receipt
 from memory.timeutil import now
 from memory.wire.errors import WireError
 
@@ -89,12 +92,65 @@ def fail(job: Job, code: str, message: str) -> None:
             handler.on_failure(job, failure)
 
 
+class Heartbeat(threading.Thread):
+    """Stamps a running job's JobHeartbeat row until stopped, from its own thread and therefore
+    its own database connection (outside the job's transaction), and removes the row at the end.
+    A failed stamp is skipped, not fatal. Not on SQLite: a job is one write transaction there,
+    which holds the database lock the heartbeat would need (docs/workers.md)."""
+
+    def __init__(self, job: Job) -> None:
+        super().__init__(name=f"heartbeat-{job.receipt_id}", daemon=True)
+        self.receipt_id = job.receipt_id
+        self.interval = max(settings.SPOKE_MEMORY_JOB_TIMEOUT_S / 3, 0.2)
+        self.stopped = threading.Event()
+        self.stamped = False
+
+    @classmethod
+    def around(cls, job: Job) -> Heartbeat | None:
+        if connection.vendor == "sqlite":
+            return None
+        beat = cls(job)
+        beat.start()
+        return beat
+
+    def run(self) -> None:
+        try:
+            while not self.stopped.wait(self.interval):
+                self.stamped |= self._quietly(lambda: JobHeartbeat.objects.update_or_create(
+                    receipt_id=self.receipt_id, defaults={"beat_at": now()}))
+            if self.stamped:
+                self._quietly(lambda: JobHeartbeat.objects.filter(receipt_id=self.receipt_id).delete())
+        finally:
+            connection.close()
+
+    def _quietly(self, write) -> bool:
+        try:
+            write()
+            return True
+        except DatabaseError:
+            log.warning("heartbeat of job %s not recorded this time", self.receipt_id)
+            return False
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.join()
+
+
 def execute(job: Job) -> None:
-    """Run a claimed job to its end: committed, or failed."""
+    """Run a claimed job to its end (committed, or failed), with a heartbeat while it runs."""
     handler = JOB_HANDLERS.get(job.kind)
     if handler is None:
         fail(job, "internal_error", "No handler for this job kind.")
         return
+    heartbeat = Heartbeat.around(job)
+    try:
+        _execute(job, handler)
+    finally:
+        if heartbeat is not None:
+            heartbeat.stop()
+
+
+def _execute(job: Job, handler: JobHandler) -> None:
     try:
         with transaction.atomic():
             refs = handler.run(job)
@@ -122,8 +178,9 @@ def sweep_jobs() -> dict:
     """Re-queue jobs stuck running past the timeout (their worker died) or never delivered
     (queued past the timeout: the broker was down); fail those out of attempts."""
     cutoff = now() - timedelta(seconds=settings.SPOKE_MEMORY_JOB_TIMEOUT_S)
+    alive = JobHeartbeat.objects.filter(receipt_id=OuterRef("pk"), beat_at__gte=cutoff)
     stuck = Job.objects.filter(
-        Q(state=Job.RUNNING, started_at__lt=cutoff) | Q(state=Job.QUEUED, enqueued_at__lt=cutoff)
+        Q(state=Job.RUNNING, started_at__lt=cutoff) & ~Exists(alive) | Q(state=Job.QUEUED, enqueued_at__lt=cutoff)
     ).select_related("receipt")
     requeued = failed = 0
     for job in stuck:

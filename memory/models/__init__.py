@@ -5,7 +5,7 @@ from .embeddings import RecordEmbedding
 from .grants import Grant
 from .principals import ApiToken, Principal, WireSession
 from .profiles import ProfileDocument
-from .receipts import IdempotencyKey, Job, Receipt
+from .receipts import IdempotencyKey, Job, JobHeartbeat, Receipt
 from .records import Record, RecordRevision
 from .reflections import Reflection
 from .spaces import Space, Subject

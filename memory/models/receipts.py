@@ -91,3 +91,12 @@ class Job(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["state", "enqueued_at"], name="job_state_age")]
+
+
+class JobHeartbeat(models.Model):
+    """When a running job's worker last said it is alive. Its own table, written only by the
+    heartbeat thread: a job's transaction (REPEATABLE READ for exports) updates its Job row at
+    completion, and a concurrent write to that same row would fail it as a serialization error."""
+
+    receipt_id = models.CharField(primary_key=True, max_length=40)
+    beat_at = models.DateTimeField()

@@ -3,15 +3,17 @@ the job are written together, the task is enqueued after commit, a worker comple
 killed mid-export leaves no half-visible bundle and the sweeper gets the receipt to an end.
 Also the sweeper's rules, run in-process."""
 import json
+import time
 from datetime import timedelta
 
 import pytest
 from django.conf import settings as django_settings
 
-from memory.models import Export, ExportChunk, Job, Receipt, Reflection
+from memory.models import Export, ExportChunk, Job, JobHeartbeat, Receipt, Reflection
 from memory.tasks import MAX_ATTEMPTS, sweep_jobs
 from memory.timeutil import now
 from memory.wire.canonical import digest
+from tests.conftest import requires_postgres
 
 from .conftest import job_state, make_record, receipt_status, subject_row, wait_for
 
@@ -72,6 +74,45 @@ def test_a_worker_killed_mid_export_leaves_nothing_half_visible(api, admin, star
         assert Job.objects.get(pk=receipt_id).attempts >= 2
     else:
         assert export.state == "failed" and not ExportChunk.objects.filter(export=export).exists()
+
+
+@requires_postgres  # SQLite: the job's write transaction locks the database against the heartbeat
+@pytest.mark.worker
+@transactional
+def test_a_job_longer_than_three_timeouts_finishes_on_its_first_attempt(api, admin, start_worker):
+    """The heartbeat keeps a long job alive in the sweeper's eyes: with a 2 s timeout, a sweep
+    every second, an idle second worker and an export of well over 6 s, the job is never
+    re-queued, run twice nor failed."""
+    _records(300)
+    slow = {"SPOKE_MEMORY_EXPORT_CHUNK_BYTES": "4096", "SPOKE_TEST_EXPORT_PAUSE_S": "0.2",
+            "SPOKE_MEMORY_JOB_TIMEOUT_S": "2", "SPOKE_MEMORY_SWEEP_INTERVAL_S": "1"}
+    start_worker(**slow, CELERY_EXTRA="beat")
+    start_worker(**slow)  # an idle second worker would take any re-queued delivery at once
+    session = api.connect(admin)
+    receipt_id = api(admin, "memory.exports.create", {"space_id": "s1"}, session).receipt["receipt_id"]
+    wait_for(lambda: job_state(receipt_id) == "running", what="the export to start")
+    beats = set()
+    while receipt_status(receipt_id) == "pending":
+        beats.update(JobHeartbeat.objects.filter(receipt_id=receipt_id).values_list("beat_at", flat=True))
+        time.sleep(0.3)
+    job = Job.objects.get(pk=receipt_id)
+    assert receipt_status(receipt_id) == "committed" and job.attempts == 1
+    assert job.finished_at - job.started_at > timedelta(seconds=3 * 2)  # it really outlived the timeout
+    assert len(beats) >= 3  # and was stamped while it ran
+    assert not JobHeartbeat.objects.filter(receipt_id=receipt_id).exists()  # removed at the end
+    assert Export.objects.get().bundle["object_counts"]["record"] == 300
+
+
+@pytest.mark.django_db
+def test_sweeper_leaves_a_long_job_with_a_fresh_heartbeat_alone(pending_export, monkeypatch):
+    sent = []
+    monkeypatch.setattr("memory.tasks.run_job.delay", lambda rid: sent.append(rid))
+    long_ago = now() - timedelta(seconds=django_settings.SPOKE_MEMORY_JOB_TIMEOUT_S * 10)
+    Job.objects.filter(pk=pending_export).update(state=Job.RUNNING, started_at=long_ago, attempts=1)
+    JobHeartbeat.objects.create(receipt_id=pending_export, beat_at=now())
+    assert sweep_jobs() == {"requeued": 0, "failed": 0} and sent == []
+    JobHeartbeat.objects.filter(receipt_id=pending_export).update(beat_at=long_ago)  # the worker went silent
+    assert sweep_jobs() == {"requeued": 1, "failed": 0} and sent == [pending_export]
 
 
 @transactional
