@@ -78,6 +78,7 @@ class Load:
     attempts: list[Attempt] = field(default_factory=list)
     acked: dict[tuple[str, str], dict] = field(default_factory=dict)  # (op, key) -> receipt
     gave_up: list[tuple[str, str]] = field(default_factory=list)
+    crashed: list[str] = field(default_factory=list)  # clients that died of an exception
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def until_acked(self, client: httpx.Client, op: str, body: dict) -> dict | None:
@@ -96,7 +97,7 @@ class Load:
             else:
                 attempt = Attempt(sent, time.monotonic(), op, key, r.status_code)
                 if 200 <= r.status_code < 300:
-                    receipt = r.json()["receipt"]
+                    receipt = r.json()["receipt"]  # a 2xx that is not a receipt crashes the client
                     if SECRET in r.text or receipt["status"] != "committed":
                         attempt.problem = "content echoed or not committed"
                     self.note(attempt)
@@ -106,7 +107,7 @@ class Load:
                 attempt.problem = unclean(r, SECRET)
                 if attempt.problem is None and r.status_code == 500:
                     attempt.problem = "internal_error, not unavailable"
-                if r.status_code == 503:
+                if attempt.problem is None and r.status_code == 503:
                     attempt.outcome_unknown = (r.json()["error"].get("details") or {}).get(
                         "outcome"
                     ) == "unknown"
@@ -122,6 +123,13 @@ class Load:
             self.attempts.append(attempt)
 
     def client(self, i: int) -> None:
+        try:
+            self.cycles(i)
+        except Exception as exc:  # noqa: BLE001 - reported as a problem, not lost with the thread
+            with self.lock:
+                self.crashed.append(f"client {i}: {type(exc).__name__}")
+
+    def cycles(self, i: int) -> None:
         """One client: create a record, capture an item, review (promote) the candidate; again."""
         http = client_for(self.url, self.token, timeout=10.0)
         subject = f"u{i}"
@@ -427,6 +435,7 @@ def _run(pg: Cluster) -> dict:
     counts = windows(load, restarts)
     problems = [f"{a.op} {a.key}: {a.problem} ({a.status})" for a in load.attempts if a.problem]
     problems += [f"{op} {key}: never acknowledged" for op, key in load.gave_up]
+    problems += load.crashed
     problems += [
         f"{r['mode']}: no success after the restart"
         for r in restarts
@@ -438,6 +447,8 @@ def _run(pg: Cluster) -> dict:
         problems.append(f"{counts['ok_while_stopped']} successes while PostgreSQL was stopped")
     problems += audit(load, s.principal_id, before)
     recovered = "automatic recovery in progress" in pg.log_tail(400)
+    if not recovered:
+        problems.append("no crash recovery after -m immediate: the fault did not happen")
     out = {
         "clients": CLIENTS,
         "gunicorn": f"{WORKERS}x{THREADS}",
