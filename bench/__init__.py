@@ -113,18 +113,43 @@ def wait_ready(url: str, timeout: float = 30.0, proc: subprocess.Popen | None = 
     raise RuntimeError("server did not become ready")
 
 
+def use_database(url: str) -> None:
+    """Point the bench (this process's Django and every server it starts) at another database;
+    call before `setup_django()`. The fault scripts that stop PostgreSQL use their own cluster."""
+    global DATABASE_URL
+    DATABASE_URL = url
+
+
+def start_gunicorn(port: int, workers: int = 2, threads: int = 1, app: str = "bench:wsgi_app()",
+                   log_level: str = "warning", output: Path | None = None, **env: str) -> subprocess.Popen:
+    """A gunicorn server on 127.0.0.1:port, in its own session, returned once /healthz answers.
+    `output`: a file for the server's stdout and stderr (else they are this process's)."""
+    cmd = [sys.executable, "-m", "gunicorn", app, "-b", f"127.0.0.1:{port}", "-w", str(workers),
+           "--threads", str(threads), "--log-level", log_level, "--access-logfile", "-" if env.get("ACCESS") else "/dev/null"]
+    sink = None
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        sink = output.open("w")
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=server_env(**env), start_new_session=True, stdout=sink,
+                            stderr=subprocess.STDOUT if sink else None)
+    if sink is not None:
+        sink.close()  # the child holds its own descriptor
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", proc=proc)
+    except BaseException:
+        stop(proc)
+        raise
+    return proc
+
+
 @contextmanager
 def gunicorn(workers: int = 2, threads: int = 1, port: int | None = None, app: str = "bench:wsgi_app()",
              **env: str):
     """A gunicorn server on loopback; yields its base URL and stops it (SIGTERM, then SIGKILL)."""
     port = port or free_port()
-    cmd = [sys.executable, "-m", "gunicorn", app, "-b", f"127.0.0.1:{port}", "-w", str(workers),
-           "--threads", str(threads), "--log-level", "warning", "--access-logfile", "-" if env.get("ACCESS") else "/dev/null"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=server_env(**env), start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
+    proc = start_gunicorn(port, workers, threads, app, **env)
     try:
-        wait_ready(url, proc=proc)
-        yield url
+        yield f"http://127.0.0.1:{port}"
     finally:
         stop(proc)
 

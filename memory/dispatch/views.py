@@ -19,6 +19,7 @@ from ulid import ULID
 from memory.dispatch import auth
 from memory.dispatch.gates import check_request
 from memory.ops.base import HANDLERS, OpContext
+from memory.outage import is_outage, unavailable
 from memory.timeutil import now
 from memory.wire.errors import WireError
 from memory.wire.validation import catalog, schema_errors
@@ -45,6 +46,15 @@ def internal_error(exc: BaseException) -> HttpResponse:
     log.error("internal error %s: %s", request_id, type(exc).__name__, exc_info=exc)
     err = WireError("internal_error", "An internal error occurred.", request_id=request_id)
     return error_response(err)
+
+
+def outage(exc: BaseException) -> HttpResponse:
+    """The database went away under the request (docs/decisions.md "Database unavailable").
+    Any transaction was already rolled back by its atomic block (or the connection dropped,
+    which rolls it back on the server); Django discards the broken connection at the end of
+    the request and the next one reconnects."""
+    log.warning("database unavailable: %s", type(exc.__cause__ or exc).__name__)
+    return error_response(unavailable())
 
 
 class PrincipalThrottle(SimpleRateThrottle):
@@ -160,6 +170,8 @@ class WireView(APIView):
     def handle_exception(self, exc):
         if isinstance(exc, WireError):
             return error_response(exc)
+        if is_outage(exc):
+            return outage(exc)
         return internal_error(exc)
 
     def http_method_not_allowed(self, request, *args, **kwargs):

@@ -5,19 +5,22 @@ receipt, the idempotency key, the space revision bump and (for pending work) the
 body locks the space first through `scope.coverage()`, so mutations of one space serialize on
 that row; a key is re-checked under the lock, so a racing duplicate replays instead of
 executing, and the unique constraint on the key backs that up if anything slips past.
-Any WireError raised by the body rolls everything back: no row, no receipt, no consumed key."""
+Any WireError raised by the body rolls everything back: no row, no receipt, no consumed key.
+So does losing the database before COMMIT; losing it during COMMIT leaves the outcome unknown
+(`503 unavailable`, `details.outcome: "unknown"`), and a retry with the key resolves it."""
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.db.models import F
 
 from memory.access import Coverage, coverage_for
 from memory.models import IdempotencyKey, Job, Receipt, Space, Subject
 from memory.ops.base import OpContext
+from memory.outage import is_outage, unavailable
 from memory.timeutil import now
 from memory.wire.canonical import digest
 from memory.wire.errors import WireError
@@ -96,10 +99,12 @@ def mutate(ctx: OpContext, req: dict, body: Callable[[MutationScope], Outcome]) 
         if hit is not None:
             return {"receipt": _replay(hit, pdigest).to_wire()}
     scope = MutationScope(ctx=ctx, key=key, payload_digest=pdigest, space_key=space_key)
+    committing = False
     try:
         with transaction.atomic(durable=True):
             outcome = body(scope)
             receipt = _commit(scope, req, outcome)
+            committing = True  # all that is left is COMMIT, sent as the block exits
     except _Replay as replay:
         return {"receipt": replay.receipt.to_wire()}
     except IntegrityError:
@@ -107,6 +112,10 @@ def mutate(ctx: OpContext, req: dict, body: Callable[[MutationScope], Outcome]) 
             hit = _lookup(space_key, ctx, key)
             if hit is not None:
                 return {"receipt": _replay(hit, pdigest).to_wire()}
+        raise
+    except (OperationalError, InterfaceError) as exc:
+        if committing and is_outage(exc):
+            raise unavailable(in_doubt=True) from exc
         raise
     return {"receipt": receipt.to_wire()}
 

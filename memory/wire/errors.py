@@ -12,6 +12,7 @@ STATUS = {
     "invalid_input": 400,
     "rate_limited": 429,
     "internal_error": 500,
+    "unavailable": 503,  # not in SPEC §1.5: the database is unreachable (memory/outage.py)
     "INVALID_INPUT": 422,
     "NOT_FOUND": 404,
     "PERMISSION_DENIED": 403,

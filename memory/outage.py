@@ -1,0 +1,49 @@
+"""The database is unreachable: a wire answer for it (SPEC §1.5 has none; docs/decisions.md
+"Database unavailable"). `503 unavailable` with `Retry-After`, lower case like every
+dispatch-layer code: it is about the provider's plumbing, not about the request.
+
+Only PostgreSQL connection loss counts: errors without a SQLSTATE (connect refused, the server
+closed the connection, using a connection already closed), SQLSTATE class 08 (connection
+exception) and 57P01-57P03 (admin shutdown, crash shutdown, cannot connect now: a server
+stopping or starting). Everything else, including deadlocks and SQLite errors, stays
+`internal_error`: in this provider those are bugs."""
+
+from __future__ import annotations
+
+from django.db import InterfaceError, OperationalError
+
+from memory.wire.errors import WireError
+
+RETRY_AFTER_S = 1
+SHUTDOWN_STATES = {"57P01", "57P02", "57P03"}
+
+
+def is_outage(exc: BaseException) -> bool:
+    if not isinstance(exc, (OperationalError, InterfaceError)):
+        return False
+    cause = exc.__cause__
+    try:
+        import psycopg
+    except ImportError:  # no PostgreSQL driver: no PostgreSQL outage
+        return False
+    if not isinstance(cause, psycopg.Error):
+        return False
+    state = cause.sqlstate
+    return state is None or state.startswith("08") or state in SHUTDOWN_STATES
+
+
+def unavailable(in_doubt: bool = False) -> WireError:
+    """`in_doubt`: the connection went away while COMMIT was in flight, so the provider cannot
+    tell whether the mutation took; `details.outcome: "unknown"` says so. A retry with the same
+    idempotency key resolves it either way (the original receipt, or a first execution)."""
+    if in_doubt:
+        err = WireError(
+            "unavailable",
+            "The database became unreachable while the change was being committed; "
+            "retry with the same idempotency key to learn its outcome.",
+            outcome="unknown",
+        )
+    else:
+        err = WireError("unavailable", "The database is unreachable; retry later.")
+    err.headers["Retry-After"] = str(RETRY_AFTER_S)
+    return err
