@@ -177,3 +177,26 @@ def test_create_needs_the_csrf_token(moderator):
     client.force_login(moderator)
     assert client.post(PAGE + "create/", {"idempotency_key": "k"}).status_code == 403
     assert not receipts() and not Export.objects.exists()
+
+
+def test_a_ready_export_its_creator_can_no_longer_read_shows_the_error(content, ops, stranger):
+    def grant(capabilities: list[str]) -> str:
+        body = {
+            "space_id": "s1",
+            "grantee_principal_id": stranger.principal.principal_id,
+            "capabilities": capabilities,
+            "shared_access": True,
+        }
+        return ops("memory.grants.grant", body)["receipt"]["refs"][0]["id"]
+
+    export_grant = grant(["export"])
+    grant(["records_read"])  # keeps the stranger in the space
+    client = logged_in(stranger)
+    create(client)
+    receipt_id = receipts()[0].receipt_id
+    run_pending(receipt_id)
+    assert 'class="bundle-digest"' in fragment(client, receipt_id)
+    ops("memory.grants.revoke", {"space_id": "s1", "grant_id": export_grant})
+    html = client.get(PAGE).content.decode()
+    assert 'data-status="committed"' in html and "(PERMISSION_DENIED)" in html
+    assert 'class="bundle-digest"' not in html

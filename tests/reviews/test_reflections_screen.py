@@ -244,3 +244,19 @@ def test_links_from_the_subject_and_record_pages(mod, three):
         in mod.get("/console/s/s1/space/?subject=u1").content.decode()
     )
     assert f'href="{PAGE}"' in mod.get(f"/console/s/s1/records/{three[0]}/").content.decode()
+
+
+def test_older_pages_follow_the_ops_cursor_and_an_outdated_one_says_so(mod, three, monkeypatch):
+    monkeypatch.setattr("reviews.views.reflections.PAGE_SIZE", 1)
+    for key in ("a", "b"):
+        run_pending(receipt_of(generate(mod, key)))
+    older, newer = Reflection.objects.order_by("generated_at", "reflection_id")
+    first = mod.get(PAGE).content.decode()
+    assert f'id="{newer.reflection_id}"' in first and f'id="{older.reflection_id}"' not in first
+    cursor = first.split('id="older" href="?cursor=')[1].split('"')[0]
+    second = mod.get(f"{PAGE}?cursor={cursor}").content.decode()
+    assert f'id="{older.reflection_id}"' in second and 'id="older"' not in second
+    run_pending(receipt_of(generate(mod, "c")))  # the subject's revision moves: the cursor is void
+    outdated = mod.get(f"{PAGE}?cursor={cursor}")
+    assert outdated.status_code == 200
+    assert b"The reflections changed since that page was drawn" in outdated.content
