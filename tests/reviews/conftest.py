@@ -120,3 +120,19 @@ def record(ops):
         )
 
     return make
+
+
+@pytest.fixture
+def give(ops):
+    """Issue a grant from the moderator to a console user; returns the grant id."""
+
+    def issue(user, *capabilities: str, **grant) -> str:
+        body = {
+            "space_id": "s1",
+            "grantee_principal_id": user.principal.principal_id,
+            "capabilities": list(capabilities),
+            **grant,
+        }
+        return ops("memory.grants.grant", body)["receipt"]["refs"][0]["id"]
+
+    return issue

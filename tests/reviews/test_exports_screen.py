@@ -107,16 +107,8 @@ def test_a_frozen_space_can_still_be_exported(mod, content, ops):
     assert Export.objects.get().state == "ready"
 
 
-def test_without_the_export_capability_it_is_a_message(content, ops, stranger):
-    ops(
-        "memory.grants.grant",
-        {
-            "space_id": "s1",
-            "grantee_principal_id": stranger.principal.principal_id,
-            "capabilities": ["records_read"],
-            "shared_access": True,
-        },
-    )
+def test_without_the_export_capability_it_is_a_message(content, give, stranger):
+    give(stranger, "records_read", shared_access=True)
     response = create(logged_in(stranger))
     assert response.status_code == 200 and b"PERMISSION_DENIED" in response.content
     assert not receipts() and not Export.objects.exists()
@@ -138,17 +130,9 @@ def test_a_failed_export_shows_its_failure_and_stops_polling(mod, moderator, con
     assert 'class="bundle-digest"' not in done
 
 
-def test_the_list_shows_only_the_callers_own_exports(mod, content, ops, stranger):
+def test_the_list_shows_only_the_callers_own_exports(mod, content, give, stranger):
     create(mod)
-    ops(
-        "memory.grants.grant",
-        {
-            "space_id": "s1",
-            "grantee_principal_id": stranger.principal.principal_id,
-            "capabilities": ["export"],
-            "shared_access": True,
-        },
-    )
+    give(stranger, "export", shared_access=True)
     client = logged_in(stranger)
     assert b'id="no-exports"' in client.get(PAGE).content
     mine = receipts()[0].receipt_id
@@ -179,18 +163,11 @@ def test_create_needs_the_csrf_token(moderator):
     assert not receipts() and not Export.objects.exists()
 
 
-def test_a_ready_export_its_creator_can_no_longer_read_shows_the_error(content, ops, stranger):
-    def grant(capabilities: list[str]) -> str:
-        body = {
-            "space_id": "s1",
-            "grantee_principal_id": stranger.principal.principal_id,
-            "capabilities": capabilities,
-            "shared_access": True,
-        }
-        return ops("memory.grants.grant", body)["receipt"]["refs"][0]["id"]
-
-    export_grant = grant(["export"])
-    grant(["records_read"])  # keeps the stranger in the space
+def test_a_ready_export_its_creator_can_no_longer_read_shows_the_error(
+    content, ops, give, stranger
+):
+    export_grant = give(stranger, "export", shared_access=True)
+    give(stranger, "records_read")  # keeps the stranger in the space
     client = logged_in(stranger)
     create(client)
     receipt_id = receipts()[0].receipt_id

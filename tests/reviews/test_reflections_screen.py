@@ -156,16 +156,8 @@ def test_fenced_subject_is_a_message(mod, three, ops):
     assert nothing_generated()
 
 
-def test_reader_without_generate_gets_permission_denied(three, ops, stranger):
-    ops(
-        "memory.grants.grant",
-        {
-            "space_id": "s1",
-            "grantee_principal_id": stranger.principal.principal_id,
-            "capabilities": ["reflections_read"],
-            "shared_access": True,
-        },
-    )
+def test_reader_without_generate_gets_permission_denied(three, give, stranger):
+    give(stranger, "reflections_read", shared_access=True)
     client = logged_in(stranger)
     assert client.get(PAGE).status_code == 200
     response = generate(client)
@@ -191,29 +183,14 @@ def test_without_coverage_everything_is_not_found(mod, three, stranger):
     assert Receipt.objects.filter(op=OP).count() == 1
 
 
-def test_a_grant_without_reflections_read_is_not_found(three, ops, stranger):
-    ops(
-        "memory.grants.grant",
-        {
-            "space_id": "s1",
-            "grantee_principal_id": stranger.principal.principal_id,
-            "capabilities": ["records_read"],
-            "shared_access": True,
-        },
-    )
+def test_a_grant_without_reflections_read_is_not_found(three, give, stranger):
+    give(stranger, "records_read", shared_access=True)
     assert logged_in(stranger).get(PAGE).status_code == 404
 
 
-def test_receipts_of_others_and_of_other_ops_are_not_shown(mod, three, ops, stranger):
+def test_receipts_of_others_and_of_other_ops_are_not_shown(mod, three, ops, give, stranger):
     receipt_id = receipt_of(generate(mod))
-    ops(
-        "memory.grants.grant",
-        {
-            "space_id": "s1",
-            "grantee_principal_id": stranger.principal.principal_id,
-            "capabilities": ["reflections_read", "reflections_generate"],
-        },
-    )
+    give(stranger, "reflections_read", "reflections_generate")
     # Not the stranger's receipt and the stranger is no space admin: memory.receipts.get says NOT_FOUND.
     assert logged_in(stranger).get(f"{PAGE}receipts/{receipt_id}/").status_code == 404
     assert logged_in(stranger).get(f"{PAGE}?receipt={receipt_id}").status_code == 404

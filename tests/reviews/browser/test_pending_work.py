@@ -51,13 +51,20 @@ def ada(transactional_db):
     return write
 
 
-def navigations(tab) -> list[str]:
+def watch_to_done(tab, card: str, start) -> None:
+    """The card shows its receipt pending and polls; only then a worker starts, and the card
+    updates itself to committed with no navigation of the page, and stops polling."""
+    tab.page.locator(f'{card} .receipt-status[data-status="pending"]').wait_for()
+    assert tab.page.locator(card).get_attribute("hx-trigger") == "every 2s"
     seen: list[str] = []
     tab.page.on(
-        "framenavigated",
-        lambda frame: seen.append(frame.url) if frame == tab.page.main_frame else None,
+        "framenavigated", lambda f: seen.append(f.url) if f == tab.page.main_frame else None
     )
-    return seen
+    start()
+    done = tab.page.locator(f'{card} .receipt-status[data-status="committed"]')
+    done.wait_for(timeout=DONE_WITHIN_MS)
+    assert seen == []  # updated in place: no reload, no navigation
+    assert tab.page.locator(card).get_attribute("hx-trigger") is None
 
 
 def test_generate_a_reflection_and_watch_it_finish(console, ada, start_worker):  # noqa: F811
@@ -66,17 +73,8 @@ def test_generate_a_reflection_and_watch_it_finish(console, ada, start_worker): 
     tab.page.click("#subject-reflections")
     tab.page.locator("#no-reflections").wait_for()
     tab.page.click("#generate-button")
-    tab.page.locator('#generation .receipt-status[data-status="pending"]').wait_for()
-    assert tab.page.locator("#generation").get_attribute("hx-trigger") == "every 2s"
     assert "Generation admitted" in tab.page.locator(".msg-success").inner_text()
-
-    seen = navigations(tab)
-    start_worker()
-    tab.page.locator('#generation .receipt-status[data-status="committed"]').wait_for(
-        timeout=DONE_WITHIN_MS
-    )
-    assert seen == []  # updated in place: no reload, no navigation
-    assert tab.page.locator("#generation").get_attribute("hx-trigger") is None
+    watch_to_done(tab, "#generation", start_worker)
     first = Reflection.objects.get().reflection_id
     article = tab.page.locator(f"article#{first}")
     assert "Ada prefers email over phone calls." in article.inner_text()
@@ -105,20 +103,10 @@ def test_create_an_export_and_watch_it_finish(console, ada, start_worker):  # no
     tab.page.click("nav.space-nav a:text('Exports')")
     tab.page.locator("#no-exports").wait_for()
     tab.page.click("#export-button")
-    pending = tab.page.locator('article.export .receipt-status[data-status="pending"]')
-    pending.wait_for()
-    assert tab.page.locator("article.export").get_attribute("hx-trigger") == "every 2s"
-
-    seen = navigations(tab)
-    start_worker()
-    tab.page.locator('article.export .receipt-status[data-status="committed"]').wait_for(
-        timeout=DONE_WITHIN_MS
-    )
-    assert seen == []
+    watch_to_done(tab, "article.export", start_worker)
     export = Export.objects.get()
     assert export.state == "ready"
     card = tab.page.locator("article.export")
-    assert card.get_attribute("hx-trigger") is None
     assert card.locator(".bundle-digest").inner_text() == export.bundle["bundle_digest"]
     assert card.locator(".chunk-count").inner_text() == str(export.bundle["chunk_count"])
     assert "record 4" in card.locator(".object-counts").inner_text()
