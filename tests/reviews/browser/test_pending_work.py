@@ -86,7 +86,10 @@ def test_generate_a_reflection_and_watch_it_finish(console, ada, start_worker): 
     ada("Ada switched to tea in the afternoon.", "preference")
     tab.page.reload()
     assert tab.page.locator(f"article#{first} .badge-stale").inner_text() == "stale"
-    tab.page.click("#generate-button")
+    # The reloaded page still shows the first receipt's committed card: wait for the page the
+    # click leads to before looking for "committed" again.
+    with tab.page.expect_navigation():
+        tab.page.click("#generate-button")
     tab.page.locator('#generation .receipt-status[data-status="committed"]').wait_for(
         timeout=DONE_WITHIN_MS
     )
