@@ -2,6 +2,7 @@
 linked to it (SPEC §1.2): every screen calls `memory.ops.base.call(principal, op, request)` and
 sees exactly what the API would answer that principal. NOT_FOUND from a read becomes a 404 page,
 so a user without coverage learns nothing about another space."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -54,6 +55,23 @@ def act(request: HttpRequest, op: str, body: dict) -> Result:
         return Result(True, payload=call(principal_of(request), op, body))
     except WireError as err:
         return Result(False, error=err)
+
+
+TERMINAL = ("committed", "failed")
+
+
+def receipt(request: HttpRequest, space_id: str, receipt_id: str, op: str) -> dict:
+    """A receipt shown as progress of pending work, through memory.receipts.get (visible to the
+    principal that caused it and to space admins). A receipt of another space or op is not this
+    screen's: a not-found page, like an unreadable one."""
+    got = read(request, "memory.receipts.get", {"receipt_id": receipt_id})["receipt"]
+    if got["space_id"] != space_id or got["op"] != op:
+        raise Http404("receipt")
+    return got
+
+
+def ref_id(receipt: dict, ref_type: str) -> str | None:
+    return next((r["id"] for r in receipt.get("refs", []) if r["type"] == ref_type), None)
 
 
 def new_key() -> str:

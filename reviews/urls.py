@@ -1,10 +1,23 @@
 """The review console, mounted at /console/."""
+
 from django.urls import path
 
-from reviews.views import auth, candidate, grants, home, operate, queue, records, space
+from reviews.views import (
+    auth,
+    candidate,
+    exports,
+    grants,
+    home,
+    operate,
+    queue,
+    records,
+    reflections,
+    space,
+)
 
 app_name = "reviews"
 S = "s/<str:space_id>/"
+R = S + "subjects/<str:subject_id>/reflections/"
 urlpatterns = [
     path("", home.home, name="home"),
     path("login/", auth.LoginView.as_view(), name="login"),
@@ -25,9 +38,17 @@ urlpatterns = [
     path(S + "space/freeze/", space.freeze, name="space_freeze"),
     path(S + "space/unfreeze/", space.unfreeze, name="space_unfreeze"),
     path(S + "space/fence/", space.fence, name="space_fence"),
+    path(R, reflections.reflections, name="reflections"),
+    path(R + "generate/", reflections.generate, name="reflections_generate"),
+    path(R + "receipts/<str:receipt_id>/", reflections.progress, name="reflections_progress"),
+    path(S + "exports/", exports.exports, name="exports"),
+    path(S + "exports/create/", exports.create, name="exports_create"),
+    path(S + "exports/<str:receipt_id>/", exports.item, name="export"),
     path("operate/<str:space_id>/", operate.operate, name="operate"),
     path("operate/<str:space_id>/principals/", operate.create_principal, name="operate_principal"),
     path("operate/<str:space_id>/tokens/", operate.issue_token, name="operate_token"),
-    path("operate/<str:space_id>/tokens/revoke/", operate.revoke_token, name="operate_revoke_token"),
+    path(
+        "operate/<str:space_id>/tokens/revoke/", operate.revoke_token, name="operate_revoke_token"
+    ),
     path("operate/<str:space_id>/root-grants/", operate.root_grant, name="operate_root"),
 ]

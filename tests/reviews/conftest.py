@@ -1,5 +1,6 @@
 """Console personas: Django users linked to principals. `moderator` holds a root grant on s1
 (the suite's `space`); `stranger` is a logged-in user whose principal has no grant there."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,9 +16,12 @@ PASSWORD = "correct horse battery staple"  # noqa: S105
 
 
 def make_user(username: str, staff: bool = False, superuser: bool = False) -> tuple:
-    user = get_user_model().objects.create_user(username, password=PASSWORD, is_staff=staff or superuser,
-                                                is_superuser=superuser)
-    principal = Principal.objects.create(display_name=username.title(), kind=Principal.USER, user=user)
+    user = get_user_model().objects.create_user(
+        username, password=PASSWORD, is_staff=staff or superuser, is_superuser=superuser
+    )
+    principal = Principal.objects.create(
+        display_name=username.title(), kind=Principal.USER, user=user
+    )
     return user, principal
 
 
@@ -76,11 +80,59 @@ def capture(ops):
         ops("memory.subjects.ensure", {"space_id": "s1", "subject_id": subject})
         ids: list[str] = []
         for start in range(0, len(texts), 32):  # max_capture_items per call
-            receipt = ops("memory.capture", {
-                "space_id": "s1", "subject_id": subject, "capture_scope": {"placement": placement or SHARED},
-                "items": [{"content": {"text": t}, **item} for t in texts[start:start + 32]],
-            })["receipt"]
+            receipt = ops(
+                "memory.capture",
+                {
+                    "space_id": "s1",
+                    "subject_id": subject,
+                    "capture_scope": {"placement": placement or SHARED},
+                    "items": [{"content": {"text": t}, **item} for t in texts[start : start + 32]],
+                },
+            )["receipt"]
             ids += [r["id"] for r in receipt["refs"] if r["type"] == "candidate"]
         return ids
 
     return run
+
+
+@pytest.fixture
+def record(ops):
+    """Author a record (subject ensured first); returns its id."""
+
+    def make(
+        text: str, kind: str = "fact", subject: str = "u1", placement: dict | None = None
+    ) -> str:
+        ops("memory.subjects.ensure", {"space_id": "s1", "subject_id": subject})
+        receipt = ops(
+            "memory.records.create",
+            {
+                "space_id": "s1",
+                "subject_id": subject,
+                "kind": kind,
+                "placement": placement or SHARED,
+                "content": {"text": text},
+            },
+        )["receipt"]
+        return (
+            receipt["refs"][0]["id"]
+            if receipt["refs"][0]["type"] == "record"
+            else receipt["refs"][-1]["id"]
+        )
+
+    return make
+
+
+@pytest.fixture
+def give(ops):
+    """Issue a grant from the moderator to a console user; returns the grant id."""
+
+    def issue(user, *capabilities: str, **grant) -> str:
+        body = {
+            "space_id": "s1",
+            "grantee_principal_id": user.principal.principal_id,
+            "capabilities": list(capabilities),
+            **grant,
+        }
+        return ops("memory.grants.grant", body)["receipt"]["refs"][0]["id"]
+
+    return issue

@@ -1,22 +1,12 @@
 """Records screen: list, filters, search, detail with history and tombstone, edit/delete with CAS."""
+
 import pytest
 
 from memory.models import Record
 from memory.ops.base import HANDLERS
-from tests.reviews.conftest import SHARED, ctx, logged_in
+from tests.reviews.conftest import ctx, logged_in
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def record(ops):
-    def make(text: str, kind: str = "fact", subject: str = "u1", placement: dict | None = None) -> str:
-        ops("memory.subjects.ensure", {"space_id": "s1", "subject_id": subject})
-        receipt = ops("memory.records.create", {"space_id": "s1", "subject_id": subject, "kind": kind,
-                                                "placement": placement or SHARED, "content": {"text": text}})["receipt"]
-        return receipt["refs"][0]["id"] if receipt["refs"][0]["type"] == "record" else receipt["refs"][-1]["id"]
-
-    return make
 
 
 def test_list_with_kind_and_selection_filters(mod, record):
@@ -30,7 +20,9 @@ def test_list_with_kind_and_selection_filters(mod, record):
     assert lisbon in shared and tea not in shared
 
 
-needs_recall = pytest.mark.skipif("memory.recall" not in HANDLERS, reason="memory.recall is not built on this branch")
+needs_recall = pytest.mark.skipif(
+    "memory.recall" not in HANDLERS, reason="memory.recall is not built on this branch"
+)
 
 
 def test_search_without_recall_says_so(mod, record):
@@ -59,8 +51,15 @@ def test_bad_selection_is_explained(mod, record):
 
 def test_detail_edit_and_history(mod, record):
     rid = record("Ada likes tea.")
-    mod.post(f"/console/s/s1/records/{rid}/edit/", {"expected_revision": "1", "text": "Ada likes green tea.",
-                                                    "kind": "preference", "idempotency_key": "e1"})
+    mod.post(
+        f"/console/s/s1/records/{rid}/edit/",
+        {
+            "expected_revision": "1",
+            "text": "Ada likes green tea.",
+            "kind": "preference",
+            "idempotency_key": "e1",
+        },
+    )
     rec = Record.objects.get(record_id=rid)
     assert rec.content["text"] == "Ada likes green tea." and rec.revision == 2
     html = mod.get(f"/console/s/s1/records/{rid}/").content.decode()
@@ -69,10 +68,19 @@ def test_detail_edit_and_history(mod, record):
 
 def test_stale_edit_explains_the_revision_conflict_and_saves_nothing(mod, record, ops):
     rid = record("Ada likes tea.")
-    ops("memory.records.update", {"space_id": "s1", "record_id": rid, "expected_revision": 1,
-                                  "content": {"text": "changed elsewhere"}})
-    response = mod.post(f"/console/s/s1/records/{rid}/edit/", {"expected_revision": "1", "text": "mine",
-                                                               "idempotency_key": "e2"})
+    ops(
+        "memory.records.update",
+        {
+            "space_id": "s1",
+            "record_id": rid,
+            "expected_revision": 1,
+            "content": {"text": "changed elsewhere"},
+        },
+    )
+    response = mod.post(
+        f"/console/s/s1/records/{rid}/edit/",
+        {"expected_revision": "1", "text": "mine", "idempotency_key": "e2"},
+    )
     assert response.status_code == 409
     html = response.content.decode()
     assert "you edited revision 1, it is now at revision 2" in html
@@ -81,8 +89,10 @@ def test_stale_edit_explains_the_revision_conflict_and_saves_nothing(mod, record
 
 def test_delete_leaves_a_tombstone(mod, record):
     rid = record("Ada likes tea.")
-    mod.post(f"/console/s/s1/records/{rid}/delete/", {"expected_revision": "1", "reason": "asked",
-                                                      "idempotency_key": "d1"})
+    mod.post(
+        f"/console/s/s1/records/{rid}/delete/",
+        {"expected_revision": "1", "reason": "asked", "idempotency_key": "d1"},
+    )
     html = mod.get(f"/console/s/s1/records/{rid}/").content.decode()
     assert 'id="tombstone"' in html and "asked" in html and "Ada likes tea." not in html
     assert 'id="edit-form"' not in html
@@ -95,5 +105,8 @@ def test_outsider_sees_not_found(record, stranger):
     client = logged_in(stranger)
     assert client.get(f"/console/s/s1/records/{rid}/").status_code == 404
     assert client.get("/console/s/s1/records/").status_code == 404
-    assert client.post(f"/console/s/s1/records/{rid}/delete/", {"expected_revision": "1"}).status_code == 404
+    assert (
+        client.post(f"/console/s/s1/records/{rid}/delete/", {"expected_revision": "1"}).status_code
+        == 404
+    )
     assert Record.objects.get(record_id=rid).deleted_at is None

@@ -1,0 +1,105 @@
+"""Exports screen: create an export of the space (memory.exports.create, optionally of named
+subjects) and follow the caller's recent exports: each one's receipt (memory.receipts.get) while
+pending, polling itself, then its bundle summary (memory.exports.get: digests, chunk and object
+counts; never the chunk's objects, which are content).
+
+There is no op that lists exports. The screen lists the caller's own most recent
+memory.exports.create receipts in this space: only their ids are read from the receipt table
+(filtered to this principal, so they are ids the caller already holds), and everything shown
+comes from the ops, called per id, which decide visibility. memory.exports.get serves only the
+export's creator, so these are the only exports the caller could read anyway. docs/console.md."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from memory.models import Receipt
+from memory.ops.base import call
+from memory.wire.errors import WireError
+from reviews.console import act, describe, principal_of, receipt, ref_id
+from reviews.forms import id_list
+from reviews.views.space import space_wire
+
+CREATE = "memory.exports.create"
+RECENT = 10
+
+
+def recent_receipt_ids(request, space_id: str) -> list[str]:
+    rows = Receipt.objects.filter(space_id=space_id, principal=principal_of(request), op=CREATE)
+    return list(
+        rows.order_by("-created_at", "-receipt_id").values_list("receipt_id", flat=True)[:RECENT]
+    )
+
+
+def export_item(request, space_id: str, got: dict) -> dict:
+    """One export as the screen shows it: its receipt and, once committed, its bundle."""
+    item = {"receipt": got, "export_id": ref_id(got, "export"), "bundle": None, "error": None}
+    if got["status"] == "committed" and item["export_id"]:
+        try:
+            answer = call(
+                principal_of(request),
+                "memory.exports.get",
+                {"space_id": space_id, "export_id": item["export_id"], "ordinal": 0},
+            )
+            item["bundle"] = answer["bundle"]  # answer["chunk"] holds content: not passed on
+        except WireError as err:
+            item["error"] = describe(err)
+    return item
+
+
+@login_required
+def exports(request, space_id: str):
+    space = space_wire(request, space_id)
+    items = []
+    for receipt_id in recent_receipt_ids(request, space_id):
+        try:
+            got = call(principal_of(request), "memory.receipts.get", {"receipt_id": receipt_id})[
+                "receipt"
+            ]
+        except WireError:
+            continue
+        items.append(export_item(request, space_id, got))
+    return render(
+        request,
+        "reviews/exports.html",
+        {
+            "space_id": space_id,
+            "space": space,
+            "items": items,
+            "recent": RECENT,
+        },
+    )
+
+
+@login_required
+@require_POST
+def create(request, space_id: str):
+    body: dict = {"space_id": space_id}
+    subject_ids = id_list(request.POST.get("subject_ids", ""))
+    if subject_ids:
+        body["subject_ids"] = subject_ids
+    result = act(request, CREATE, body)
+    if result.ok:
+        messages.success(
+            request,
+            f"Export {ref_id(result.receipt, 'export')} admitted: a worker builds it, "
+            "its progress is shown below.",
+        )
+    elif result.code == "NOT_FOUND" and result.error.details.get("resource") == "space":
+        raise Http404("space")
+    else:
+        messages.error(request, describe(result.error))
+    return redirect("reviews:exports", space_id)
+
+
+@login_required
+def item(request, space_id: str, receipt_id: str):
+    """The htmx fragment: one export, polling itself while its receipt is pending."""
+    got = receipt(request, space_id, receipt_id, CREATE)
+    return render(
+        request,
+        "reviews/_export.html",
+        {"space_id": space_id, "item": export_item(request, space_id, got)},
+    )

@@ -1,0 +1,93 @@
+"""Reflections screen: one subject's reflections (memory.reflections.list, newest first, each
+with its read-time `stale`), the subject's reflection state (memory.reflections.state: data
+sufficiency, missing required profile kinds, whether the latest reflection is stale) and a
+Generate form (memory.reflections.generate). The pending generation shows its receipt
+(memory.receipts.get) in a fragment that polls itself until the receipt is terminal; the
+terminal answer carries the refreshed panel out of band, so the new reflection appears without
+a reload."""
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from memory.ops.base import call
+from memory.wire.errors import WireError
+from reviews.console import TERMINAL, act, describe, principal_of, read, receipt, ref_id
+
+GENERATE = "memory.reflections.generate"
+PAGE_SIZE = 20
+
+
+def panel(request, space_id: str, subject_id: str, cursor: str = "") -> dict:
+    """State and one page of reflections; raises Http404 when the caller can't read them."""
+    body = {"space_id": space_id, "subject_id": subject_id}
+    state = read(request, "memory.reflections.state", body)["state"]
+    listing, notice = {"reflections": [], "next_cursor": None}, None
+    page = {**body, "page_size": PAGE_SIZE}
+    if cursor:
+        try:
+            listing = call(
+                principal_of(request), "memory.reflections.list", {**page, "cursor": cursor}
+            )
+        except WireError as err:
+            if err.code != "CURSOR_INVALID":
+                raise Http404(err.message) from err
+            notice = "The reflections changed since that page was drawn: showing the newest again."
+            cursor = ""
+    if not cursor:
+        listing = read(request, "memory.reflections.list", page)
+    return {
+        "state": state,
+        "reflections": listing["reflections"],
+        "next_cursor": listing["next_cursor"],
+        "list_notice": notice,
+        "space_id": space_id,
+        "subject_id": subject_id,
+    }
+
+
+@login_required
+def reflections(request, space_id: str, subject_id: str):
+    ctx = panel(request, space_id, subject_id, request.GET.get("cursor", ""))
+    receipt_id = request.GET.get("receipt", "").strip()
+    if receipt_id:
+        got = receipt(request, space_id, receipt_id, GENERATE)
+        ctx.update(receipt=got, reflection_id=ref_id(got, "reflection"))
+    return render(request, "reviews/reflections.html", ctx)
+
+
+@login_required
+@require_POST
+def generate(request, space_id: str, subject_id: str):
+    result = act(request, GENERATE, {"space_id": space_id, "subject_id": subject_id})
+    url = reverse("reviews:reflections", args=[space_id, subject_id])
+    if result.ok:
+        messages.success(
+            request, "Generation admitted: it runs on a worker, its progress is shown below."
+        )
+        return redirect(url + "?" + urlencode({"receipt": result.receipt["receipt_id"]}))
+    if result.code == "NOT_FOUND":
+        raise Http404(result.error.message)
+    messages.error(request, describe(result.error))
+    return redirect(url)
+
+
+@login_required
+def progress(request, space_id: str, subject_id: str, receipt_id: str):
+    """The htmx fragment: the generation's receipt, polling itself while pending. Once terminal
+    it drops the polling attributes and brings the refreshed panel (state and list) along."""
+    got = receipt(request, space_id, receipt_id, GENERATE)
+    ctx = {
+        "space_id": space_id,
+        "subject_id": subject_id,
+        "receipt": got,
+        "reflection_id": ref_id(got, "reflection"),
+    }
+    if got["status"] in TERMINAL:
+        ctx.update(panel(request, space_id, subject_id), oob=True)
+    return render(request, "reviews/_reflection_progress.html", ctx)
