@@ -97,6 +97,32 @@ def _profile(s, path, body, n, Client, Profiler) -> str:
     return profiler.output_text(unicode=False, color=False, show_all=False)
 
 
+def in_process(s, todo, rounds: int = 8, n: int = 200) -> list[dict]:
+    """Per-request time through the WSGI stack in this process (Django's test client: the same
+    middleware, no network, no load driver), interleaved rounds, median: the server's own cost."""
+    import statistics
+    import time
+
+    from django.test import Client, override_settings
+
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {s.token}"}
+    times: dict[str, list[float]] = {name: [] for name, *_ in todo}
+    with override_settings(ROOT_URLCONF="bench.urls"):
+        client = Client()
+        for _ in range(rounds):
+            for name, path, body, _floor in todo:
+                raw = json.dumps(body)
+                started = time.perf_counter()
+                for _ in range(n):
+                    response = client.post(path, raw, content_type="application/json", **headers)
+                times[name].append((time.perf_counter() - started) / n * 1000)
+                assert response.status_code == 200, (name, response.status_code)
+    floors = {name: floor for name, _path, _body, floor in todo}
+    medians = {name: statistics.median(v) for name, v in times.items()}
+    return [{"name": name, "ms_per_request": round(ms, 3),
+             "vs_floor": f"{100 * medians[floors[name]] / ms:.0f}%"} for name, ms in medians.items()]
+
+
 def main() -> dict:
     setup_django()
     import time
@@ -131,11 +157,14 @@ def main() -> dict:
         floor = by_name[floors[row["name"]]]
         row["vs_floor"] = f"{100 * row['rps'] / (floor['rps'] or 1.0):.0f}%"
     print(table(rows, ["name", "requests", "rps", "p50_ms", "p95_ms", "p99_ms", "error_rate", "vs_floor"]))
+    local = in_process(s, todo)
+    print("in-process (no network, no driver):")
+    print(table(local, ["name", "ms_per_request", "vs_floor"]))
     record = {"space_id": s.space_id, "record_id": record_id}
     prof = profile(s, "/v1/ops/memory.records.get", record)
     prof_floor = profile(s, "/bench/floor-record", record)
     out = {"clients": CLIENTS, "workers": WORKERS, "seconds_per_round": SECONDS, "rounds": ROUNDS,
-           "rows": rows, "profile_records_get": prof, "profile_floor": prof_floor}
+           "rows": rows, "in_process": local, "profile_records_get": prof, "profile_floor": prof_floor}
     path = save("dispatch", out)
     print(f"profile and figures: {path}")
     return out
