@@ -232,12 +232,16 @@ def test_an_integral_float_page_size_pages_like_the_integer(world):
     assert ids(rest) == [made[0]] and rest.body["next_cursor"] is None
 
 
-@pytest.mark.parametrize("op, extra", [
-    ("memory.candidates.list", {}),
-    ("memory.grants.list", {"view": "admin"}),
-    ("memory.reflections.list", {"subject_id": "u1"}),
-])
+@pytest.mark.parametrize(
+    "op, extra",
+    [
+        ("memory.candidates.list", {}),
+        ("memory.grants.list", {"view": "admin"}),
+        ("memory.reflections.list", {"subject_id": "u1"}),
+    ],
+)
 def test_every_list_takes_an_integral_float_page_size(world, api, admin, op, extra):
-    answer = api(admin, op, {"space_id": "s1", "page_size": 1.0, **extra}, session=api.connect(admin))
+    body = {"space_id": "s1", "page_size": 1.0, **extra}
+    answer = api(admin, op, body, session=api.connect(admin))
     assert answer.status == 200, answer.body
     assert len(next(v for v in answer.body.values() if isinstance(v, list))) <= 1
