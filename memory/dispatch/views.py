@@ -119,12 +119,18 @@ def _bad_string(value: str) -> str | None:
 
 def unstorable(node, path: str = "") -> tuple[str, str] | None:
     """The first value no store (PostgreSQL text/jsonb) or RFC 8785 can hold: U+0000 or a lone
-    surrogate in a string or member name, an integer outside I-JSON's exact range (RFC 7493).
-    Refused at the edge on every database, so both stores stay identical. Returns (pointer, why)."""
+    surrogate in a string or member name, a number outside I-JSON's exact integer range (RFC
+    7493) whatever its spelling: PostgreSQL's jsonb keeps 1e20 as the numeric
+    100000000000000000000, which reads back as an integer RFC 8785 refuses. Refused at the edge
+    on every database, so both stores stay identical. Returns (pointer, why)."""
     if isinstance(node, str):
         why = _bad_string(node)
         return None if why is None else (path or "/", why)
-    if isinstance(node, bool) or node is None or isinstance(node, float):
+    if isinstance(node, bool) or node is None:
+        return None
+    if isinstance(node, float):
+        if abs(node) > MAX_SAFE_INTEGER:
+            return (path or "/", "must be a number within ±(2**53-1)")
         return None
     if isinstance(node, int):
         if abs(node) > MAX_SAFE_INTEGER:

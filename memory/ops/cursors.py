@@ -46,7 +46,8 @@ def decode(ctx: OpContext, req: dict, revision: int, cov: Coverage) -> list[Any]
 
 
 def page_size(req: dict) -> int:
-    return req.get("page_size", 50)
+    # JSON has one number type: the schema's "integer" admits 2.0, which must page like 2.
+    return int(req.get("page_size", 50))
 
 
 def after(qs: QuerySet, position: list[Any] | None, time_field: str, id_field: str,

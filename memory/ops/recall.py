@@ -101,10 +101,11 @@ def recall(ctx: OpContext, req: dict) -> dict:
     cov.require("recall", subject.subject_id)
     flt = read_filter(req)
     limits = settings.SPOKE_MEMORY_LIMITS
-    max_records = req.get("budget", {}).get(
-        "max_records", min(rank.DEFAULT_MAX_RECORDS, limits["max_recall_records"])
-    )
-    max_bytes = req.get("budget", {}).get("max_bytes", limits["max_recall_bytes"])
+    budget = req.get("budget", {})
+    default_records = min(rank.DEFAULT_MAX_RECORDS, limits["max_recall_records"])
+    # int(): the schema's "integer" admits an integral 2.0 (JSON has one number type).
+    max_records = int(budget.get("max_records", default_records))
+    max_bytes = int(budget.get("max_bytes", limits["max_recall_bytes"]))
     if subject.state == Subject.ARCHIVED:
         return _answer([], 0, None)
 

@@ -31,6 +31,39 @@ def test_integer_beyond_ijson_range_is_400(api, admin):
     assert census() == before
 
 
+@pytest.mark.parametrize("number", ["1e20", "-1.7976931348623157e308", "9007199254740992.0"])
+def test_number_beyond_ijson_range_in_any_spelling_is_400(api, admin, ensure_subject, number):
+    """PostgreSQL's jsonb stored 1e20 as the numeric 100000000000000000000: read back, the record
+    carried an integer past 2**53-1 and recall answered 500 (RFC 8785 refuses it). Found by
+    tests/hostile/test_record_model.py; refused at the edge now, as the integer spelling is."""
+    ensure_subject("u1")
+    before = census()
+    raw = (
+        '{"space_id": "s1", "subject_id": "u1", "kind": "fact", "placement": {"scope": "shared"}, '
+        '"content": {"text": "t", "structured": {"n": %s}}}' % number
+    )
+    answer = api.raw("/v1/ops/memory.records.create", raw, token=admin.token)
+    assert (answer.status, answer.code) == (400, "invalid_input")
+    why = {"path": "/content/structured/n", "message": "must be a number within ±(2**53-1)"}
+    assert answer.error["details"] == {"reason": "schema", "errors": [why]}
+    assert census() == before
+
+
+def test_numbers_within_ijson_range_round_trip_and_recall(api, admin, ensure_subject):
+    ensure_subject("u1")
+    structured = {"edge": 9007199254740991.0, "small": 5e-324, "fraction": 0.1, "neg": -123456.75}
+    body = {"space_id": "s1", "subject_id": "u1", "kind": "fact", "placement": {"scope": "shared"},
+            "content": {"text": "t", "structured": structured}}
+    made = api(admin, "memory.records.create", body)
+    assert made.status == 200, made.body
+    rid = made.receipt["refs"][0]["id"]
+    got = api(admin, "memory.records.get", {"space_id": "s1", "record_id": rid})
+    assert got.body["record"]["content"]["structured"] == structured
+    query = {"space_id": "s1", "subject_id": "u1", "query": {"text": "t"}}
+    recall = api(admin, "memory.recall", query)
+    assert recall.status == 200, recall.body
+
+
 @pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
 def test_non_json_number_constants_are_malformed(api, admin, token):
     before = census()

@@ -219,3 +219,29 @@ def test_a_later_page_costs_the_same_queries_as_the_first(world):
         last = world.list_records(subject_id="u1", page_size=3, cursor=cursor)
     assert len(ids(last)) == 3 and last.body["next_cursor"] is None
     assert len(page_four.captured_queries) == len(page_one.captured_queries)
+
+
+def test_an_integral_float_page_size_pages_like_the_integer(world):
+    """JSON has one number type and the schema's "integer" admits 2.0: it once crashed the slice
+    (500). Found by tests/hostile/test_record_model.py."""
+    made = [world.record_id(text=f"r{i}") for i in range(3)]
+    first = world.list_records(subject_id="u1", page_size=2.0)
+    assert first.status == 200, first.body
+    assert ids(first) == made[:0:-1] and first.body["next_cursor"] is not None
+    rest = world.list_records(subject_id="u1", page_size=2.0, cursor=first.body["next_cursor"])
+    assert ids(rest) == [made[0]] and rest.body["next_cursor"] is None
+
+
+@pytest.mark.parametrize(
+    "op, extra",
+    [
+        ("memory.candidates.list", {}),
+        ("memory.grants.list", {"view": "admin"}),
+        ("memory.reflections.list", {"subject_id": "u1"}),
+    ],
+)
+def test_every_list_takes_an_integral_float_page_size(world, api, admin, op, extra):
+    body = {"space_id": "s1", "page_size": 1.0, **extra}
+    answer = api(admin, op, body, session=api.connect(admin))
+    assert answer.status == 200, answer.body
+    assert len(next(v for v in answer.body.values() if isinstance(v, list))) <= 1

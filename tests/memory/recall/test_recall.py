@@ -311,3 +311,16 @@ def test_query_count_does_not_grow_with_records(
         with django_assert_num_queries(expected):
             out = call(admin.principal, "memory.recall", request)
         assert out["recall"]["total_eligible"] == size
+
+
+def test_an_integral_float_budget_counts_like_the_integer(make_record, recall):
+    """The schema's "integer" admits 2.0 (one JSON number type); it once crashed the slice (500)."""
+    for i in range(3):
+        make_record(f"walk {i}", record_id=f"rec_{i}")
+    budget = {"max_records": 2, "max_bytes": 10_000}
+    for query in ("walk", ""):
+        as_int = recall({"query": {"text": query}, "budget": budget})
+        floats = {k: float(v) for k, v in budget.items()}
+        as_float = recall({"query": {"text": query}, "budget": floats})
+        assert as_float.status == 200, as_float.body
+        assert as_float.body == as_int.body and len(as_float.body["recall"]["results"]) == 2
