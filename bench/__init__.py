@@ -3,6 +3,7 @@ module present; each exposes `main()`. Shared here: the bench database, a real s
 (gunicorn, or runserver) on a loopback port, and a closed-loop load driver.
 
 Everything runs against PostgreSQL named by BENCH_DATABASE_URL (default: spoke_bench) and never against the test databases."""
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spoke_bench")
+DATABASE_URL = os.environ.get(
+    "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spoke_bench"
+)
 BROKER_URL = os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/6")
 RESULTS = ROOT / "var" / "bench"
 
@@ -81,7 +84,9 @@ def seed(space_id: str, subjects: int = 10) -> Seed:
     from memory.timeutil import now
 
     at = now()
-    space = Space.objects.create(space_id=space_id, display_name=space_id, created_at=at, updated_at=at)
+    space = Space.objects.create(
+        space_id=space_id, display_name=space_id, created_at=at, updated_at=at
+    )
     admin = Principal.objects.create(display_name=f"bench-admin-{space_id}")
     token = admin.issue_token("bench")
     issue_root_grant(space, admin)
@@ -120,18 +125,45 @@ def use_database(url: str) -> None:
     DATABASE_URL = url
 
 
-def start_gunicorn(port: int, workers: int = 2, threads: int = 1, app: str = "bench:wsgi_app()",
-                   log_level: str = "warning", output: Path | None = None, **env: str) -> subprocess.Popen:
+def start_gunicorn(
+    port: int,
+    workers: int = 2,
+    threads: int = 1,
+    app: str = "bench:wsgi_app()",
+    log_level: str = "warning",
+    output: Path | None = None,
+    **env: str,
+) -> subprocess.Popen:
     """A gunicorn server on 127.0.0.1:port, in its own session, returned once /healthz answers.
     `output`: a file for the server's stdout and stderr (else they are this process's)."""
-    cmd = [sys.executable, "-m", "gunicorn", app, "-b", f"127.0.0.1:{port}", "-w", str(workers),
-           "--threads", str(threads), "--log-level", log_level, "--access-logfile", "-" if env.get("ACCESS") else "/dev/null"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        app,
+        "-b",
+        f"127.0.0.1:{port}",
+        "-w",
+        str(workers),
+        "--threads",
+        str(threads),
+        "--log-level",
+        log_level,
+        "--access-logfile",
+        "-" if env.get("ACCESS") else "/dev/null",
+    ]
     sink = None
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         sink = output.open("w")
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=server_env(**env), start_new_session=True, stdout=sink,
-                            stderr=subprocess.STDOUT if sink else None)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env=server_env(**env),
+        start_new_session=True,
+        stdout=sink,
+        stderr=subprocess.STDOUT if sink else None,
+    )
     if sink is not None:
         sink.close()  # the child holds its own descriptor
     try:
@@ -143,8 +175,13 @@ def start_gunicorn(port: int, workers: int = 2, threads: int = 1, app: str = "be
 
 
 @contextmanager
-def gunicorn(workers: int = 2, threads: int = 1, port: int | None = None, app: str = "bench:wsgi_app()",
-             **env: str):
+def gunicorn(
+    workers: int = 2,
+    threads: int = 1,
+    port: int | None = None,
+    app: str = "bench:wsgi_app()",
+    **env: str,
+):
     """A gunicorn server on loopback; yields its base URL and stops it (SIGTERM, then SIGKILL)."""
     port = port or free_port()
     proc = start_gunicorn(port, workers, threads, app, **env)
@@ -190,13 +227,17 @@ class Stats:
             "p50_ms": round(self.pct(50), 2),
             "p95_ms": round(self.pct(95), 2),
             "p99_ms": round(self.pct(99), 2),
-            "mean_ms": round(statistics.fmean(self.latencies) * 1000, 2) if self.latencies else None,
+            "mean_ms": round(statistics.fmean(self.latencies) * 1000, 2)
+            if self.latencies
+            else None,
             "error_rate": round(sum(self.errors.values()) / total, 4) if total else 0.0,
             "errors": dict(self.errors),
         }
 
 
-def closed_loop(name: str, clients: int, seconds: float, make_worker: Callable[[int], Callable[[], str | None]]) -> Stats:
+def closed_loop(
+    name: str, clients: int, seconds: float, make_worker: Callable[[int], Callable[[], str | None]]
+) -> Stats:
     """`clients` threads, each calling its worker back to back until the time is up. A worker
     returns None on success or an error label; exceptions count as errors by type."""
     stats = Stats(name)

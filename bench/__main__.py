@@ -2,6 +2,7 @@
 order, each through its `main()`. Fault scripts (`faults_*`) run only when named:
 `faults_kill` (SIGKILL of gunicorn mid-request) and `faults_pg_restart` (PostgreSQL stopped and
 started under load, in a throwaway cluster of its own; see docs/reliability.md)."""
+
 import importlib
 import pkgutil
 import sys

@@ -8,6 +8,7 @@ ops layer (`call`, the same gates as the HTTP edge), and prints a markdown table
 median time of page 1 and the last page, next to the floor (the bare keyset SQL query of that
 page), the bare COUNT behind total_authorized (the same on every page) and, for contrast, the
 OFFSET query a page-number pagination would need. Set BENCH_EXPLAIN=1 to print query plans."""
+
 from __future__ import annotations
 
 import argparse
@@ -41,19 +42,31 @@ def fill(n: int):
     from memory.timeutil import now
 
     at = now()
-    space = Space.objects.create(space_id="bench", display_name="bench", created_at=at, updated_at=at)
+    space = Space.objects.create(
+        space_id="bench", display_name="bench", created_at=at, updated_at=at
+    )
     principal = Principal.objects.create(display_name="bench", kind="service")
     issue_root_grant(space, principal)
     call(principal, "memory.subjects.ensure", {"space_id": "bench", "subject_id": "u1"})
     subject = Subject.objects.get(space=space, subject_id="u1")
     base = at - timedelta(milliseconds=n)
     rows = (
-        Record(space=space, subject=subject, record_id=f"rec_{i:026d}", kind="fact",
-               content={"text": f"record number {i}"}, text=f"record number {i}",
-               placement_scope="context" if i % 3 else "shared", placement_context_id="c1" if i % 3 else None,
-               prov_source="authored", prov_author_principal_id=principal.principal_id, prov_created_at=at,
-               created_at=base + timedelta(milliseconds=i // 2),  # pairs share a time: ties by record_id
-               updated_at=at)
+        Record(
+            space=space,
+            subject=subject,
+            record_id=f"rec_{i:026d}",
+            kind="fact",
+            content={"text": f"record number {i}"},
+            text=f"record number {i}",
+            placement_scope="context" if i % 3 else "shared",
+            placement_context_id="c1" if i % 3 else None,
+            prov_source="authored",
+            prov_author_principal_id=principal.principal_id,
+            prov_created_at=at,
+            created_at=base
+            + timedelta(milliseconds=i // 2),  # pairs share a time: ties by record_id
+            updated_at=at,
+        )
         for i in range(n)
     )
     batch: list[Record] = []
@@ -101,7 +114,10 @@ def count_sql(subject_pk: int):
 
     def run():
         with connection.cursor() as cur:
-            cur.execute("SELECT COUNT(*) FROM memory_record WHERE subject_id = %s AND deleted_at IS NULL", [subject_pk])
+            cur.execute(
+                "SELECT COUNT(*) FROM memory_record WHERE subject_id = %s AND deleted_at IS NULL",
+                [subject_pk],
+            )
             return cur.fetchone()
 
     return run
@@ -126,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         req = {"space_id": "bench", "subject_id": "u1", "page_size": args.page_size}
 
         def page(cursor):
-            return call(principal, "memory.records.list", {**req, **({"cursor": cursor} if cursor else {})})
+            return call(
+                principal, "memory.records.list", {**req, **({"cursor": cursor} if cursor else {})}
+            )
 
         # walk to the last page, keeping the cursor (and keyset position) that opens each page
         cursors_by_page: dict[int, str | None] = {1: None}
@@ -158,18 +176,32 @@ def main(argv: list[str] | None = None) -> int:
                 from django.core import signing
 
                 position = signing.loads(c, salt=cursors.SALT)["k"]
-            rows.append((n, len(q.captured_queries), _median_ms(lambda c=c: page(c), args.repeat),
-                         _median_ms(floor_sql(subject.pk, position, args.page_size), args.repeat),
-                         _median_ms(floor_sql(subject.pk, None, args.page_size, (n - 1) * args.page_size),
-                                    args.repeat),
-                         _median_ms(count_sql(subject.pk), args.repeat)))
-        print(f"{connection.vendor}, {total} records in one subject, page_size {args.page_size}, "
-              f"median of {args.repeat} runs\n")
-        print("| page | queries | records.list ms | floor: bare keyset SQL ms | bare COUNT SQL ms "
-              "| contrast: OFFSET SQL ms |")
+            rows.append(
+                (
+                    n,
+                    len(q.captured_queries),
+                    _median_ms(lambda c=c: page(c), args.repeat),
+                    _median_ms(floor_sql(subject.pk, position, args.page_size), args.repeat),
+                    _median_ms(
+                        floor_sql(subject.pk, None, args.page_size, (n - 1) * args.page_size),
+                        args.repeat,
+                    ),
+                    _median_ms(count_sql(subject.pk), args.repeat),
+                )
+            )
+        print(
+            f"{connection.vendor}, {total} records in one subject, page_size {args.page_size}, "
+            f"median of {args.repeat} runs\n"
+        )
+        print(
+            "| page | queries | records.list ms | floor: bare keyset SQL ms | bare COUNT SQL ms "
+            "| contrast: OFFSET SQL ms |"
+        )
         print("|---:|---:|---:|---:|---:|---:|")
         for n, queries, op_ms, floor_ms, offset_ms, count_ms in rows:
-            print(f"| {n} | {queries} | {op_ms:.2f} | {floor_ms:.2f} | {count_ms:.2f} | {offset_ms:.2f} |")
+            print(
+                f"| {n} | {queries} | {op_ms:.2f} | {floor_ms:.2f} | {count_ms:.2f} | {offset_ms:.2f} |"
+            )
         same = rows[0][1] == rows[1][1]
         print(f"\nqueries equal on page 1 and page {last}: {same}")
         return 0 if same else 1

@@ -6,6 +6,7 @@ doing the same single-row select (the floor). Reports throughput, p50/p95 and th
 floor, then profiles the op in-process with pyinstrument to say where the gap goes.
 
     python -m bench dispatch            # BENCH_SECONDS (8) per round, BENCH_CLIENTS (8)"""
+
 from __future__ import annotations
 
 import json
@@ -51,8 +52,14 @@ def targets(s, record_id: str | None) -> list[tuple[str, str, dict, str]]:
             ("memory.records.get", "/v1/ops/memory.records.get", record, FLOOR_RECORD),
         ]
         if "memory.recall" in HANDLERS:
-            out.append(("memory.recall", "/v1/ops/memory.recall",
-                        {**subject, "query": {"text": "bench note"}}, FLOOR_RECORD))
+            out.append(
+                (
+                    "memory.recall",
+                    "/v1/ops/memory.recall",
+                    {**subject, "query": {"text": "bench note"}},
+                    FLOOR_RECORD,
+                )
+            )
     return out
 
 
@@ -67,11 +74,22 @@ def make_record(s) -> str | None:
     if "memory.records.create" not in HANDLERS:
         return None
     admin = Principal.objects.get(principal_id=s.principal_id)
-    receipt = call(admin, "memory.records.create", {
-        "space_id": s.space_id, "subject_id": "u1", "kind": "note",
-        "content": {"text": "bench note about the floor"}, "placement": {"scope": "shared"},
-    })["receipt"]
-    return receipt["refs"][-1]["id"] if receipt["refs"][-1]["type"] == "record" else receipt["refs"][0]["id"]
+    receipt = call(
+        admin,
+        "memory.records.create",
+        {
+            "space_id": s.space_id,
+            "subject_id": "u1",
+            "kind": "note",
+            "content": {"text": "bench note about the floor"},
+            "placement": {"scope": "shared"},
+        },
+    )["receipt"]
+    return (
+        receipt["refs"][-1]["id"]
+        if receipt["refs"][-1]["type"] == "record"
+        else receipt["refs"][0]["id"]
+    )
 
 
 def profile(s, path: str, body: dict, n: int = 800) -> str:
@@ -119,8 +137,14 @@ def in_process(s, todo, rounds: int = 8, n: int = 200) -> list[dict]:
                 assert response.status_code == 200, (name, response.status_code)
     floors = {name: floor for name, _path, _body, floor in todo}
     medians = {name: statistics.median(v) for name, v in times.items()}
-    return [{"name": name, "ms_per_request": round(ms, 3),
-             "vs_floor": f"{100 * medians[floors[name]] / ms:.0f}%"} for name, ms in medians.items()]
+    return [
+        {
+            "name": name,
+            "ms_per_request": round(ms, 3),
+            "vs_floor": f"{100 * medians[floors[name]] / ms:.0f}%",
+        }
+        for name, ms in medians.items()
+    ]
 
 
 def main() -> dict:
@@ -139,9 +163,13 @@ def main() -> dict:
         for _ in range(max(1, int(SECONDS > 0))):  # warm-up
             for name, path, body, _floor in todo:
                 closed_loop(name, CLIENTS, 1.0, _worker(url, path, body, headers))
-        for _ in range(ROUNDS):  # interleaved rounds, so drift from the shared machine hits all alike
+        for _ in range(
+            ROUNDS
+        ):  # interleaved rounds, so drift from the shared machine hits all alike
             for name, path, body, _floor in todo:
-                results.setdefault(name, []).append(closed_loop(name, CLIENTS, SECONDS, _worker(url, path, body, headers)))
+                results.setdefault(name, []).append(
+                    closed_loop(name, CLIENTS, SECONDS, _worker(url, path, body, headers))
+                )
     rows = []
     for name, runs in results.items():
         merged = runs[0]
@@ -156,15 +184,28 @@ def main() -> dict:
     for row in rows:
         floor = by_name[floors[row["name"]]]
         row["vs_floor"] = f"{100 * row['rps'] / (floor['rps'] or 1.0):.0f}%"
-    print(table(rows, ["name", "requests", "rps", "p50_ms", "p95_ms", "p99_ms", "error_rate", "vs_floor"]))
+    print(
+        table(
+            rows,
+            ["name", "requests", "rps", "p50_ms", "p95_ms", "p99_ms", "error_rate", "vs_floor"],
+        )
+    )
     local = in_process(s, todo)
     print("in-process (no network, no driver):")
     print(table(local, ["name", "ms_per_request", "vs_floor"]))
     record = {"space_id": s.space_id, "record_id": record_id}
     prof = profile(s, "/v1/ops/memory.records.get", record)
     prof_floor = profile(s, "/bench/floor-record", record)
-    out = {"clients": CLIENTS, "workers": WORKERS, "seconds_per_round": SECONDS, "rounds": ROUNDS,
-           "rows": rows, "in_process": local, "profile_records_get": prof, "profile_floor": prof_floor}
+    out = {
+        "clients": CLIENTS,
+        "workers": WORKERS,
+        "seconds_per_round": SECONDS,
+        "rounds": ROUNDS,
+        "rows": rows,
+        "in_process": local,
+        "profile_records_get": prof,
+        "profile_floor": prof_floor,
+    }
     path = save("dispatch", out)
     print(f"profile and figures: {path}")
     return out

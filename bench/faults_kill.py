@@ -3,6 +3,7 @@ with their idempotency keys once it is back. Exactly one effect per key: one rec
 row, one subject; every retry answers 200 with the receipt of the first acknowledgement.
 
     python -m bench faults_kill        # FAULT_CLIENTS (16), FAULT_KEYS (400)"""
+
 from __future__ import annotations
 
 import os
@@ -84,10 +85,18 @@ def main() -> dict:
     settled = {(OP, k): v[1] for k, v in retry.items() if v[0] == 200}
     problems += audit_receipts(s.space_id, s.principal_id, settled)
     problems += audit_space_revision(s.space_id, revision_before, len(keys))
-    if Subject.objects.filter(space_id=s.space_id, subject_id__startswith="k-").count() != len(keys):
+    if Subject.objects.filter(space_id=s.space_id, subject_id__startswith="k-").count() != len(
+        keys
+    ):
         problems.append("subjects != keys")
-    out = {"keys": len(keys), "acknowledged_before_kill": len(acked), "failed_at_kill": len(failed),
-           "not_sent_before_kill": len(never), "problems": problems[:20], "problem_count": len(problems)}
+    out = {
+        "keys": len(keys),
+        "acknowledged_before_kill": len(acked),
+        "failed_at_kill": len(failed),
+        "not_sent_before_kill": len(never),
+        "problems": problems[:20],
+        "problem_count": len(problems),
+    }
     print(out)
     save("faults_kill", out)
     if problems:

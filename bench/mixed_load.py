@@ -7,6 +7,7 @@ every acknowledged write is present exactly once (its receipt, its key, every ob
 at least at the acknowledged revision; reviewed candidates no longer pending).
 
     python -m bench mixed_load"""
+
 from __future__ import annotations
 
 import json
@@ -45,9 +46,17 @@ class Ledger:
 
 def plan(served: set[str]) -> list[tuple[str, int]]:
     """The issue's mix: capture, review, records writes and recall, with reads around them."""
-    mix = [("memory.subjects.get", 10), ("memory.subjects.ensure", 5), ("memory.grants.grant", 3),
-           ("memory.capture", 20), ("memory.candidates.review", 15), ("memory.records.create", 10),
-           ("memory.records.update", 10), ("memory.records.get", 12), ("memory.recall", 15)]
+    mix = [
+        ("memory.subjects.get", 10),
+        ("memory.subjects.ensure", 5),
+        ("memory.grants.grant", 3),
+        ("memory.capture", 20),
+        ("memory.candidates.review", 15),
+        ("memory.records.create", 10),
+        ("memory.records.update", 10),
+        ("memory.records.get", 12),
+        ("memory.recall", 15),
+    ]
     return [(op, weight) for op, weight in mix if op in served]
 
 
@@ -61,7 +70,9 @@ def make_workers(url: str, seeds, ledger: Ledger, served: set[str]):
     def make(i: int):
         s = seeds[i % len(seeds)]
         rng = random.Random(i)
-        client = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {s.token}"}, timeout=30.0)
+        client = httpx.Client(
+            base_url=url, headers={"Authorization": f"Bearer {s.token}"}, timeout=30.0
+        )
         n = [0]
         subject = s.subject_ids[i % len(s.subject_ids)]
         records: dict[str, int] = {}  # this client's records and their last acknowledged revision
@@ -69,7 +80,11 @@ def make_workers(url: str, seeds, ledger: Ledger, served: set[str]):
 
         def post(op: str, body: dict) -> httpx.Response:
             t = time.perf_counter()
-            r = client.post(f"/v1/ops/{op}", content=json.dumps(body), headers={"Content-Type": "application/json"})
+            r = client.post(
+                f"/v1/ops/{op}",
+                content=json.dumps(body),
+                headers={"Content-Type": "application/json"},
+            )
             ledger.time(op, time.perf_counter() - t)
             return r
 
@@ -83,29 +98,63 @@ def make_workers(url: str, seeds, ledger: Ledger, served: set[str]):
             if op == "memory.subjects.ensure":
                 return {**space, "subject_id": f"c{i}-s{n[0]}", "idempotency_key": key}
             if op == "memory.grants.grant":
-                return {**space, "grantee_principal_id": s.principal_id, "capabilities": ["recall"],
-                        "subject_ids": [subject], "idempotency_key": key}
+                return {
+                    **space,
+                    "grantee_principal_id": s.principal_id,
+                    "capabilities": ["recall"],
+                    "subject_ids": [subject],
+                    "idempotency_key": key,
+                }
             if op == "memory.capture":
                 items = [{"content": {"text": text()}} for _ in range(rng.choice((1, 1, 2)))]
-                return {**space, "subject_id": subject, "capture_scope": {"placement": {"scope": "shared"}},
-                        "items": items, "idempotency_key": key}
+                return {
+                    **space,
+                    "subject_id": subject,
+                    "capture_scope": {"placement": {"scope": "shared"}},
+                    "items": items,
+                    "idempotency_key": key,
+                }
             if op == "memory.candidates.review":
                 if not pending:
                     return None
-                decision = {"action": "drop", "reason": "noise"} if rng.random() < 0.2 else {"action": "promote"}
-                return {**space, "candidate_id": pending.pop(0), "decision": decision, "idempotency_key": key}
+                decision = (
+                    {"action": "drop", "reason": "noise"}
+                    if rng.random() < 0.2
+                    else {"action": "promote"}
+                )
+                return {
+                    **space,
+                    "candidate_id": pending.pop(0),
+                    "decision": decision,
+                    "idempotency_key": key,
+                }
             if op == "memory.records.create":
-                return {**space, "subject_id": subject, "kind": "note", "content": {"text": text()},
-                        "placement": {"scope": "shared"}, "idempotency_key": key}
+                return {
+                    **space,
+                    "subject_id": subject,
+                    "kind": "note",
+                    "content": {"text": text()},
+                    "placement": {"scope": "shared"},
+                    "idempotency_key": key,
+                }
             if op == "memory.records.update":
                 if not records:
                     return None
                 rid = rng.choice(sorted(records))
-                return {**space, "record_id": rid, "expected_revision": records[rid],
-                        "content": {"text": text()}, "idempotency_key": key}
+                return {
+                    **space,
+                    "record_id": rid,
+                    "expected_revision": records[rid],
+                    "content": {"text": text()},
+                    "idempotency_key": key,
+                }
             if op == "memory.records.get":
                 return {**space, "record_id": rng.choice(sorted(records))} if records else None
-            return {**space, "subject_id": subject, "query": {"text": f"what does {subject} like {rng.choice(WORDS)}"}}
+            return {
+                **space,
+                "subject_id": subject,
+                "query": {"text": f"what does {subject} like {rng.choice(WORDS)}"},
+            }
 
         def one() -> str | None:
             op = rng.choices(ops, weights)[0]
@@ -120,8 +169,14 @@ def make_workers(url: str, seeds, ledger: Ledger, served: set[str]):
             payload = r.json()
             if "receipt" in payload:
                 receipt = payload["receipt"]
-                ledger.add(op=op, space_id=s.space_id, key=key, receipt_id=receipt["receipt_id"], refs=receipt["refs"],
-                           principal_id=s.principal_id)
+                ledger.add(
+                    op=op,
+                    space_id=s.space_id,
+                    key=key,
+                    receipt_id=receipt["receipt_id"],
+                    refs=receipt["refs"],
+                    principal_id=s.principal_id,
+                )
                 for ref in receipt["refs"]:
                     if ref["type"] == "record":
                         records[ref["id"]] = ref["revision"]
@@ -139,8 +194,12 @@ def _ref_problem(row: dict, ref: dict) -> str | None:
     revision the receipt acknowledged; a reviewed candidate is no longer pending."""
     from memory.models import Candidate, Grant, Record, Subject
 
-    model, field = {"subject": (Subject, "subject_id"), "grant": (Grant, "grant_id"),
-                    "record": (Record, "record_id"), "candidate": (Candidate, "candidate_id")}.get(ref["type"], (None, None))
+    model, field = {
+        "subject": (Subject, "subject_id"),
+        "grant": (Grant, "grant_id"),
+        "record": (Record, "record_id"),
+        "candidate": (Candidate, "candidate_id"),
+    }.get(ref["type"], (None, None))
     if model is None:
         return None
     rows = list(model.objects.filter(space_id=row["space_id"], **{field: ref["id"]}))
@@ -148,7 +207,11 @@ def _ref_problem(row: dict, ref: dict) -> str | None:
         return f"{ref['type']} {ref['id']} present {len(rows)} times"
     if getattr(rows[0], "revision", ref["revision"]) < ref["revision"]:
         return f"{ref['type']} {ref['id']} behind its acknowledged revision"
-    if row["op"] == "memory.candidates.review" and ref["type"] == "candidate" and rows[0].state == "pending":
+    if (
+        row["op"] == "memory.candidates.review"
+        and ref["type"] == "candidate"
+        and rows[0].state == "pending"
+    ):
         return f"candidate {ref['id']} acknowledged as reviewed but still pending"
     return None
 
@@ -162,13 +225,19 @@ def audit(ledger: Ledger) -> dict:
     ids = [row["receipt_id"] for row in ledger.acked]
     receipts = {r.receipt_id: r for r in Receipt.objects.filter(receipt_id__in=ids)}
     keys: dict[tuple, list] = {}
-    for k in IdempotencyKey.objects.filter(receipt_id__in=ids).values("space_key", "op", "key", "receipt_id"):
+    for k in IdempotencyKey.objects.filter(receipt_id__in=ids).values(
+        "space_key", "op", "key", "receipt_id"
+    ):
         keys.setdefault((k["space_key"], k["op"], k["key"]), []).append(k["receipt_id"])
     if len(set(ids)) != len(ids):
         problems.append("a receipt id was acknowledged twice")
     for row in ledger.acked:
         receipt = receipts.get(row["receipt_id"])
-        if receipt is None or receipt.status != "committed" or receipt.idempotency_key != row["key"]:
+        if (
+            receipt is None
+            or receipt.status != "committed"
+            or receipt.idempotency_key != row["key"]
+        ):
             problems.append(f"receipt {row['receipt_id']} missing or wrong")
             continue
         if keys.get((row["space_id"], row["op"], row["key"])) != [row["receipt_id"]]:
@@ -179,8 +248,12 @@ def audit(ledger: Ledger) -> dict:
                 problems.append(problem)
     spaces = {row["space_id"] for row in ledger.acked}
     unacked = Receipt.objects.filter(space_id__in=spaces).exclude(receipt_id__in=ids).count()
-    return {"acknowledged_writes": len(ids), "problems": problems[:20], "problem_count": len(problems),
-            "committed_but_unacknowledged": unacked}
+    return {
+        "acknowledged_writes": len(ids),
+        "problems": problems[:20],
+        "problem_count": len(problems),
+        "committed_but_unacknowledged": unacked,
+    }
 
 
 def main() -> dict:
@@ -194,7 +267,9 @@ def main() -> dict:
     # the seed's own writes (root grant bumps, ensures) are not the load's: count them out
     from memory.models import Receipt
 
-    baseline = Receipt.objects.filter(space_id__in=[s.space_id for s in seeds]).values_list("receipt_id", flat=True)
+    baseline = Receipt.objects.filter(space_id__in=[s.space_id for s in seeds]).values_list(
+        "receipt_id", flat=True
+    )
     baseline = set(baseline)
     connection.close()
     ledger = Ledger()
@@ -206,15 +281,29 @@ def main() -> dict:
     per_op = []
     for op, lat in sorted(ledger.by_op.items()):
         lat.sort()
-        per_op.append({"op": op, "count": len(lat), "p50_ms": round(lat[len(lat) // 2] * 1000, 1),
-                       "p95_ms": round(lat[int(len(lat) * 0.95)] * 1000, 1),
-                       "p99_ms": round(lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000, 1)})
+        per_op.append(
+            {
+                "op": op,
+                "count": len(lat),
+                "p50_ms": round(lat[len(lat) // 2] * 1000, 1),
+                "p95_ms": round(lat[int(len(lat) * 0.95)] * 1000, 1),
+                "p99_ms": round(lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000, 1),
+            }
+        )
     row = stats.row()
     print(table([row], ["name", "requests", "rps", "p50_ms", "p95_ms", "p99_ms", "error_rate"]))
     print(table(per_op, ["op", "count", "p50_ms", "p95_ms", "p99_ms"]))
     print(f"audit: {result}")
-    out = {"clients": CLIENTS, "seconds": SECONDS, "spaces": SPACES, "workers": WORKERS, "threads": THREADS,
-           "total": row, "per_op": per_op, "audit": result}
+    out = {
+        "clients": CLIENTS,
+        "seconds": SECONDS,
+        "spaces": SPACES,
+        "workers": WORKERS,
+        "threads": THREADS,
+        "total": row,
+        "per_op": per_op,
+        "audit": result,
+    }
     save("mixed_load", out)
     if result["problem_count"]:
         raise SystemExit("audit failed")

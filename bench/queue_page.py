@@ -6,6 +6,7 @@ the bare keyset query the queue page needs).
 
 It creates a throw-away test database (test_<name>), fills it through the ops layer
 (memory.capture, as a principal with a root grant) and drops it at the end."""
+
 from __future__ import annotations
 
 import argparse
@@ -55,12 +56,26 @@ def fill(n: int):
     while made < n:
         k = min(per_call, n - made)
         subject = subjects[(made // per_call) % len(subjects)]
-        placement = {"scope": "context", "context_id": f"c{made % 5}"} if made % 3 else {"scope": "shared"}
-        call(principal, "memory.capture", {
-            "space_id": "bench", "subject_id": subject, "capture_scope": {"placement": placement},
-            "items": [{"content": {"text": f"Candidate {made + i}: the user prefers option {i} over the others."}}
-                      for i in range(k)],
-        })
+        placement = (
+            {"scope": "context", "context_id": f"c{made % 5}"} if made % 3 else {"scope": "shared"}
+        )
+        call(
+            principal,
+            "memory.capture",
+            {
+                "space_id": "bench",
+                "subject_id": subject,
+                "capture_scope": {"placement": placement},
+                "items": [
+                    {
+                        "content": {
+                            "text": f"Candidate {made + i}: the user prefers option {i} over the others."
+                        }
+                    }
+                    for i in range(k)
+                ],
+            },
+        )
         made += k
     return user, principal
 
@@ -112,7 +127,9 @@ def run(n: int) -> None:
 
     t0 = time.perf_counter()
     user, principal = fill(n)
-    print(f"filled {n} pending candidates in {time.perf_counter() - t0:.1f}s on {connection.vendor}")
+    print(
+        f"filled {n} pending candidates in {time.perf_counter() - t0:.1f}s on {connection.vendor}"
+    )
     pages = cursors(principal, (n + 49) // 50)
     client = Client()
     client.force_login(user)
@@ -120,16 +137,23 @@ def run(n: int) -> None:
 
     def bare_query(offset_cursor_row):
         def q():
-            qs = Candidate.objects.filter(space_id="bench", state="pending").select_related("subject")
+            qs = Candidate.objects.filter(space_id="bench", state="pending").select_related(
+                "subject"
+            )
             if offset_cursor_row is not None:
                 qs = qs.filter(captured_at__gte=offset_cursor_row.captured_at)
             list(qs.order_by("captured_at", "candidate_id")[:51])
             qs.count()
+
         return q
 
     mid = Candidate.objects.filter(space_id="bench").order_by("captured_at", "candidate_id")[n // 2]
     rows.append(("bare keyset query + count (floor)", bare_query(mid)))
-    for label, index in (("queue page: first", 0), ("queue page: middle", len(pages) // 2), ("queue page: last", len(pages) - 1)):
+    for label, index in (
+        ("queue page: first", 0),
+        ("queue page: middle", len(pages) // 2),
+        ("queue page: last", len(pages) - 1),
+    ):
         cursor = pages[index]
         url = "/console/s/bench/queue/" + (f"?cursor={cursor}" if cursor else "")
 

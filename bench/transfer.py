@@ -9,6 +9,7 @@ worker's peak memory for that job alone; the figure printed next to it is the ch
 Django start-up, before the job. Staging goes through the ops layer (`memory.ops.base.call`,
 the same schema gates as the HTTP edge), chunk by chunk, as a client would.
 Figures: records/s and MB/s of canonical chunk JSON for each phase."""
+
 from __future__ import annotations
 
 import argparse
@@ -60,7 +61,9 @@ def child(receipt_id: str) -> None:
 def run_in_worker(receipt_id: str) -> dict:
     out = subprocess.run(  # noqa: S603 (our own interpreter, fixed arguments)
         [sys.executable, "-m", "bench.transfer", "--child", receipt_id],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -71,25 +74,51 @@ def fill(space_id: str, n: int) -> None:
     from memory.timeutil import now
 
     at = now()
-    subject = Subject.objects.create(space_id=space_id, subject_id="u1", created_at=at, updated_at=at)
+    subject = Subject.objects.create(
+        space_id=space_id, subject_id="u1", created_at=at, updated_at=at
+    )
     kinds = ["preference", "fact", "plan", "event", "note"]
     batch = 5000
     for start in range(0, n, batch):
         records = []
         for i in range(start, min(n, start + batch)):
-            text = f"record {i}: the subject mentioned something worth keeping, item {i % 977} " + "z" * 120
-            records.append(Record(
-                space_id=space_id, subject=subject, record_id=new_id("record"), kind=kinds[i % 5],
-                content={"text": text}, text=text, placement_scope="context" if i % 2 else "shared",
-                placement_context_id="c1" if i % 2 else None, prov_source="authored",
-                prov_author_principal_id="prn_bench", prov_created_at=at, revision=1, created_at=at, updated_at=at,
-            ))
+            text = (
+                f"record {i}: the subject mentioned something worth keeping, item {i % 977} "
+                + "z" * 120
+            )
+            records.append(
+                Record(
+                    space_id=space_id,
+                    subject=subject,
+                    record_id=new_id("record"),
+                    kind=kinds[i % 5],
+                    content={"text": text},
+                    text=text,
+                    placement_scope="context" if i % 2 else "shared",
+                    placement_context_id="c1" if i % 2 else None,
+                    prov_source="authored",
+                    prov_author_principal_id="prn_bench",
+                    prov_created_at=at,
+                    revision=1,
+                    created_at=at,
+                    updated_at=at,
+                )
+            )
         made = Record.objects.bulk_create(records)
-        RecordRevision.objects.bulk_create([
-            RecordRevision(record=r, revision=1, kind=r.kind, content=r.content, placement_scope=r.placement_scope,
-                           placement_context_id=r.placement_context_id, created_at=at)
-            for r in made
-        ])
+        RecordRevision.objects.bulk_create(
+            [
+                RecordRevision(
+                    record=r,
+                    revision=1,
+                    kind=r.kind,
+                    content=r.content,
+                    placement_scope=r.placement_scope,
+                    placement_context_id=r.placement_context_id,
+                    created_at=at,
+                )
+                for r in made
+            ]
+        )
 
 
 def drop(space_id: str) -> None:
@@ -117,7 +146,9 @@ def one(n: int) -> dict:
     drop(dst)
     principal = Principal.objects.create(display_name="bench", kind="service")
     for sid in (src, dst):
-        space = Space.objects.create(space_id=sid, display_name=sid, created_at=now(), updated_at=now())
+        space = Space.objects.create(
+            space_id=sid, display_name=sid, created_at=now(), updated_at=now()
+        )
         issue_root_grant(space, principal)
     t = time.perf_counter()
     fill(src, n)
@@ -126,31 +157,61 @@ def one(n: int) -> dict:
     receipt = call(principal, "memory.exports.create", {"space_id": src})["receipt"]
     exp = run_in_worker(receipt["receipt_id"])
     export_id = receipt["refs"][0]["id"]
-    total_bytes = sum(len(b) for b in ExportChunk.objects.filter(export_id=export_id).values_list("objects_json", flat=True).iterator())
+    total_bytes = sum(
+        len(b)
+        for b in ExportChunk.objects.filter(export_id=export_id)
+        .values_list("objects_json", flat=True)
+        .iterator()
+    )
 
     t = time.perf_counter()
-    first = call(principal, "memory.exports.get", {"space_id": src, "export_id": export_id, "ordinal": 0})
+    first = call(
+        principal, "memory.exports.get", {"space_id": src, "export_id": export_id, "ordinal": 0}
+    )
     bundle = first["bundle"]
-    staged = call(principal, "memory.imports.stage", {"space_id": dst, "bundle": bundle, "chunk": first["chunk"]})["receipt"]
+    staged = call(
+        principal,
+        "memory.imports.stage",
+        {"space_id": dst, "bundle": bundle, "chunk": first["chunk"]},
+    )["receipt"]
     import_id = staged["refs"][0]["id"]
     for ordinal in range(1, bundle["chunk_count"]):
-        chunk = call(principal, "memory.exports.get", {"space_id": src, "export_id": export_id, "ordinal": ordinal})["chunk"]
-        staged = call(principal, "memory.imports.stage", {"space_id": dst, "import_id": import_id, "chunk": chunk})["receipt"]
+        chunk = call(
+            principal,
+            "memory.exports.get",
+            {"space_id": src, "export_id": export_id, "ordinal": ordinal},
+        )["chunk"]
+        staged = call(
+            principal,
+            "memory.imports.stage",
+            {"space_id": dst, "import_id": import_id, "chunk": chunk},
+        )["receipt"]
     stage_s = time.perf_counter() - t
     ver = run_in_worker(staged["receipt_id"])
-    act_receipt = call(principal, "memory.imports.activate", {"space_id": dst, "import_id": import_id})["receipt"]
+    act_receipt = call(
+        principal, "memory.imports.activate", {"space_id": dst, "import_id": import_id}
+    )["receipt"]
     act = run_in_worker(act_receipt["receipt_id"])
 
     again = call(principal, "memory.exports.create", {"space_id": dst})["receipt"]
     run_in_worker(again["receipt_id"])
-    again_bundle = call(principal, "memory.exports.get", {"space_id": dst, "export_id": again["refs"][0]["id"],
-                                                          "ordinal": 0})["bundle"]
-    lossless = (again_bundle["chunk_digests"] == bundle["chunk_digests"]
-                and again_bundle["object_counts"] == bundle["object_counts"])
+    again_bundle = call(
+        principal,
+        "memory.exports.get",
+        {"space_id": dst, "export_id": again["refs"][0]["id"], "ordinal": 0},
+    )["bundle"]
+    lossless = (
+        again_bundle["chunk_digests"] == bundle["chunk_digests"]
+        and again_bundle["object_counts"] == bundle["object_counts"]
+    )
     mb = total_bytes / 1e6
 
     def rate(seconds: float) -> dict:
-        return {"records_per_s": round(n / seconds), "mb_per_s": round(mb / seconds, 1), "seconds": round(seconds, 1)}
+        return {
+            "records_per_s": round(n / seconds),
+            "mb_per_s": round(mb / seconds, 1),
+            "seconds": round(seconds, 1),
+        }
 
     result = {
         "records": n,
@@ -158,10 +219,22 @@ def one(n: int) -> dict:
         "chunks": bundle["chunk_count"],
         "bundle_mb": round(mb, 1),
         "fill_s": round(fill_s, 1),
-        "export": {**rate(exp["seconds"]), "rss_base_mb": round(exp["rss_base_mb"]), "rss_peak_mb": round(exp["rss_peak_mb"])},
+        "export": {
+            **rate(exp["seconds"]),
+            "rss_base_mb": round(exp["rss_base_mb"]),
+            "rss_peak_mb": round(exp["rss_peak_mb"]),
+        },
         "stage": rate(stage_s),
-        "verify": {**rate(ver["seconds"]), "rss_base_mb": round(ver["rss_base_mb"]), "rss_peak_mb": round(ver["rss_peak_mb"])},
-        "activate": {**rate(act["seconds"]), "rss_base_mb": round(act["rss_base_mb"]), "rss_peak_mb": round(act["rss_peak_mb"])},
+        "verify": {
+            **rate(ver["seconds"]),
+            "rss_base_mb": round(ver["rss_base_mb"]),
+            "rss_peak_mb": round(ver["rss_peak_mb"]),
+        },
+        "activate": {
+            **rate(act["seconds"]),
+            "rss_base_mb": round(act["rss_base_mb"]),
+            "rss_peak_mb": round(act["rss_peak_mb"]),
+        },
         "lossless": lossless,
     }
     if not os.environ.get("BENCH_KEEP"):
@@ -182,7 +255,9 @@ def main() -> None:
     from django.db import connection
 
     if connection.vendor != "postgresql":
-        print("warning: the published figures are for PostgreSQL (set DATABASE_URL)", file=sys.stderr)
+        print(
+            "warning: the published figures are for PostgreSQL (set DATABASE_URL)", file=sys.stderr
+        )
     for n in args.records:
         print(json.dumps(one(n)), flush=True)
 

@@ -3,6 +3,7 @@
 A caller's coverage in a space is the union of its effective grants there, loaded fresh on every
 call (reads are re-authorized each time). Each action must be covered by one grant. Objects the
 caller cannot read answer NOT_FOUND exactly as absent ones do."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,9 +21,21 @@ from memory.wire.errors import WireError, not_found, permission_denied
 
 ADMIN = "space_admin"
 CAPABILITIES = [
-    "space_admin", "grants_issue", "subjects_write", "capture", "candidates_read", "review",
-    "records_read", "records_write", "recall", "profile_read", "profile_write",
-    "reflections_read", "reflections_generate", "export", "import",
+    "space_admin",
+    "grants_issue",
+    "subjects_write",
+    "capture",
+    "candidates_read",
+    "review",
+    "records_read",
+    "records_write",
+    "recall",
+    "profile_read",
+    "profile_write",
+    "reflections_read",
+    "reflections_generate",
+    "export",
+    "import",
 ]
 
 
@@ -43,19 +56,33 @@ def grant_covers_placement(grant: Grant, scope: str, context_id: str | None) -> 
 
 def effective_q(at: datetime) -> Q:
     """Grants in force at `at`: active, unexpired, no revoked ancestor (a stored flag)."""
-    return Q(state=Grant.ACTIVE, ancestor_revoked=False) & (Q(expires_at__isnull=True) | Q(expires_at__gt=at))
+    return Q(state=Grant.ACTIVE, ancestor_revoked=False) & (
+        Q(expires_at__isnull=True) | Q(expires_at__gt=at)
+    )
 
 
-def effective_grants(space_id: str, principal: Principal, at: datetime, with_space: bool = False) -> list[Grant]:
+def effective_grants(
+    space_id: str, principal: Principal, at: datetime, with_space: bool = False
+) -> list[Grant]:
     """The principal's effective grants in a space, in issue order; one query. `with_space` joins
     the space row in (each grant's `.space`), so a read's whole coverage is that one query."""
     if not with_space:
         return list(
-            Grant.objects.filter(effective_q(at), space_id=space_id, grantee=principal).order_by("created_at", "grant_id")
+            Grant.objects.filter(effective_q(at), space_id=space_id, grantee=principal).order_by(
+                "created_at", "grant_id"
+            )
         )
     g, s = rows.columns(Grant, "g"), rows.columns(Space, "s")
-    sql, params = _coverage_sql(), [space_id, principal.principal_id, Grant.ACTIVE, False,
-                                     connection.ops.adapt_datetimefield_value(at)]
+    sql, params = (
+        _coverage_sql(),
+        [
+            space_id,
+            principal.principal_id,
+            Grant.ACTIVE,
+            False,
+            connection.ops.adapt_datetimefield_value(at),
+        ],
+    )
     out = []
     for row in rows.fetch(sql, params):
         grant = g.build(row)
@@ -80,8 +107,11 @@ def _coverage_sql() -> str:
 def effective_ids(grants: list[Grant], at: datetime) -> set[str]:
     """Which of these grants (any grantee) are effective now; no query."""
     return {
-        g.grant_id for g in grants
-        if g.state == Grant.ACTIVE and not g.ancestor_revoked and (g.expires_at is None or g.expires_at > at)
+        g.grant_id
+        for g in grants
+        if g.state == Grant.ACTIVE
+        and not g.ancestor_revoked
+        and (g.expires_at is None or g.expires_at > at)
     }
 
 
@@ -102,8 +132,13 @@ class Coverage:
     def is_admin(self) -> bool:
         return bool(self.with_capability(ADMIN))
 
-    def covers(self, capability: str, subject_id: str, scope: str | None = None,
-               context_id: str | None = None) -> bool:
+    def covers(
+        self,
+        capability: str,
+        subject_id: str,
+        scope: str | None = None,
+        context_id: str | None = None,
+    ) -> bool:
         for g in self.grants:
             if not grant_has(g, capability) or not grant_covers_subject(g, subject_id):
                 continue
@@ -111,12 +146,22 @@ class Coverage:
                 return True
         return False
 
-    def covers_any(self, capabilities: list[str], subject_id: str, scope: str | None = None,
-                   context_id: str | None = None) -> bool:
+    def covers_any(
+        self,
+        capabilities: list[str],
+        subject_id: str,
+        scope: str | None = None,
+        context_id: str | None = None,
+    ) -> bool:
         return any(self.covers(c, subject_id, scope, context_id) for c in capabilities)
 
-    def require(self, capability: str, subject_id: str, scope: str | None = None,
-                context_id: str | None = None) -> None:
+    def require(
+        self,
+        capability: str,
+        subject_id: str,
+        scope: str | None = None,
+        context_id: str | None = None,
+    ) -> None:
         if not self.covers(capability, subject_id, scope, context_id):
             raise permission_denied(capability)
 
@@ -124,9 +169,13 @@ class Coverage:
         if not self.is_admin():
             raise permission_denied(ADMIN)
 
-    def placement_q(self, capabilities: list[str], subject_field: str = "subject__subject_id",
-                    scope_field: str = "placement_scope",
-                    context_field: str = "placement_context_id") -> Q:
+    def placement_q(
+        self,
+        capabilities: list[str],
+        subject_field: str = "subject__subject_id",
+        scope_field: str = "placement_scope",
+        context_field: str = "placement_context_id",
+    ) -> Q:
         """SQL filter for the objects one of these capabilities covers (a union over grants).
         Matches nothing when no grant holds the capability."""
         q = Q(pk__in=[])
@@ -150,14 +199,20 @@ class Coverage:
         contexts: set[str] | None = set()
         shared = False
         for g in self.grants:
-            if not any(grant_has(g, c) for c in capabilities) or not grant_covers_subject(g, subject_id):
+            if not any(grant_has(g, c) for c in capabilities) or not grant_covers_subject(
+                g, subject_id
+            ):
                 continue
             shared = shared or g.shared_access
             if g.context_ids is None:
                 contexts = None
             elif contexts is not None:
                 contexts.update(g.context_ids)
-        return {"all_contexts": contexts is None, "context_ids": sorted(contexts or []), "shared": shared}
+        return {
+            "all_contexts": contexts is None,
+            "context_ids": sorted(contexts or []),
+            "shared": shared,
+        }
 
     def state_digest(self) -> str:
         """Identity of the caller's grant state; a cursor is bound to it (SPEC §2.7)."""
@@ -181,8 +236,9 @@ def coverage_for(space_id: str, principal: Principal, at: datetime, lock: bool =
     return Coverage(space=space, principal=principal, grants=grants, at=at)
 
 
-def access_subject(cov: Coverage, subject_id: str, capabilities: list[str] | None = None,
-                   lock: bool = False) -> Subject:
+def access_subject(
+    cov: Coverage, subject_id: str, capabilities: list[str] | None = None, lock: bool = False
+) -> Subject:
     """The subject, if it exists and one of the caller's grants (with any of `capabilities`, or
     any capability at all) covers it; NOT_FOUND otherwise."""
     qs = Subject.objects.select_for_update() if lock else Subject.objects
@@ -199,23 +255,40 @@ def access_subject(cov: Coverage, subject_id: str, capabilities: list[str] | Non
 
 def gate_space_writable(space: Space) -> None:
     if space.state == Space.FROZEN:
-        raise WireError("SPACE_FROZEN", "The space is frozen: it accepts no mutation until unfrozen.")
+        raise WireError(
+            "SPACE_FROZEN", "The space is frozen: it accepts no mutation until unfrozen."
+        )
 
 
-def gate_subject_writable(subject: Subject, scope: str | None = None, context_id: str | None = None) -> None:
+def gate_subject_writable(
+    subject: Subject, scope: str | None = None, context_id: str | None = None
+) -> None:
     """State gates for a write about a subject, optionally placed in a context (SPEC §2.6)."""
     if subject.state == Subject.ARCHIVED:
-        raise WireError("SUBJECT_ARCHIVED", "The subject is archived: it accepts no further writes.")
+        raise WireError(
+            "SUBJECT_ARCHIVED", "The subject is archived: it accepts no further writes."
+        )
     if subject.state == Subject.FENCED:
-        raise WireError("SUBJECT_FENCED", "The subject is fenced: it accepts no writes until unfenced.")
+        raise WireError(
+            "SUBJECT_FENCED", "The subject is fenced: it accepts no writes until unfenced."
+        )
     if scope == CONTEXT and context_id in subject.fenced_context_ids:
         raise WireError(
             "CONTEXT_FENCED", "That context is fenced for this subject.", context_id=context_id
         )
 
 
-def _access_placed(model, cov: Coverage, id_field: str, object_id: str, capabilities: list[str],
-                   scope_attr: str, context_attr: str, resource: str, lock: bool):
+def _access_placed(
+    model,
+    cov: Coverage,
+    id_field: str,
+    object_id: str,
+    capabilities: list[str],
+    scope_attr: str,
+    context_attr: str,
+    resource: str,
+    lock: bool,
+):
     """The object, if it is in the space and one grant with any of `capabilities` covers its
     subject and placement; NOT_FOUND otherwise. `lock` takes its row lock."""
     qs = model.objects.select_related("subject")
@@ -229,19 +302,38 @@ def _access_placed(model, cov: Coverage, id_field: str, object_id: str, capabili
     return obj
 
 
-def access_record(cov: Coverage, record_id: str, capabilities: list[str] | None = None,
-                  lock: bool = False) -> Record:
+def access_record(
+    cov: Coverage, record_id: str, capabilities: list[str] | None = None, lock: bool = False
+) -> Record:
     """The record, if a grant with any of `capabilities` (default records_read) covers its
     subject and placement; NOT_FOUND (resource "record") otherwise."""
-    return _access_placed(Record, cov, "record_id", record_id, capabilities or ["records_read"],
-                          "placement_scope", "placement_context_id", "record", lock)
+    return _access_placed(
+        Record,
+        cov,
+        "record_id",
+        record_id,
+        capabilities or ["records_read"],
+        "placement_scope",
+        "placement_context_id",
+        "record",
+        lock,
+    )
 
 
-def access_candidate(cov: Coverage, candidate_id: str, capabilities: list[str] | None = None,
-                     lock: bool = False) -> Candidate:
+def access_candidate(
+    cov: Coverage, candidate_id: str, capabilities: list[str] | None = None, lock: bool = False
+) -> Candidate:
     """The candidate, if a grant with any of `capabilities` (default candidates_read or review)
     covers its subject and capture-scope placement; NOT_FOUND (resource "candidate") otherwise.
     `lock` takes the candidate row lock for a review."""
-    return _access_placed(Candidate, cov, "candidate_id", candidate_id,
-                          capabilities or ["candidates_read", "review"],
-                          "scope_placement_scope", "scope_context_id", "candidate", lock)
+    return _access_placed(
+        Candidate,
+        cov,
+        "candidate_id",
+        candidate_id,
+        capabilities or ["candidates_read", "review"],
+        "scope_placement_scope",
+        "scope_context_id",
+        "candidate",
+        lock,
+    )

@@ -2,6 +2,7 @@
 (`memory.operate_space`) are assigned per space from its "Object permissions" page. Grants,
 receipts and memory content are not edited here: the ops layer is their only writer, so their
 admin pages are read-only (grants) or absent (records, candidates)."""
+
 from django.contrib import admin
 from guardian.admin import GuardedModelAdmin
 
@@ -13,7 +14,14 @@ class SpaceAdmin(GuardedModelAdmin):
     list_display = ["space_id", "display_name", "state", "revision"]
     search_fields = ["space_id", "display_name"]
     # state, freeze and revisions move only through the ops (memory.spaces.freeze/unfreeze).
-    readonly_fields = ["state", "freeze_reason", "revision", "authority_generation", "created_at", "updated_at"]
+    readonly_fields = [
+        "state",
+        "freeze_reason",
+        "revision",
+        "authority_generation",
+        "created_at",
+        "updated_at",
+    ]
 
     def get_readonly_fields(self, request, obj=None):
         return self.readonly_fields + (["space_id"] if obj else [])

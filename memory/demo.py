@@ -1,5 +1,6 @@
 """`manage.py spoke demo`: a demo space with subjects, candidates, records and profile documents,
 a console login and an API token. Everything is written through the ops layer."""
+
 import secrets
 
 from django.contrib.auth import get_user_model
@@ -15,15 +16,41 @@ DEMO_SUBJECTS = {
     "user:grace": "acme:user",
 }
 DEMO_CAPTURES = [
-    ("user:ada", {"scope": "context", "context_id": "support"}, "Ada prefers email over phone calls."),
-    ("user:ada", {"scope": "context", "context_id": "support"}, "Ada's laptop is a 2021 ThinkPad; she plans to upgrade in March."),
+    (
+        "user:ada",
+        {"scope": "context", "context_id": "support"},
+        "Ada prefers email over phone calls.",
+    ),
+    (
+        "user:ada",
+        {"scope": "context", "context_id": "support"},
+        "Ada's laptop is a 2021 ThinkPad; she plans to upgrade in March.",
+    ),
     ("user:ada", {"scope": "shared"}, "Ada moved to Lisbon last spring."),
-    ("user:grace", {"scope": "context", "context_id": "sales"}, "Grace wants a quote for 40 seats before the end of the quarter."),
-    ("user:grace", {"scope": "shared"}, "<script>alert('untrusted content is shown as text')</script>"),
+    (
+        "user:grace",
+        {"scope": "context", "context_id": "sales"},
+        "Grace wants a quote for 40 seats before the end of the quarter.",
+    ),
+    (
+        "user:grace",
+        {"scope": "shared"},
+        "<script>alert('untrusted content is shown as text')</script>",
+    ),
 ]
 DEMO_RECORDS = [
-    ("user:ada", "preference", {"scope": "shared"}, "Ada likes concise answers with links to the docs."),
-    ("user:grace", "fact", {"scope": "context", "context_id": "sales"}, "Grace's team uses the Pro plan."),
+    (
+        "user:ada",
+        "preference",
+        {"scope": "shared"},
+        "Ada likes concise answers with links to the docs.",
+    ),
+    (
+        "user:grace",
+        "fact",
+        {"scope": "context", "context_id": "sales"},
+        "Grace's team uses the Pro plan.",
+    ),
 ]
 
 
@@ -35,7 +62,8 @@ def _maybe(principal: Principal, op: str, request: dict) -> None:
 def build_demo(space_id: str = "demo") -> dict:
     at = now()
     space, _ = Space.objects.get_or_create(
-        space_id=space_id, defaults={"display_name": "Demo space", "created_at": at, "updated_at": at}
+        space_id=space_id,
+        defaults={"display_name": "Demo space", "created_at": at, "updated_at": at},
     )
     User = get_user_model()
     password = secrets.token_urlsafe(12)
@@ -56,21 +84,44 @@ def build_demo(space_id: str = "demo") -> dict:
     token = service.issue_token(label="demo")
     issue_root_grant(space, service)
     for subject_id, kind in DEMO_SUBJECTS.items():
-        _maybe(service, "memory.subjects.ensure", {"space_id": space_id, "subject_id": subject_id, "kind": kind})
+        _maybe(
+            service,
+            "memory.subjects.ensure",
+            {"space_id": space_id, "subject_id": subject_id, "kind": kind},
+        )
     for subject_id, placement, text in DEMO_CAPTURES:
-        _maybe(service, "memory.capture", {
-            "space_id": space_id, "subject_id": subject_id,
-            "capture_scope": {"placement": placement}, "items": [{"content": {"text": text}}],
-        })
+        _maybe(
+            service,
+            "memory.capture",
+            {
+                "space_id": space_id,
+                "subject_id": subject_id,
+                "capture_scope": {"placement": placement},
+                "items": [{"content": {"text": text}}],
+            },
+        )
     for subject_id, kind, placement, text in DEMO_RECORDS:
-        _maybe(service, "memory.records.create", {
-            "space_id": space_id, "subject_id": subject_id, "kind": kind,
-            "placement": placement, "content": {"text": text},
-        })
-    _maybe(service, "memory.profile.update", {
-        "space_id": space_id, "subject_id": "user:ada", "kind": "preferences",
-        "content": {"text": "Prefers email. Concise answers."},
-    })
+        _maybe(
+            service,
+            "memory.records.create",
+            {
+                "space_id": space_id,
+                "subject_id": subject_id,
+                "kind": kind,
+                "placement": placement,
+                "content": {"text": text},
+            },
+        )
+    _maybe(
+        service,
+        "memory.profile.update",
+        {
+            "space_id": space_id,
+            "subject_id": "user:ada",
+            "kind": "preferences",
+            "content": {"text": "Prefers email. Concise answers."},
+        },
+    )
     return {
         "space_id": space_id,
         "console": {"url": "/console/", "username": "moderator", "password": password},

@@ -1,4 +1,5 @@
 """Server-made identifiers (SPEC §2.1): `<prefix>_<ULID>`."""
+
 from ulid import ULID
 
 PREFIXES = {

@@ -5,6 +5,7 @@ joined with their space). Their SQL never changes shape, yet the ORM compiles it
 which profiling showed to be a third of a read's cost. `Columns` renders a model's columns once
 and turns result rows back into model instances through the same field converters the ORM applies
 (JSON, datetimes on SQLite, …), so the instances are the ORM's own."""
+
 from __future__ import annotations
 
 from functools import cache
@@ -31,7 +32,7 @@ class Columns:
         return [*connection.ops.get_db_converters(col), *field.get_db_converters(connection)], col
 
     def build(self, row, start: int = 0) -> models.Model:
-        values = list(row[start:start + self.width])
+        values = list(row[start : start + self.width])
         for i, (funcs, col) in enumerate(self.converters):
             for func in funcs:
                 values[i] = func(values[i], col, connection)

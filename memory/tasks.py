@@ -17,6 +17,7 @@ receipt (docs/workers.md).
   SPOKE_MEMORY_JOB_TIMEOUT_S (running with no heartbeat for that long: the worker died; queued:
   the broker lost or never got the message; the Job table is the outbox) and fails them after
   MAX_ATTEMPTS, so no receipt stays pending forever."""
+
 from __future__ import annotations
 
 import logging
@@ -71,11 +72,16 @@ def _claim(receipt_id: str) -> Job | None:
     return Job.objects.select_related("receipt").get(receipt_id=receipt_id)
 
 
-def complete(job: Job, status: str, refs: list[dict] | None = None, failure: dict | None = None) -> bool:
+def complete(
+    job: Job, status: str, refs: list[dict] | None = None, failure: dict | None = None
+) -> bool:
     """Complete a still-pending receipt and its job. False when it was no longer pending."""
     at = now()
     done = Receipt.objects.filter(pk=job.receipt_id, status=Receipt.PENDING).update(
-        status=status, refs=refs if refs is not None else job.receipt.refs, failure=failure, completed_at=at
+        status=status,
+        refs=refs if refs is not None else job.receipt.refs,
+        failure=failure,
+        completed_at=at,
     )
     if done:
         Job.objects.filter(pk=job.pk).update(
@@ -116,10 +122,15 @@ class Heartbeat(threading.Thread):
     def run(self) -> None:
         try:
             while not self.stopped.wait(self.interval):
-                self.stamped |= self._quietly(lambda: JobHeartbeat.objects.update_or_create(
-                    receipt_id=self.receipt_id, defaults={"beat_at": now()}))
+                self.stamped |= self._quietly(
+                    lambda: JobHeartbeat.objects.update_or_create(
+                        receipt_id=self.receipt_id, defaults={"beat_at": now()}
+                    )
+                )
             if self.stamped:
-                self._quietly(lambda: JobHeartbeat.objects.filter(receipt_id=self.receipt_id).delete())
+                self._quietly(
+                    lambda: JobHeartbeat.objects.filter(receipt_id=self.receipt_id).delete()
+                )
         finally:
             connection.close()
 
@@ -180,7 +191,8 @@ def sweep_jobs() -> dict:
     cutoff = now() - timedelta(seconds=settings.SPOKE_MEMORY_JOB_TIMEOUT_S)
     alive = JobHeartbeat.objects.filter(receipt_id=OuterRef("pk"), beat_at__gte=cutoff)
     stuck = Job.objects.filter(
-        Q(state=Job.RUNNING, started_at__lt=cutoff) & ~Exists(alive) | Q(state=Job.QUEUED, enqueued_at__lt=cutoff)
+        Q(state=Job.RUNNING, started_at__lt=cutoff) & ~Exists(alive)
+        | Q(state=Job.QUEUED, enqueued_at__lt=cutoff)
     ).select_related("receipt")
     requeued = failed = 0
     for job in stuck:
@@ -188,7 +200,9 @@ def sweep_jobs() -> dict:
             fail(job, "internal_error", "The job did not finish in time.")
             failed += 1
             continue
-        if Job.objects.filter(pk=job.pk, state=job.state).update(state=Job.QUEUED, enqueued_at=now()):
+        if Job.objects.filter(pk=job.pk, state=job.state).update(
+            state=Job.QUEUED, enqueued_at=now()
+        ):
             requeued += 1
             try:
                 run_job.delay(job.receipt_id)

@@ -1,6 +1,7 @@
 """Times on the wire are RFC 3339 UTC with `Z` and millisecond precision (SPEC §2.1).
 Stored times are truncated to the millisecond when made, so what a client reads back, what an
 export carries and what a cursor orders by are the same value."""
+
 from datetime import UTC, datetime
 
 from django.utils import timezone

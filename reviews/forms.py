@@ -1,5 +1,6 @@
 """Console forms. They shape input into wire requests; every rule about what is allowed is the
 ops layer's (the same schemas and gates as the API), so the forms only parse."""
+
 import re
 from datetime import UTC
 

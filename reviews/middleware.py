@@ -1,6 +1,7 @@
 """Security headers for every response: a Content-Security-Policy that forbids inline script
 (and inline style), so untrusted record and candidate content can never run even if a template
 slipped; plus the headers Django's SecurityMiddleware does not set by itself."""
+
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse

@@ -5,6 +5,7 @@ grants itself (or anyone) the permission per space in the Django admin, which it
 Operators act outside the grants of SPEC §4 (they bootstrap them), so their reach is kept to
 their spaces: a token can be issued or revoked only for a principal whose grants all lie in
 spaces the operator operates (or that holds none yet)."""
+
 from __future__ import annotations
 
 from django.http import Http404
@@ -18,7 +19,9 @@ PERM = "memory.operate_space"
 def operated_spaces(user) -> list[Space]:
     if not (user.is_authenticated and user.is_active and user.is_staff):
         return []
-    qs = get_objects_for_user(user, PERM, klass=Space, with_superuser=False, accept_global_perms=False)
+    qs = get_objects_for_user(
+        user, PERM, klass=Space, with_superuser=False, accept_global_perms=False
+    )
     return list(qs.order_by("space_id"))
 
 

@@ -1,6 +1,7 @@
 """A small fixed-window limiter on login attempts, kept in Django's cache. Two buckets per
 attempt: the client address and the username tried, so neither one address guessing many
 passwords nor many addresses guessing one account's password gets far."""
+
 from django.core.cache import cache
 
 MAX_ATTEMPTS = 5

@@ -1,4 +1,5 @@
 """spoke-memory project package: settings, URLs, the Celery app."""
+
 from .celery import app as celery_app
 
 __all__ = ["celery_app"]

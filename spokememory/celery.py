@@ -1,6 +1,7 @@
 """The Celery application. Production: `celery -A spokememory worker` on any number of hosts and
 one `celery -A spokememory beat` (it schedules the sweeper); embedded single host:
 `celery -A spokememory worker -B`. See docs/workers.md."""
+
 import os
 
 from celery import Celery

@@ -1,5 +1,6 @@
 """Settings, all from the environment. Defaults are the embedded set-up: SQLite and a
 filesystem broker under var/, so `make run` needs no server. See docs/deployment.md."""
+
 import os
 import warnings
 from pathlib import Path
@@ -148,9 +149,7 @@ REST_FRAMEWORK = {
 # --- spoke-memory -------------------------------------------------------------------------
 ALL_FLAGS = ["spoke-cognition", "spoke-memory", "spoke-memory-reflection", "spoke-memory-transfer"]
 SPOKE_MEMORY_PROVIDER_ID = os.environ.get("SPOKE_MEMORY_PROVIDER_ID", "spoke-memory-local")
-SPOKE_MEMORY_SERVED_CAPABILITIES = sorted(
-    env_list("SPOKE_MEMORY_SERVED_CAPABILITIES", ALL_FLAGS)
-)
+SPOKE_MEMORY_SERVED_CAPABILITIES = sorted(env_list("SPOKE_MEMORY_SERVED_CAPABILITIES", ALL_FLAGS))
 SPOKE_MEMORY_REQUIRED_PROFILE_KINDS = env_list("SPOKE_MEMORY_REQUIRED_PROFILE_KINDS", [])
 SPOKE_MEMORY_ENGINE = os.environ.get("SPOKE_MEMORY_ENGINE", "engine/1")
 SPOKE_MEMORY_REFLECTION_SYNTHESIZER = os.environ.get(

@@ -1,5 +1,6 @@
 """Personas and helpers shared by the whole suite: an admin with a root grant, a narrow grantee,
 an outsider with no grant in the space, and `api()` to call the wire through the real HTTP edge."""
+
 from __future__ import annotations
 
 import json
@@ -56,8 +57,15 @@ class Api:
     def __init__(self) -> None:
         self.client = Client()
 
-    def raw(self, path: str, data: bytes | str | None = None, token: str | None = None,
-            session: str | None = None, method: str = "post", content_type: str = "application/json") -> Answer:
+    def raw(
+        self,
+        path: str,
+        data: bytes | str | None = None,
+        token: str | None = None,
+        session: str | None = None,
+        method: str = "post",
+        content_type: str = "application/json",
+    ) -> Answer:
         headers = {}
         if token is not None:
             headers["HTTP_AUTHORIZATION"] = f"Bearer {token}"
@@ -67,11 +75,19 @@ class Api:
         if method in ("get", "delete"):
             response = fn(path, **headers)
         else:
-            response = fn(path, data=data if data is not None else b"", content_type=content_type, **headers)
-        body = json.loads(response.content) if response.content and response["Content-Type"].startswith("application/json") else {}
+            response = fn(
+                path, data=data if data is not None else b"", content_type=content_type, **headers
+            )
+        body = (
+            json.loads(response.content)
+            if response.content and response["Content-Type"].startswith("application/json")
+            else {}
+        )
         return Answer(response.status_code, body, dict(response.headers))
 
-    def __call__(self, who: Persona | None, op: str, body: dict | None = None, session: str | None = None) -> Answer:
+    def __call__(
+        self, who: Persona | None, op: str, body: dict | None = None, session: str | None = None
+    ) -> Answer:
         return self.raw(
             f"/v1/ops/{op}",
             json.dumps(body if body is not None else {}),
@@ -80,7 +96,9 @@ class Api:
         )
 
     def connect(self, who: Persona, flags: list[str] | None = None) -> str:
-        answer = self.raw("/v1/connect", json.dumps({"capabilities": flags or ALL_FLAGS}), token=who.token)
+        answer = self.raw(
+            "/v1/connect", json.dumps({"capabilities": flags or ALL_FLAGS}), token=who.token
+        )
         assert answer.status == 200, answer.body
         return answer.body["session"]["session_id"]
 
@@ -97,7 +115,9 @@ def make_persona(name: str, kind: str = "service") -> Persona:
 
 def make_space(space_id: str = "s1") -> Space:
     at = now()
-    return Space.objects.create(space_id=space_id, display_name=space_id, created_at=at, updated_at=at)
+    return Space.objects.create(
+        space_id=space_id, display_name=space_id, created_at=at, updated_at=at
+    )
 
 
 @pytest.fixture
@@ -139,7 +159,11 @@ def grant_to(api, admin, space):
 @pytest.fixture
 def ensure_subject(api, admin, space):
     def ensure(subject_id: str = "u1", **extra) -> dict:
-        answer = api(admin, "memory.subjects.ensure", {"space_id": space.space_id, "subject_id": subject_id, **extra})
+        answer = api(
+            admin,
+            "memory.subjects.ensure",
+            {"space_id": space.space_id, "subject_id": subject_id, **extra},
+        )
         assert answer.status == 200, answer.body
         return answer.receipt
 

@@ -1,5 +1,6 @@
 """Bearer tokens (SPEC §1.2) and `Spoke-Session` (SPEC §1.3). Tokens are stored as SHA-256 only;
 the lookup is by hash, and the stored hash is compared in constant time."""
+
 import hmac
 from datetime import timedelta
 from functools import cache, partial
@@ -25,7 +26,7 @@ def unauthenticated() -> WireError:
 def principal_for_header(header: str | None) -> Principal:
     if not header or not header.startswith("Bearer "):
         raise unauthenticated()
-    token = header[len("Bearer "):].strip()
+    token = header[len("Bearer ") :].strip()
     if not token or len(token) > 512:
         raise unauthenticated()
     wanted = hash_token(token)
@@ -60,7 +61,9 @@ def negotiate(requested: list[str]) -> list[str]:
 
 
 def session_invalid() -> WireError:
-    return WireError("session_invalid", "The Spoke-Session header names no open session of this caller.")
+    return WireError(
+        "session_invalid", "The Spoke-Session header names no open session of this caller."
+    )
 
 
 def session_for(principal: Principal, session_id: str) -> WireSession:

@@ -1,5 +1,6 @@
 """Gates 4-6 of SPEC §1.4 (capability, request schema, cognition grammar), shared by the HTTP
 edge and by in-process callers (the console), so both are judged the same way."""
+
 from memory.engine.cognition import grammar_error
 from memory.wire.errors import WireError
 from memory.wire.validation import catalog, request_errors
@@ -24,7 +25,12 @@ def check_request(op: str, body: dict, negotiated) -> None:
         raise capability_missing(COGNITION_FLAG, negotiated)
     errors = request_errors(spec, body)
     if errors:
-        raise WireError("invalid_input", "The request does not match the op's schema.", reason="schema", errors=errors)
+        raise WireError(
+            "invalid_input",
+            "The request does not match the op's schema.",
+            reason="schema",
+            errors=errors,
+        )
     cf = body.get("cognition_filter")
     if cf is not None:
         index = grammar_error(cf)

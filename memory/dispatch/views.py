@@ -1,5 +1,6 @@
 """HTTP views. `OpView` runs the gates of SPEC §1.4 in order, then the op's handler; every error
 leaves through `error_response`, the single mapping of WireError to the envelope."""
+
 from __future__ import annotations
 
 import json
@@ -72,7 +73,9 @@ def read_body(request) -> dict:
     limit = settings.SPOKE_MEMORY_LIMITS["max_request_bytes"]
     declared = request.META.get("CONTENT_LENGTH")
     too_large = WireError(
-        "payload_too_large", "The request body is larger than limits.max_request_bytes.", limit=limit
+        "payload_too_large",
+        "The request body is larger than limits.max_request_bytes.",
+        limit=limit,
     )
     try:
         if declared and int(declared) > limit:
@@ -82,7 +85,9 @@ def read_body(request) -> dict:
     raw = request.body
     if len(raw) > limit:
         raise too_large
-    malformed = WireError("invalid_input", "The request body must be a JSON object.", reason="malformed_json")
+    malformed = WireError(
+        "invalid_input", "The request body must be a JSON object.", reason="malformed_json"
+    )
     try:
         text = raw.decode("utf-8")
         body = json.loads(text, parse_constant=_reject_constant)
@@ -94,7 +99,9 @@ def read_body(request) -> dict:
     if found is not None:
         path, message = found
         raise WireError(
-            "invalid_input", "The request does not match the op's schema.", reason="schema",
+            "invalid_input",
+            "The request does not match the op's schema.",
+            reason="schema",
             errors=[{"path": path, "message": message}],
         )
     return body
@@ -227,7 +234,12 @@ def _validated(request, endpoint: str) -> dict:
     body = read_body(request._request)
     errors = schema_errors(catalog().validator(catalog().endpoints[endpoint]["request"]), body)
     if errors:
-        raise WireError("invalid_input", "The request does not match the schema.", reason="schema", errors=errors)
+        raise WireError(
+            "invalid_input",
+            "The request does not match the schema.",
+            reason="schema",
+            errors=errors,
+        )
     return body
 
 
@@ -235,7 +247,9 @@ class ConnectView(WireView):
     def post(self, request):
         self.authenticate(request)
         body = _validated(request, "connect")
-        session = auth.open_session(self.principal, body["capabilities"], body.get("extensions", {}))
+        session = auth.open_session(
+            self.principal, body["capabilities"], body.get("extensions", {})
+        )
         return json_response({"session": session.to_wire()})
 
 
@@ -302,7 +316,12 @@ def document_for_docs() -> list[dict]:
     for path, item in doc["paths"].items():
         for method, operation in item.items():
             body = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
-            ok = operation.get("responses", {}).get("200", {}).get("content", {}).get("application/json", {})
+            ok = (
+                operation.get("responses", {})
+                .get("200", {})
+                .get("content", {})
+                .get("application/json", {})
+            )
             out.append(
                 {
                     "method": method.upper(),
@@ -339,5 +358,3 @@ def readyz(request):
     if problems:
         return json_response({"status": "unavailable", "unavailable": problems}, status=503)
     return json_response({"status": "ok"})
-
-

@@ -6,6 +6,7 @@ engine/1 labels: preference, fact, event, plan, cognition, noise. Each label has
 signals; a non-empty cognition array is a signal of its own (SPEC §6.2). The label with the most
 signals wins, ties broken by the fixed order of LABEL_ORDER; confidence grows with the number of
 signals of the winning label and is rounded to two decimals, so equal input gives equal output."""
+
 from __future__ import annotations
 
 import re
@@ -17,20 +18,53 @@ LABEL_ORDER = ("cognition", "plan", "preference", "event", "fact", "noise")
 
 _SIGNALS: dict[str, list[tuple[str, re.Pattern[str]]]] = {
     "preference": [
-        ("preference_verb", re.compile(r"\b(prefers?|preferred|likes?|loves?|enjoys?|hates?|dislikes?|wants?|rather)\b")),
+        (
+            "preference_verb",
+            re.compile(
+                r"\b(prefers?|preferred|likes?|loves?|enjoys?|hates?|dislikes?|wants?|rather)\b"
+            ),
+        ),
         ("preference_marker", re.compile(r"\b(favou?rite|over|instead of|not a fan)\b")),
     ],
     "plan": [
-        ("plan_verb", re.compile(r"\b(plans?|planning|intends?|going to|will|schedul(?:e|ed|ing)|aims? to)\b")),
-        ("future_time", re.compile(r"\b(tomorrow|next (?:week|month|year|quarter)|soon|later|before the end|by (?:monday|tuesday|wednesday|thursday|friday|january|february|march|april|may|june|july|august|september|october|november|december))\b")),
+        (
+            "plan_verb",
+            re.compile(
+                r"\b(plans?|planning|intends?|going to|will|schedul(?:e|ed|ing)|aims? to)\b"
+            ),
+        ),
+        (
+            "future_time",
+            re.compile(
+                r"\b(tomorrow|next (?:week|month|year|quarter)|soon|later|before the end|by (?:monday|tuesday|wednesday|thursday|friday|january|february|march|april|may|june|july|august|september|october|november|december))\b"
+            ),
+        ),
     ],
     "event": [
-        ("past_time", re.compile(r"\b(yesterday|last (?:week|month|year|spring|summer|autumn|fall|winter|night)|ago|earlier today)\b")),
-        ("event_verb", re.compile(r"\b(moved|met|visited|happened|attended|called|bought|started|finished|joined|left)\b")),
-        ("date_mention", re.compile(r"\b(\d{4}-\d{2}-\d{2}|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b")),
+        (
+            "past_time",
+            re.compile(
+                r"\b(yesterday|last (?:week|month|year|spring|summer|autumn|fall|winter|night)|ago|earlier today)\b"
+            ),
+        ),
+        (
+            "event_verb",
+            re.compile(
+                r"\b(moved|met|visited|happened|attended|called|bought|started|finished|joined|left)\b"
+            ),
+        ),
+        (
+            "date_mention",
+            re.compile(
+                r"\b(\d{4}-\d{2}-\d{2}|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b"
+            ),
+        ),
     ],
     "fact": [
-        ("copula", re.compile(r"\b(is|are|was|were|has|have|uses?|works? (?:at|as|for)|lives? in)\b")),
+        (
+            "copula",
+            re.compile(r"\b(is|are|was|were|has|have|uses?|works? (?:at|as|for)|lives? in)\b"),
+        ),
         ("possessive", re.compile(r"\b\w+'s\b")),
     ],
 }
@@ -73,4 +107,9 @@ def classify(content: dict, policy_version: str) -> dict:
     if policy is None:
         raise ValueError(f"no classification policy {policy_version!r}")
     label, confidence, signals = policy(content)
-    return {"label": label, "confidence": confidence, "signals": signals, "policy_version": policy_version}
+    return {
+        "label": label,
+        "confidence": confidence,
+        "signals": signals,
+        "policy_version": policy_version,
+    }

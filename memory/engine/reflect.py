@@ -6,6 +6,7 @@ signature of `assemble` below (keyword arguments `subject_id`, `records`, `profi
 `engine_policy_version`) returning `{"text": str, "structured"?: dict}`. A product plugs a
 language model in by pointing the setting at its own function; the worker calls it with the
 pinned record revisions only, and validates its answer against the ProfileContent schema."""
+
 from __future__ import annotations
 
 from memory.wire.canonical import digest
@@ -41,7 +42,9 @@ def coverage_includes(outer: dict, inner: dict) -> bool:
 
 def _section(record: dict) -> str:
     kind = record["kind"]
-    types = {c.get("type") for c in (record["content"].get("cognition") or []) if isinstance(c, dict)}
+    types = {
+        c.get("type") for c in (record["content"].get("cognition") or []) if isinstance(c, dict)
+    }
     for key, _title, kinds, _types in SECTIONS:
         if kind in kinds:
             return key
@@ -56,8 +59,9 @@ def _line(text: str) -> str:
     return text if len(text) <= MAX_ITEM_CHARS else text[: MAX_ITEM_CHARS - 1] + "…"
 
 
-def assemble(*, subject_id: str, records: list[dict], profiles: list[dict],
-             engine_policy_version: str) -> dict:
+def assemble(
+    *, subject_id: str, records: list[dict], profiles: list[dict], engine_policy_version: str
+) -> dict:
     """A readable reflection: what the subject prefers, holds, plans and recently did, each item
     followed by the record it came from. `records` are the pinned revisions, each
     {record_id, revision, kind, content, created_at (ISO string)}; `profiles` are
@@ -71,7 +75,11 @@ def assemble(*, subject_id: str, records: list[dict], profiles: list[dict],
     titles[OTHER[0]] = OTHER[1]
     lines = [f"Reflection on {subject_id} from {len(records)} records ({engine_policy_version})."]
     if profiles:
-        lines.append("Profile documents: " + ", ".join(f"{p['kind']} r{p['revision']}" for p in profiles) + ".")
+        lines.append(
+            "Profile documents: "
+            + ", ".join(f"{p['kind']} r{p['revision']}" for p in profiles)
+            + "."
+        )
     structured: dict = {"subject_id": subject_id, "record_count": len(records), "sections": {}}
     for key, items in sections.items():
         if not items:
@@ -80,10 +88,14 @@ def assemble(*, subject_id: str, records: list[dict], profiles: list[dict],
         lines.append("")
         lines.append(f"{titles[key]}:")
         for r in shown:
-            lines.append(f"- {_line(r['content'].get('text', ''))} [{r['record_id']}@{r['revision']}]")
+            lines.append(
+                f"- {_line(r['content'].get('text', ''))} [{r['record_id']}@{r['revision']}]"
+            )
         if len(items) > len(shown):
             lines.append(f"- … and {len(items) - len(shown)} more")
-        structured["sections"][key] = [{"record_id": r["record_id"], "revision": r["revision"]} for r in items]
+        structured["sections"][key] = [
+            {"record_id": r["record_id"], "revision": r["revision"]} for r in items
+        ]
     structured["record_refs"] = [
         {"record_id": r["record_id"], "revision": r["revision"]}
         for r in sorted(records, key=lambda r: r["record_id"])

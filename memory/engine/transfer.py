@@ -6,6 +6,7 @@ A chunk's canonical JSON is the RFC 8785 array of its objects, so its size is kn
 objects' own canonical forms: 2 brackets + the objects + one comma between each two. A single
 object larger than the limit (impossible while content stays under `max_content_bytes`) goes
 alone into its own chunk rather than being split."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
@@ -67,8 +68,13 @@ def chunk_digest_of_bytes(body: bytes) -> str:
     return digest_bytes(body)
 
 
-def bundle_digest(export_id: str, space_id: str, format_version: int, chunk_digests: list[str],
-                  object_counts: dict[str, int]) -> str:
+def bundle_digest(
+    export_id: str,
+    space_id: str,
+    format_version: int,
+    chunk_digests: list[str],
+    object_counts: dict[str, int],
+) -> str:
     return digest(
         {
             "export_id": export_id,

@@ -1,5 +1,6 @@
 """One module per aggregate. Principal ids inside memory objects (authors, reviewers, capturers)
 are kept as strings, not foreign keys: an import keeps them from another provider (SPEC §5)."""
+
 from .candidates import Candidate
 from .embeddings import RecordEmbedding
 from .grants import Grant
@@ -21,6 +22,7 @@ __all__ = [
     "Import",
     "ImportChunk",
     "Job",
+    "JobHeartbeat",
     "Principal",
     "ProfileDocument",
     "Receipt",

@@ -1,4 +1,5 @@
 """Captured candidates awaiting review (SPEC §3.6). The capture scope never changes."""
+
 from django.db import models
 
 from memory.timeutil import iso
@@ -11,7 +12,9 @@ class Candidate(models.Model):
     STATES = ["pending", "promoted", "fragmented", "dropped", "dismissed"]
 
     space = models.ForeignKey("memory.Space", on_delete=models.CASCADE, related_name="candidates")
-    subject = models.ForeignKey("memory.Subject", on_delete=models.CASCADE, related_name="candidates")
+    subject = models.ForeignKey(
+        "memory.Subject", on_delete=models.CASCADE, related_name="candidates"
+    )
     candidate_id = models.CharField(max_length=80)
     scope_placement_scope = models.CharField(max_length=8)
     scope_context_id = models.CharField(max_length=128, null=True, blank=True)
@@ -29,12 +32,19 @@ class Candidate(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["space", "candidate_id"], name="candidate_unique_in_space"),
+            models.UniqueConstraint(
+                fields=["space", "candidate_id"], name="candidate_unique_in_space"
+            ),
         ]
         indexes = [
             # Review queue and candidates.list: oldest first, ties by candidate_id.
-            models.Index(fields=["space", "state", "captured_at", "candidate_id"], name="candidate_queue"),
-            models.Index(fields=["subject", "state", "captured_at", "candidate_id"], name="candidate_subject_queue"),
+            models.Index(
+                fields=["space", "state", "captured_at", "candidate_id"], name="candidate_queue"
+            ),
+            models.Index(
+                fields=["subject", "state", "captured_at", "candidate_id"],
+                name="candidate_subject_queue",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -2,6 +2,7 @@
 issue. `ancestor_revoked` is set on every descendant when a grant is revoked (in the same
 transaction, under the space lock), so a caller's effective grants are one indexed query.
 Expiry needs no walk: a child never outlives its parent (non-amplification on expires_at)."""
+
 from django.db import models
 
 from memory.ids import new_grant_id
@@ -13,16 +14,24 @@ class Grant(models.Model):
 
     grant_id = models.CharField(primary_key=True, max_length=40, default=new_grant_id)
     space = models.ForeignKey("memory.Space", on_delete=models.CASCADE, related_name="grants")
-    grantee = models.ForeignKey("memory.Principal", on_delete=models.CASCADE, related_name="grants_held")
-    issuer = models.ForeignKey("memory.Principal", on_delete=models.CASCADE, related_name="grants_issued")
-    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children")
+    grantee = models.ForeignKey(
+        "memory.Principal", on_delete=models.CASCADE, related_name="grants_held"
+    )
+    issuer = models.ForeignKey(
+        "memory.Principal", on_delete=models.CASCADE, related_name="grants_issued"
+    )
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="children"
+    )
     ancestor_ids = models.JSONField(default=list, blank=True)
     capabilities = models.JSONField()
     subject_ids = models.JSONField(null=True, blank=True)
     context_ids = models.JSONField(null=True, blank=True)
     shared_access = models.BooleanField(default=False)
     expires_at = models.DateTimeField(null=True, blank=True)
-    state = models.CharField(max_length=16, default=ACTIVE, choices=[(ACTIVE, ACTIVE), (REVOKED, REVOKED)])
+    state = models.CharField(
+        max_length=16, default=ACTIVE, choices=[(ACTIVE, ACTIVE), (REVOKED, REVOKED)]
+    )
     revoked_at = models.DateTimeField(null=True, blank=True)
     revoke_reason = models.TextField(null=True, blank=True)
     revision = models.PositiveBigIntegerField(default=1)

@@ -1,4 +1,5 @@
 """Principals, their API tokens (stored as SHA-256 only) and wire sessions (SPEC §1.2, §1.3, §3.3)."""
+
 import hashlib
 import secrets
 
@@ -19,10 +20,16 @@ class Principal(models.Model):
     SERVICE, USER = "service", "user"
 
     principal_id = models.CharField(primary_key=True, max_length=40, default=new_principal_id)
-    kind = models.CharField(max_length=16, default=SERVICE, choices=[(SERVICE, SERVICE), (USER, USER)])
+    kind = models.CharField(
+        max_length=16, default=SERVICE, choices=[(SERVICE, SERVICE), (USER, USER)]
+    )
     display_name = models.CharField(max_length=200)
     user = models.OneToOneField(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="principal"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="principal",
     )
     created_at = models.DateTimeField(default=now)
     extensions = models.JSONField(default=dict, blank=True)

@@ -1,12 +1,17 @@
 """Authored profile documents (SPEC §3.7): trusted author material that grants nothing."""
+
 from django.db import models
 
 from memory.timeutil import iso
 
 
 class ProfileDocument(models.Model):
-    space = models.ForeignKey("memory.Space", on_delete=models.CASCADE, related_name="profile_documents")
-    subject = models.ForeignKey("memory.Subject", on_delete=models.CASCADE, related_name="profile_documents")
+    space = models.ForeignKey(
+        "memory.Space", on_delete=models.CASCADE, related_name="profile_documents"
+    )
+    subject = models.ForeignKey(
+        "memory.Subject", on_delete=models.CASCADE, related_name="profile_documents"
+    )
     kind = models.CharField(max_length=64)
     content = models.JSONField()
     revision = models.PositiveBigIntegerField(default=1)

@@ -5,6 +5,7 @@ payload digest and the receipt id, never content, and is kept indefinitely (at l
 limits.idempotency_retention_s, as the SPEC asks), so a replay is answered at any age.
 A Job row is written in the same transaction as its pending receipt: it is the outbox, so a
 broker that is down when the op is admitted loses nothing (the sweeper re-enqueues)."""
+
 from django.db import models
 
 from memory.ids import new_receipt_id
@@ -16,7 +17,9 @@ class Receipt(models.Model):
 
     receipt_id = models.CharField(primary_key=True, max_length=40, default=new_receipt_id)
     space_id = models.CharField(max_length=128, null=True, blank=True)
-    principal = models.ForeignKey("memory.Principal", on_delete=models.CASCADE, related_name="receipts")
+    principal = models.ForeignKey(
+        "memory.Principal", on_delete=models.CASCADE, related_name="receipts"
+    )
     op = models.CharField(max_length=64)
     status = models.CharField(max_length=16, choices=[(s, s) for s in (COMMITTED, PENDING, FAILED)])
     payload_digest = models.CharField(max_length=71)
@@ -62,7 +65,9 @@ class Receipt(models.Model):
 
 class IdempotencyKey(models.Model):
     space_key = models.CharField(max_length=128)
-    principal = models.ForeignKey("memory.Principal", on_delete=models.CASCADE, related_name="idempotency_keys")
+    principal = models.ForeignKey(
+        "memory.Principal", on_delete=models.CASCADE, related_name="idempotency_keys"
+    )
     op = models.CharField(max_length=64)
     key = models.CharField(max_length=200)
     payload_digest = models.CharField(max_length=71)
@@ -71,7 +76,9 @@ class IdempotencyKey(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["space_key", "principal", "op", "key"], name="idempotency_key_unique"),
+            models.UniqueConstraint(
+                fields=["space_key", "principal", "op", "key"], name="idempotency_key_unique"
+            ),
         ]
 
 
@@ -80,10 +87,14 @@ class Job(models.Model):
 
     QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
 
-    receipt = models.OneToOneField(Receipt, on_delete=models.CASCADE, primary_key=True, related_name="job")
+    receipt = models.OneToOneField(
+        Receipt, on_delete=models.CASCADE, primary_key=True, related_name="job"
+    )
     kind = models.CharField(max_length=40)
     params = models.JSONField(default=dict)
-    state = models.CharField(max_length=16, default=QUEUED, choices=[(s, s) for s in (QUEUED, RUNNING, DONE, FAILED)])
+    state = models.CharField(
+        max_length=16, default=QUEUED, choices=[(s, s) for s in (QUEUED, RUNNING, DONE, FAILED)]
+    )
     attempts = models.PositiveIntegerField(default=0)
     enqueued_at = models.DateTimeField()
     started_at = models.DateTimeField(null=True, blank=True)

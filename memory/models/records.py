@@ -1,6 +1,7 @@
 """Retained records and their revision history (SPEC §3.5). Placement and provenance are columns
 so lists and recall filter in SQL; `text` is the searchable copy of content.text and is erased
 with the content on delete, as is every history row."""
+
 from django.db import models
 
 from memory.timeutil import iso
@@ -41,7 +42,9 @@ class Record(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["space", "record_id"], name="record_unique_in_space"),
-            models.CheckConstraint(condition=models.Q(revision__gte=1), name="record_revision_positive"),
+            models.CheckConstraint(
+                condition=models.Q(revision__gte=1), name="record_revision_positive"
+            ),
             models.CheckConstraint(
                 condition=(
                     models.Q(placement_scope=SHARED, placement_context_id__isnull=True)
@@ -52,9 +55,14 @@ class Record(models.Model):
         ]
         indexes = [
             # Keyset order of memory.records.list: newest first, ties by record_id.
-            models.Index(fields=["subject", "created_at", "record_id"], name="record_subject_order"),
+            models.Index(
+                fields=["subject", "created_at", "record_id"], name="record_subject_order"
+            ),
             models.Index(fields=["space", "created_at", "record_id"], name="record_space_order"),
-            models.Index(fields=["subject", "placement_scope", "placement_context_id"], name="record_placement"),
+            models.Index(
+                fields=["subject", "placement_scope", "placement_context_id"],
+                name="record_placement",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -95,7 +103,10 @@ class Record(models.Model):
             }
         )
         if self.deleted_at is not None:
-            tomb = {"deleted_at": iso(self.deleted_at), "deleted_by_principal_id": self.deleted_by_principal_id}
+            tomb = {
+                "deleted_at": iso(self.deleted_at),
+                "deleted_by_principal_id": self.deleted_by_principal_id,
+            }
             if self.delete_reason is not None:
                 tomb["reason"] = self.delete_reason
             out["tombstone"] = tomb

@@ -1,6 +1,7 @@
 """Reflections: derived synthesis over a pinned basis (SPEC §3.8). `stale` is computed at read
 time; `filter_key` is the canonical form of the pinned cognition filter ('' when absent) so
 memory.reflections.list can match it exactly in SQL."""
+
 from django.db import models
 
 from memory.timeutil import iso
@@ -8,7 +9,9 @@ from memory.timeutil import iso
 
 class Reflection(models.Model):
     space = models.ForeignKey("memory.Space", on_delete=models.CASCADE, related_name="reflections")
-    subject = models.ForeignKey("memory.Subject", on_delete=models.CASCADE, related_name="reflections")
+    subject = models.ForeignKey(
+        "memory.Subject", on_delete=models.CASCADE, related_name="reflections"
+    )
     reflection_id = models.CharField(max_length=80)
     content = models.JSONField()
     basis = models.JSONField()
@@ -20,10 +23,14 @@ class Reflection(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["space", "reflection_id"], name="reflection_unique_in_space"),
+            models.UniqueConstraint(
+                fields=["space", "reflection_id"], name="reflection_unique_in_space"
+            ),
         ]
         indexes = [
-            models.Index(fields=["subject", "generated_at", "reflection_id"], name="reflection_subject_order"),
+            models.Index(
+                fields=["subject", "generated_at", "reflection_id"], name="reflection_subject_order"
+            ),
         ]
 
     def to_wire(self, subject_id: str, stale: bool, include_space: bool = True) -> dict:

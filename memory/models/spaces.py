@@ -1,4 +1,5 @@
 """Memory spaces and the subjects memory is about (SPEC §3.1, §3.2)."""
+
 from django.conf import settings
 from django.db import models
 
@@ -10,7 +11,9 @@ class Space(models.Model):
 
     space_id = models.CharField(primary_key=True, max_length=128)
     display_name = models.CharField(max_length=200)
-    state = models.CharField(max_length=16, default=ACTIVE, choices=[(ACTIVE, ACTIVE), (FROZEN, FROZEN)])
+    state = models.CharField(
+        max_length=16, default=ACTIVE, choices=[(ACTIVE, ACTIVE), (FROZEN, FROZEN)]
+    )
     freeze_reason = models.TextField(null=True, blank=True)
     revision = models.PositiveBigIntegerField(default=1)
     authority_generation = models.PositiveIntegerField(default=1)
@@ -20,7 +23,11 @@ class Space(models.Model):
 
     class Meta:
         permissions = [("operate_space", "Can operate this space: principals, tokens, root grants")]
-        constraints = [models.CheckConstraint(condition=models.Q(revision__gte=1), name="space_revision_positive")]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(revision__gte=1), name="space_revision_positive"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.space_id
@@ -62,7 +69,9 @@ class Subject(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["space", "subject_id"], name="subject_unique_in_space"),
-            models.CheckConstraint(condition=models.Q(revision__gte=1), name="subject_revision_positive"),
+            models.CheckConstraint(
+                condition=models.Q(revision__gte=1), name="subject_revision_positive"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -1,5 +1,6 @@
 """Exports and staged imports (SPEC §3.12, §3.13, §5 transfer). Chunk bodies are stored as the
 canonical JSON text of their objects, so digests are computed over exactly what is served."""
+
 from django.db import models
 
 from memory.ids import new_export_id, new_import_id
@@ -10,9 +11,13 @@ class Export(models.Model):
 
     export_id = models.CharField(primary_key=True, max_length=40, default=new_export_id)
     space = models.ForeignKey("memory.Space", on_delete=models.CASCADE, related_name="exports")
-    principal = models.ForeignKey("memory.Principal", on_delete=models.CASCADE, related_name="exports")
+    principal = models.ForeignKey(
+        "memory.Principal", on_delete=models.CASCADE, related_name="exports"
+    )
     subject_ids = models.JSONField(null=True, blank=True)
-    state = models.CharField(max_length=16, default=PENDING, choices=[(s, s) for s in (PENDING, READY, FAILED)])
+    state = models.CharField(
+        max_length=16, default=PENDING, choices=[(s, s) for s in (PENDING, READY, FAILED)]
+    )
     bundle = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField()
 
@@ -24,15 +29,27 @@ class ExportChunk(models.Model):
     digest = models.CharField(max_length=71)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["export", "ordinal"], name="export_chunk_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["export", "ordinal"], name="export_chunk_unique")
+        ]
 
 
 class Import(models.Model):
-    STATES = ["staging", "verifying", "verified", "rejected", "activating", "activated", "discarded"]
+    STATES = [
+        "staging",
+        "verifying",
+        "verified",
+        "rejected",
+        "activating",
+        "activated",
+        "discarded",
+    ]
 
     import_id = models.CharField(primary_key=True, max_length=40, default=new_import_id)
     space = models.ForeignKey("memory.Space", on_delete=models.CASCADE, related_name="imports")
-    principal = models.ForeignKey("memory.Principal", on_delete=models.CASCADE, related_name="imports")
+    principal = models.ForeignKey(
+        "memory.Principal", on_delete=models.CASCADE, related_name="imports"
+    )
     state = models.CharField(max_length=16, default="staging", choices=[(s, s) for s in STATES])
     bundle = models.JSONField()
     next_ordinal = models.PositiveIntegerField(default=0)
@@ -48,4 +65,6 @@ class ImportChunk(models.Model):
     digest = models.CharField(max_length=71)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["imp", "ordinal"], name="import_chunk_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["imp", "ordinal"], name="import_chunk_unique")
+        ]

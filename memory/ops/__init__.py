@@ -1,4 +1,5 @@
 """One module per op family; importing this package registers every handler."""
+
 from memory.ops import (  # noqa: F401
     candidates,
     capture,

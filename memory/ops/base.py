@@ -1,5 +1,6 @@
 """The op registry and the context every handler receives. Handlers never see HTTP: they take
 (ctx, request) with the request already schema-valid, and return the wire payload."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -32,14 +33,18 @@ def op(name: str) -> Callable[[Handler], Handler]:
     return register
 
 
-def call(principal: Principal, op_name: str, request: dict, negotiated: tuple[str, ...] | None = None) -> dict:
+def call(
+    principal: Principal, op_name: str, request: dict, negotiated: tuple[str, ...] | None = None
+) -> dict:
     """Run an op in-process, past the HTTP edge but through the same schema and grammar gates:
     the console, management commands and benchmarks use this, never a shortcut."""
     from memory.dispatch.gates import check_request  # the gates live at the edge; reuse them
 
     negotiated = negotiated or tuple(_all_served())
     check_request(op_name, request, negotiated)
-    return HANDLERS[op_name](OpContext(principal=principal, op=op_name, negotiated=negotiated), request)
+    return HANDLERS[op_name](
+        OpContext(principal=principal, op=op_name, negotiated=negotiated), request
+    )
 
 
 def _all_served() -> list[str]:

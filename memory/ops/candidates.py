@@ -28,7 +28,12 @@ READ = ["candidates_read", "review"]
 # Classification labels that are also sensible record kinds; `cognition` and `noise` describe
 # the material, not a kind of memory, and fall through to `note` (docs/placement-and-review.md).
 LABEL_KINDS = {"preference", "fact", "event", "plan"}
-OUTCOME_STATE = {"promote": "promoted", "fragment": "fragmented", "drop": "dropped", "dismiss": "dismissed"}
+OUTCOME_STATE = {
+    "promote": "promoted",
+    "fragment": "fragmented",
+    "drop": "dropped",
+    "dismiss": "dismissed",
+}
 
 
 def consumed() -> WireError:
@@ -51,7 +56,9 @@ def candidates_list(ctx: OpContext, req: dict) -> dict:
         subject = access_subject(cov, req["subject_id"])
         qs, revision = qs.filter(subject=subject), subject.revision
     require_read(cov, READ, subject)
-    qs = qs.filter(cov.placement_q(READ, scope_field="scope_placement_scope", context_field="scope_context_id"))
+    qs = qs.filter(
+        cov.placement_q(READ, scope_field="scope_placement_scope", context_field="scope_context_id")
+    )
     qs = qs.filter(state__in=req.get("states", [Candidate.PENDING]))
     total = qs.count()
     position = cursors.decode(ctx, req, revision, cov)
@@ -62,7 +69,9 @@ def candidates_list(ctx: OpContext, req: dict) -> dict:
     next_cursor = None
     if len(rows) > size:
         last = page[-1]
-        next_cursor = cursors.encode(ctx, req, revision, cov, [iso(last.captured_at), last.candidate_id])
+        next_cursor = cursors.encode(
+            ctx, req, revision, cov, [iso(last.captured_at), last.candidate_id]
+        )
     return {
         "candidates": [c.to_wire(c.subject.subject_id) for c in page],
         "total_authorized": total,
@@ -70,8 +79,9 @@ def candidates_list(ctx: OpContext, req: dict) -> dict:
     }
 
 
-def _consume(candidate: Candidate, ctx: OpContext, action: str, record_ids: list[str],
-             reason: str | None) -> None:
+def _consume(
+    candidate: Candidate, ctx: OpContext, action: str, record_ids: list[str], reason: str | None
+) -> None:
     outcome: dict = {"action": action, "record_ids": record_ids}
     if reason is not None:
         outcome["reason"] = reason
@@ -79,10 +89,14 @@ def _consume(candidate: Candidate, ctx: OpContext, action: str, record_ids: list
     candidate.consumed_at, candidate.consumed_by_principal_id = ctx.at, ctx.principal.principal_id
     candidate.outcome = outcome
     candidate.revision += 1
-    candidate.save(update_fields=["state", "consumed_at", "consumed_by_principal_id", "outcome", "revision"])
+    candidate.save(
+        update_fields=["state", "consumed_at", "consumed_by_principal_id", "outcome", "revision"]
+    )
 
 
-def _open(scope: MutationScope, req: dict, capabilities: list[str]) -> tuple[Coverage, Candidate, Placement]:
+def _open(
+    scope: MutationScope, req: dict, capabilities: list[str]
+) -> tuple[Coverage, Candidate, Placement]:
     """Steps (a)-(c) of SPEC §2.6 shared by dismiss and review: lookup with the row lock, op
     coverage of the capture scope, state gates."""
     cov = scope.coverage(req["space_id"])
@@ -154,8 +168,18 @@ def review(ctx: OpContext, req: dict) -> dict:
             reviewer_principal_id=ctx.principal.principal_id,
             captured_at=candidate.captured_at,
         )
-        records = create_records(cov.space, candidate.subject, items, placement, provenance, ctx.at) if items else []
-        _consume(candidate, ctx, decision["action"], [r.record_id for r in records], decision.get("reason"))
+        records = (
+            create_records(cov.space, candidate.subject, items, placement, provenance, ctx.at)
+            if items
+            else []
+        )
+        _consume(
+            candidate,
+            ctx,
+            decision["action"],
+            [r.record_id for r in records],
+            decision.get("reason"),
+        )
         scope.touch(candidate.subject)
         return Outcome(refs=[candidate_ref(candidate), *(record_ref(r) for r in records)])
 

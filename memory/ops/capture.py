@@ -1,5 +1,6 @@
 """memory.capture: raw material comes in as pending candidates, one per item, in item order
 (SPEC §5). The capture scope is fixed here and never changes; classification is advisory."""
+
 from django.conf import settings
 
 from memory.access import access_subject, gate_space_writable, gate_subject_writable
@@ -47,19 +48,21 @@ def capture(ctx: OpContext, req: dict) -> dict:
             proposed = {"content": item["content"]}
             if "kind_hint" in item:
                 proposed = {"kind": item["kind_hint"], **proposed}
-            candidates.append(Candidate(
-                space=cov.space,
-                subject=subject,
-                candidate_id=candidate_id,
-                scope_placement_scope=placement.scope,
-                scope_context_id=placement.context_id,
-                source_context_id=capture_scope.get("source_context_id"),
-                proposed=proposed,
-                classification=classify(item["content"], policy),
-                captured_by_principal_id=ctx.principal.principal_id,
-                captured_at=ctx.at,
-                extensions=req.get("extensions", {}),
-            ))
+            candidates.append(
+                Candidate(
+                    space=cov.space,
+                    subject=subject,
+                    candidate_id=candidate_id,
+                    scope_placement_scope=placement.scope,
+                    scope_context_id=placement.context_id,
+                    source_context_id=capture_scope.get("source_context_id"),
+                    proposed=proposed,
+                    classification=classify(item["content"], policy),
+                    captured_by_principal_id=ctx.principal.principal_id,
+                    captured_at=ctx.at,
+                    extensions=req.get("extensions", {}),
+                )
+            )
         Candidate.objects.bulk_create(candidates)
         scope.touch(subject)
         return Outcome(refs=[candidate_ref(c) for c in candidates])

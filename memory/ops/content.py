@@ -1,5 +1,6 @@
 """Content admission (SPEC §2.6 d, §2.8, §6.2): cognition records are checked first, then the
 byte budget over the RFC 8785 encoding of every present member."""
+
 from django.conf import settings
 
 from memory.wire.canonical import content_bytes
@@ -25,7 +26,10 @@ def check_content(content: dict, field: str = "content") -> int:
     limit = settings.SPOKE_MEMORY_LIMITS["max_content_bytes"]
     if size > limit:
         raise WireError(
-            "CONTENT_TOO_LARGE", "The content is larger than limits.max_content_bytes.", limit=limit, size=size,
+            "CONTENT_TOO_LARGE",
+            "The content is larger than limits.max_content_bytes.",
+            limit=limit,
+            size=size,
             field=field,
         )
     return size
@@ -36,5 +40,10 @@ def check_profile_content(content: dict) -> int:
     size = content_bytes(content)
     limit = settings.SPOKE_MEMORY_LIMITS["max_content_bytes"]
     if size > limit:
-        raise WireError("CONTENT_TOO_LARGE", "The content is larger than limits.max_content_bytes.", limit=limit, size=size)
+        raise WireError(
+            "CONTENT_TOO_LARGE",
+            "The content is larger than limits.max_content_bytes.",
+            limit=limit,
+            size=size,
+        )
     return size

@@ -1,6 +1,7 @@
 """Signed keyset cursors (SPEC §2.7). A cursor carries the keyset position and a binding: the
 digest of the caller, the op, the request (every member but cursor and page_size), the
 revision of what is read and the caller's grant state. Any change or tampering: CURSOR_INVALID."""
+
 from typing import Any
 
 from django.core import signing
@@ -21,7 +22,9 @@ def _binding(ctx: OpContext, req: dict, revision: int, cov: Coverage) -> str:
 
 
 def cursor_invalid() -> WireError:
-    return WireError("CURSOR_INVALID", "The cursor is stale, foreign or altered: start the listing again.")
+    return WireError(
+        "CURSOR_INVALID", "The cursor is stale, foreign or altered: start the listing again."
+    )
 
 
 def encode(ctx: OpContext, req: dict, revision: int, cov: Coverage, position: list[Any]) -> str:
@@ -50,11 +53,18 @@ def page_size(req: dict) -> int:
     return int(req.get("page_size", 50))
 
 
-def after(qs: QuerySet, position: list[Any] | None, time_field: str, id_field: str,
-          descending: bool = False) -> QuerySet:
+def after(
+    qs: QuerySet,
+    position: list[Any] | None,
+    time_field: str,
+    id_field: str,
+    descending: bool = False,
+) -> QuerySet:
     """Rows strictly past a keyset position `[time, id]` in (time, id) order, ascending or not."""
     if position is None:
         return qs
     at, last_id = parse(position[0]), position[1]
     op = "lt" if descending else "gt"
-    return qs.filter(Q(**{f"{time_field}__{op}": at}) | Q(**{time_field: at, f"{id_field}__{op}": last_id}))
+    return qs.filter(
+        Q(**{f"{time_field}__{op}": at}) | Q(**{time_field: at, f"{id_field}__{op}": last_id})
+    )

@@ -2,6 +2,7 @@
 every write path (records ops, review, import activation) keeps them in step with the content.
 Engines that keep derived data register a writer and an eraser; the default lexical engine
 needs none (PostgreSQL's full-text index is an expression index over Record.text)."""
+
 from collections.abc import Callable, Iterable
 
 from memory.models import Record

@@ -1,4 +1,5 @@
 """memory.grants.list, .grant, .revoke, and root grants for operators (SPEC §4)."""
+
 from django.db import transaction
 from django.db.models import F
 
@@ -37,7 +38,9 @@ def exceeded(parent: Grant, want: dict) -> list[str]:
         out.append("context_ids")
     if want["shared_access"] and not parent.shared_access:
         out.append("shared_access")
-    if parent.expires_at is not None and (want["expires_at"] is None or want["expires_at"] > parent.expires_at):
+    if parent.expires_at is not None and (
+        want["expires_at"] is None or want["expires_at"] > parent.expires_at
+    ):
         out.append("expires_at")
     return out
 
@@ -111,7 +114,11 @@ def grant(ctx: OpContext, req: dict) -> dict:
 def revoke(ctx: OpContext, req: dict) -> dict:
     def body(scope: MutationScope) -> Outcome:
         cov = scope.coverage(req["space_id"])
-        target = Grant.objects.select_for_update().filter(space=cov.space, grant_id=req["grant_id"]).first()
+        target = (
+            Grant.objects.select_for_update()
+            .filter(space=cov.space, grant_id=req["grant_id"])
+            .first()
+        )
         if target is None:
             raise not_found("grant")
         if target.issuer_id != ctx.principal.principal_id and not cov.is_admin():
@@ -119,7 +126,11 @@ def revoke(ctx: OpContext, req: dict) -> dict:
         gate_space_writable(cov.space)
         if target.state == Grant.REVOKED:
             raise WireError("GRANT_REVOKED", "The grant is already revoked.")
-        target.state, target.revoked_at, target.revoke_reason = Grant.REVOKED, ctx.at, req.get("reason")
+        target.state, target.revoked_at, target.revoke_reason = (
+            Grant.REVOKED,
+            ctx.at,
+            req.get("reason"),
+        )
         target.revision += 1
         target.save(update_fields=["state", "revoked_at", "revoke_reason", "revision"])
         mark_descendants_revoked(target)
@@ -133,8 +144,12 @@ def mark_descendants_revoked(root: Grant) -> None:
     space lock the revoke holds, so no child can be issued from a branch being cut."""
     parents = [root.grant_id]
     while parents:
-        children = list(Grant.objects.filter(parent_id__in=parents).values_list("grant_id", flat=True))
-        Grant.objects.filter(grant_id__in=children, ancestor_revoked=False).update(ancestor_revoked=True)
+        children = list(
+            Grant.objects.filter(parent_id__in=parents).values_list("grant_id", flat=True)
+        )
+        Grant.objects.filter(grant_id__in=children, ancestor_revoked=False).update(
+            ancestor_revoked=True
+        )
         parents = children
 
 
@@ -157,8 +172,13 @@ def grants_list(ctx: OpContext, req: dict) -> dict:
     next_cursor = None
     if more:
         last = rows[size - 1]
-        next_cursor = cursors.encode(ctx, req, cov.space.revision, cov, [iso(last.created_at), last.grant_id])
-    return {"grants": [g.to_wire(ctx.at, g.grant_id in live) for g in page], "next_cursor": next_cursor}
+        next_cursor = cursors.encode(
+            ctx, req, cov.space.revision, cov, [iso(last.created_at), last.grant_id]
+        )
+    return {
+        "grants": [g.to_wire(ctx.at, g.grant_id in live) for g in page],
+        "next_cursor": next_cursor,
+    }
 
 
 def issue_root_grant(space: Space, principal: Principal) -> Grant:

@@ -8,6 +8,7 @@ executing, and the unique constraint on the key backs that up if anything slips 
 Any WireError raised by the body rolls everything back: no row, no receipt, no consumed key.
 So does losing the database before COMMIT; losing it during COMMIT leaves the outcome unknown
 (`503 unavailable`, `details.outcome: "unknown"`), and a retry with the key resolves it."""
+
 from __future__ import annotations
 
 import logging
@@ -156,7 +157,9 @@ def _commit(scope: MutationScope, req: dict, outcome: Outcome) -> Receipt:
     if outcome.status == Receipt.PENDING:
         if outcome.job_kind is None:
             raise RuntimeError("a pending outcome needs a job")
-        Job.objects.create(receipt=receipt, kind=outcome.job_kind, params=outcome.job_params, enqueued_at=at)
+        Job.objects.create(
+            receipt=receipt, kind=outcome.job_kind, params=outcome.job_params, enqueued_at=at
+        )
         receipt_id = receipt.receipt_id
         transaction.on_commit(lambda: enqueue(receipt_id), robust=True)
     return receipt

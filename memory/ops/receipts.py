@@ -1,5 +1,6 @@
 """memory.receipts.get: by id, or by (space_id, op, idempotency_key) for a client that lost a
 response. Visible to the principal that caused the receipt and to the space's admins."""
+
 from memory.access import effective_grants, grant_has
 from memory.models import IdempotencyKey, Receipt
 from memory.ops.base import OpContext, op
@@ -11,7 +12,10 @@ def _visible(ctx: OpContext, receipt: Receipt) -> bool:
         return True
     if receipt.space_id is None:
         return False
-    return any(grant_has(g, "space_admin") for g in effective_grants(receipt.space_id, ctx.principal, ctx.at))
+    return any(
+        grant_has(g, "space_admin")
+        for g in effective_grants(receipt.space_id, ctx.principal, ctx.at)
+    )
 
 
 @op("memory.receipts.get")
@@ -21,7 +25,12 @@ def get(ctx: OpContext, req: dict) -> dict:
     else:
         hit = (
             IdempotencyKey.objects.select_related("receipt")
-            .filter(space_key=req["space_id"], principal=ctx.principal, op=req["op"], key=req["idempotency_key"])
+            .filter(
+                space_key=req["space_id"],
+                principal=ctx.principal,
+                op=req["op"],
+                key=req["idempotency_key"],
+            )
             .first()
         )
         receipt = hit.receipt if hit else None

@@ -2,6 +2,7 @@
 content (records ops, review) goes through here, so the revision history (RecordRevision) and
 the derived copies (`memory.ops.derived`) stay in step with the record row. Callers run inside
 the op's transaction (`mutate`) and have already passed coverage, gates, content and CAS."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -51,8 +52,15 @@ def _snapshot(record: Record) -> RecordRevision:
     )
 
 
-def create_records(space: Space, subject: Subject, items: list[tuple[str, dict]], placement: Placement,
-                   provenance: Provenance, at: datetime, extensions: dict | None = None) -> list[Record]:
+def create_records(
+    space: Space,
+    subject: Subject,
+    items: list[tuple[str, dict]],
+    placement: Placement,
+    provenance: Provenance,
+    at: datetime,
+    extensions: dict | None = None,
+) -> list[Record]:
     """Create one record per (kind, content) item at revision 1, with their history rows.
     Ids are handed out in ascending order so ties on created_at keep item order."""
     ids = sorted(new_id("record") for _ in items)
@@ -87,7 +95,9 @@ def create_records(space: Space, subject: Subject, items: list[tuple[str, dict]]
     return records
 
 
-def update_record(record: Record, at: datetime, content: dict | None = None, kind: str | None = None) -> Record:
+def update_record(
+    record: Record, at: datetime, content: dict | None = None, kind: str | None = None
+) -> Record:
     fields = ["revision", "updated_at"]
     if content is not None:
         record.content, record.text = content, content["text"]
@@ -114,17 +124,32 @@ def move_record(record: Record, placement: Placement, at: datetime) -> Record:
     return record
 
 
-def erase_record(record: Record, principal_id: str, reason: str | None, at: datetime) -> Candidate | None:
+def erase_record(
+    record: Record, principal_id: str, reason: str | None, at: datetime
+) -> Candidate | None:
     """Delete: the content becomes {"text": ""} on the record, on every history row (the rows
     and their revision numbers stay, so pinned revisions still resolve, to erased content), and
     on the proposed content of the candidate the record came from, which holds the same
     material. A tombstone is kept. Returns the candidate it erased, if any."""
     record.content, record.text = dict(ERASED), ""
-    record.deleted_at, record.deleted_by_principal_id, record.delete_reason = at, principal_id, reason
+    record.deleted_at, record.deleted_by_principal_id, record.delete_reason = (
+        at,
+        principal_id,
+        reason,
+    )
     record.revision += 1
     record.updated_at = at
-    record.save(update_fields=["content", "text", "deleted_at", "deleted_by_principal_id", "delete_reason",
-                               "revision", "updated_at"])
+    record.save(
+        update_fields=[
+            "content",
+            "text",
+            "deleted_at",
+            "deleted_by_principal_id",
+            "delete_reason",
+            "revision",
+            "updated_at",
+        ]
+    )
     RecordRevision.objects.filter(record=record).update(content=dict(ERASED))
     _snapshot(record).save(force_insert=True)
     derived.content_erased([record])
@@ -141,4 +166,3 @@ def erase_record(record: Record, principal_id: str, reason: str | None, at: date
     candidate.revision += 1
     candidate.save(update_fields=["proposed", "revision"])
     return candidate
-

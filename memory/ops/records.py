@@ -4,6 +4,7 @@ Every write follows SPEC §2.6: lookup and read coverage (NOT_FOUND), op coverag
 (PERMISSION_DENIED), state gates, content validation, revision CAS, then the write through
 `record_store` inside `mutate`'s transaction with the record row locked. A writer sees the
 records its records_write grants cover, as a reader sees those its records_read grants cover."""
+
 from itertools import islice
 
 from memory.access import (
@@ -50,7 +51,8 @@ def gate_record(record: Record, space, placements: list[Placement]) -> None:
 def check_revision(record: Record, expected: int) -> None:
     if record.revision != expected:
         raise WireError(
-            "REVISION_CONFLICT", "expected_revision is not the record's current revision.",
+            "REVISION_CONFLICT",
+            "expected_revision is not the record's current revision.",
             current_revision=record.revision,
         )
 
@@ -72,7 +74,12 @@ def create(ctx: OpContext, req: dict) -> dict:
         check_content(req["content"])
         provenance = Provenance(source="authored", author_principal_id=ctx.principal.principal_id)
         [record] = record_store.create_records(
-            cov.space, subject, [(req["kind"], req["content"])], placement, provenance, ctx.at,
+            cov.space,
+            subject,
+            [(req["kind"], req["content"])],
+            placement,
+            provenance,
+            ctx.at,
             req.get("extensions"),
         )
         scope.touch(subject)
@@ -115,11 +122,15 @@ def delete(ctx: OpContext, req: dict) -> dict:
         cov.require("records_write", record.subject.subject_id, here.scope, here.context_id)
         gate_record(record, cov.space, [here])
         check_revision(record, req["expected_revision"])
-        candidate = record_store.erase_record(record, ctx.principal.principal_id, req.get("reason"), ctx.at)
+        candidate = record_store.erase_record(
+            record, ctx.principal.principal_id, req.get("reason"), ctx.at
+        )
         scope.touch(record.subject)
         refs = [record_ref(record)]
         if candidate is not None:
-            refs.append({"type": "candidate", "id": candidate.candidate_id, "revision": candidate.revision})
+            refs.append(
+                {"type": "candidate", "id": candidate.candidate_id, "revision": candidate.revision}
+            )
         return Outcome(refs=refs)
 
     return mutate(ctx, req, body)
@@ -164,12 +175,16 @@ def records_list(ctx: OpContext, req: dict) -> dict:
     if flt.cognition is None:
         rows = list(ordered[: size + 1])
     else:
-        rows = list(islice(matching(ordered.iterator(chunk_size=max(size + 1, 100)), flt), size + 1))
+        rows = list(
+            islice(matching(ordered.iterator(chunk_size=max(size + 1, 100)), flt), size + 1)
+        )
     page = rows[:size]
     next_cursor = None
     if len(rows) > size:
         last = page[-1]
-        next_cursor = cursors.encode(ctx, req, revision, cov, [iso(last.created_at), last.record_id])
+        next_cursor = cursors.encode(
+            ctx, req, revision, cov, [iso(last.created_at), last.record_id]
+        )
     return {
         "records": [r.to_wire(r.subject.subject_id) for r in page],
         "total_authorized": total,

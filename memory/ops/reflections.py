@@ -7,6 +7,7 @@ The basis coverage is the caller's coverage for the subject through `reflections
 the basis, and a reader sees a reflection only when its own reflections_read coverage includes
 the pinned one. Eligible = the subject's non-tombstoned records placed inside that coverage,
 narrowed by the selection and the cognition filter."""
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -55,7 +56,9 @@ def view_q(view: dict) -> Q:
     return place
 
 
-def eligible_records(subject: Subject, view: dict, selection: dict, cognition_filter: dict | None) -> list[dict]:
+def eligible_records(
+    subject: Subject, view: dict, selection: dict, cognition_filter: dict | None
+) -> list[dict]:
     qs = (
         Record.objects.filter(subject=subject, deleted_at__isnull=True)
         .filter(view_q(view))
@@ -74,11 +77,17 @@ def eligible_records(subject: Subject, view: dict, selection: dict, cognition_fi
 
 
 def profile_refs(subject: Subject) -> list[dict]:
-    rows = ProfileDocument.objects.filter(subject=subject).order_by("kind").values_list("kind", "revision")
+    rows = (
+        ProfileDocument.objects.filter(subject=subject)
+        .order_by("kind")
+        .values_list("kind", "revision")
+    )
     return [{"kind": k, "revision": r} for k, r in rows]
 
 
-def compute_basis(subject: Subject, view: dict, selection: dict, cognition_filter: dict | None) -> dict:
+def compute_basis(
+    subject: Subject, view: dict, selection: dict, cognition_filter: dict | None
+) -> dict:
     basis = {
         "record_refs": eligible_records(subject, view, selection, cognition_filter),
         "profile_refs": profile_refs(subject),
@@ -103,7 +112,9 @@ class Staleness:
         b = reflection.basis
         key = canonical([b["coverage"], b["selection"], b.get("cognition_filter")])
         if key not in self.memo:
-            self.memo[key] = compute_basis(self.subject, b["coverage"], b["selection"], b.get("cognition_filter"))["state_digest"]
+            self.memo[key] = compute_basis(
+                self.subject, b["coverage"], b["selection"], b.get("cognition_filter")
+            )["state_digest"]
         return self.memo[key] != b["state_digest"]
 
 
@@ -133,16 +144,20 @@ def state(ctx: OpContext, req: dict) -> dict:
     minimum = settings.SPOKE_MEMORY_LIMITS["reflection_min_records"]
     latest = None
     stale = Staleness(subject)
-    for reflection in Reflection.objects.filter(subject=subject, filter_key=filter_key(cf)).order_by(
-        "-generated_at", "-reflection_id"
-    ):
+    for reflection in Reflection.objects.filter(
+        subject=subject, filter_key=filter_key(cf)
+    ).order_by("-generated_at", "-reflection_id"):
         if visible(view, reflection):
             latest = {"reflection_id": reflection.reflection_id, "stale": stale(reflection)}
             break
     out = {
         "state_digest": basis["state_digest"],
         "record_count": count,
-        "data_sufficiency": {"sufficient": count >= minimum, "record_count": count, "minimum_records": minimum},
+        "data_sufficiency": {
+            "sufficient": count >= minimum,
+            "record_count": count,
+            "minimum_records": minimum,
+        },
         "missing_required_kinds": missing_kinds(basis),
         "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
     }
@@ -157,7 +172,9 @@ def list_(ctx: OpContext, req: dict) -> dict:
     cov, subject, view = _reader(ctx, req)
     position = cursors.decode(ctx, req, subject.revision, cov)
     size = cursors.page_size(req)
-    qs = Reflection.objects.filter(subject=subject, filter_key=filter_key(req.get("cognition_filter")))
+    qs = Reflection.objects.filter(
+        subject=subject, filter_key=filter_key(req.get("cognition_filter"))
+    )
     if position is not None:
         at, rid = position
         t = parse(at)
@@ -175,7 +192,9 @@ def list_(ctx: OpContext, req: dict) -> dict:
     next_cursor = None
     if more:
         last = page[-1]
-        next_cursor = cursors.encode(ctx, req, subject.revision, cov, [iso(last.generated_at), last.reflection_id])
+        next_cursor = cursors.encode(
+            ctx, req, subject.revision, cov, [iso(last.generated_at), last.reflection_id]
+        )
     return {
         "reflections": [r.to_wire(subject.subject_id, stale(r)) for r in page],
         "next_cursor": next_cursor,
@@ -196,14 +215,17 @@ def generate(ctx: OpContext, req: dict) -> dict:
         missing = missing_kinds(basis)
         if missing:
             raise WireError(
-                "REQUIRED_PROFILE_MISSING", "Required profile documents are missing for this subject.",
+                "REQUIRED_PROFILE_MISSING",
+                "Required profile documents are missing for this subject.",
                 missing_kinds=missing,
             )
         minimum = settings.SPOKE_MEMORY_LIMITS["reflection_min_records"]
         if len(basis["record_refs"]) < minimum:
             raise WireError(
-                "INSUFFICIENT_DATA", "Too few eligible records to generate a reflection.",
-                record_count=len(basis["record_refs"]), minimum_records=minimum,
+                "INSUFFICIENT_DATA",
+                "Too few eligible records to generate a reflection.",
+                record_count=len(basis["record_refs"]),
+                minimum_records=minimum,
             )
         params = {
             "space_id": cov.space_id,
@@ -225,31 +247,51 @@ def pinned_records(space_id: str, refs: list[dict]) -> list[dict]:
     ids = list(wanted)
     for start in range(0, len(ids), 1000):
         rows = (
-            RecordRevision.objects.filter(record__space_id=space_id, record__record_id__in=ids[start:start + 1000])
+            RecordRevision.objects.filter(
+                record__space_id=space_id, record__record_id__in=ids[start : start + 1000]
+            )
             .select_related("record")
-            .only("revision", "kind", "content", "created_at", "record__record_id", "record__deleted_at")
+            .only(
+                "revision",
+                "kind",
+                "content",
+                "created_at",
+                "record__record_id",
+                "record__deleted_at",
+            )
         )
         for row in rows:
             rec = row.record
             if wanted.get(rec.record_id) != row.revision or rec.deleted_at is not None:
                 continue
-            out.append({
-                "record_id": rec.record_id, "revision": row.revision, "kind": row.kind,
-                "content": row.content, "created_at": iso(row.created_at),
-            })
+            out.append(
+                {
+                    "record_id": rec.record_id,
+                    "revision": row.revision,
+                    "kind": row.kind,
+                    "content": row.content,
+                    "created_at": iso(row.created_at),
+                }
+            )
     return sorted(out, key=lambda r: r["record_id"])
 
 
 @job_handler(JOB_KIND)
 def run_generate(job: Job) -> list[dict]:
     p = job.params
-    subject = Subject.objects.select_for_update().filter(space_id=p["space_id"], subject_id=p["subject_id"]).first()
+    subject = (
+        Subject.objects.select_for_update()
+        .filter(space_id=p["space_id"], subject_id=p["subject_id"])
+        .first()
+    )
     if subject is None:
         raise WireError("NOT_FOUND", "The subject no longer exists.", resource="subject")
     basis = p["basis"]
     records = pinned_records(p["space_id"], basis["record_refs"])
     if len(records) < settings.SPOKE_MEMORY_LIMITS["reflection_min_records"]:
-        raise WireError("INSUFFICIENT_DATA", "Pinned records were deleted before synthesis; too few remain.")
+        raise WireError(
+            "INSUFFICIENT_DATA", "Pinned records were deleted before synthesis; too few remain."
+        )
     current = {d.kind: d for d in ProfileDocument.objects.filter(subject=subject)}
     profiles = [
         {"kind": ref["kind"], "revision": ref["revision"], "content": current[ref["kind"]].content}
@@ -258,16 +300,23 @@ def run_generate(job: Job) -> list[dict]:
     ]
     synthesize = import_string(settings.SPOKE_MEMORY_REFLECTION_SYNTHESIZER)
     content = synthesize(
-        subject_id=subject.subject_id, records=records, profiles=profiles,
+        subject_id=subject.subject_id,
+        records=records,
+        profiles=profiles,
         engine_policy_version=basis["engine_policy_version"],
     )
     if schema_errors(catalog().component_validator("ProfileContent"), content):
         raise WireError("internal_error", "The synthesizer returned content of the wrong shape.")
     at = now()
     Reflection.objects.create(
-        space_id=p["space_id"], subject=subject, reflection_id=p["reflection_id"], content=content,
-        basis=basis, cognition_filter=basis.get("cognition_filter"),
-        filter_key=filter_key(basis.get("cognition_filter")), generated_at=at,
+        space_id=p["space_id"],
+        subject=subject,
+        reflection_id=p["reflection_id"],
+        content=content,
+        basis=basis,
+        cognition_filter=basis.get("cognition_filter"),
+        filter_key=filter_key(basis.get("cognition_filter")),
+        generated_at=at,
         generated_by_principal_id=p["principal_id"],
     )
     Subject.objects.filter(pk=subject.pk).update(revision=F("revision") + 1, updated_at=at)

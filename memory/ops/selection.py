@@ -6,6 +6,7 @@ SQL narrows; the engine's cognition matcher decides. On PostgreSQL the string an
 requirements of a cognition filter are pushed down as one jsonpath predicate over a single entry
 (`content @? '$.cognition[*] ? (... && ...)'`), which is exact for them (one entry must hold them
 all); every requirement is then checked again in Python, times included."""
+
 from __future__ import annotations
 
 import json
@@ -39,9 +40,15 @@ def check_selection(selection: dict | None) -> dict:
     selection = selection or {"mode": "all"}
     has_ids = bool(selection.get("context_ids"))
     if selection["mode"] in CONTEXT_MODES and not has_ids:
-        raise invalid("selection", "selection.context_ids", "This selection mode needs a non-empty context_ids.")
+        raise invalid(
+            "selection",
+            "selection.context_ids",
+            "This selection mode needs a non-empty context_ids.",
+        )
     if selection["mode"] not in CONTEXT_MODES and "context_ids" in selection:
-        raise invalid("selection", "selection.context_ids", "This selection mode takes no context_ids.")
+        raise invalid(
+            "selection", "selection.context_ids", "This selection mode takes no context_ids."
+        )
     return selection
 
 
@@ -56,8 +63,11 @@ def read_filter(req: dict, include_tombstoned: bool = False) -> ReadFilter:
     )
 
 
-def selection_q(selection: dict, scope_field: str = "placement_scope",
-                context_field: str = "placement_context_id") -> Q:
+def selection_q(
+    selection: dict,
+    scope_field: str = "placement_scope",
+    context_field: str = "placement_context_id",
+) -> Q:
     mode = selection["mode"]
     if mode == "all":
         return Q()
@@ -120,13 +130,18 @@ def cognition_q(cognition: dict | None) -> Q:
     path = cognition_jsonpath(cognition)
     if path is None:
         return q
-    column = connection.ops.quote_name(Record._meta.db_table) + "." + connection.ops.quote_name("content")
+    column = (
+        connection.ops.quote_name(Record._meta.db_table)
+        + "."
+        + connection.ops.quote_name("content")
+    )
     # The jsonpath is a bound parameter; only quoted identifiers are formatted in.
     return q & Q(RawSQL(f"{column} @? %s::jsonpath", [path], output_field=BooleanField()))  # noqa: S611
 
 
-def records_queryset(cov: Coverage, capabilities: list[str], flt: ReadFilter,
-                     subject: Subject | None = None) -> QuerySet:
+def records_queryset(
+    cov: Coverage, capabilities: list[str], flt: ReadFilter, subject: Subject | None = None
+) -> QuerySet:
     """Records the caller may read through `capabilities`, narrowed by the filter. The
     cognition filter is only narrowed here: pass results through `matching()`."""
     qs = Record.objects.filter(space_id=cov.space_id)

@@ -1,4 +1,5 @@
 """memory.describe, memory.spaces.list, .freeze, .unfreeze."""
+
 from django.conf import settings
 from django.db.models import Count
 
@@ -9,9 +10,16 @@ from memory.ops.mutation import MutationScope, Outcome, mutate
 from memory.wire.errors import WireError
 
 LIMIT_NAMES = [
-    "max_request_bytes", "max_content_bytes", "max_capture_items", "max_page_size",
-    "max_recall_records", "max_recall_bytes", "export_chunk_bytes", "reflection_min_records",
-    "idempotency_retention_s", "session_ttl_s",
+    "max_request_bytes",
+    "max_content_bytes",
+    "max_capture_items",
+    "max_page_size",
+    "max_recall_records",
+    "max_recall_bytes",
+    "export_chunk_bytes",
+    "reflection_min_records",
+    "idempotency_retention_s",
+    "session_ttl_s",
 ]
 
 
@@ -53,7 +61,9 @@ def space_wire(space: Space) -> dict:
 def spaces_list(ctx: OpContext, req: dict) -> dict:
     space_ids = sorted(
         set(
-            Grant.objects.filter(grantee=ctx.principal, state=Grant.ACTIVE).values_list("space_id", flat=True)
+            Grant.objects.filter(grantee=ctx.principal, state=Grant.ACTIVE).values_list(
+                "space_id", flat=True
+            )
         )
     )
     visible = [sid for sid in space_ids if effective_grants(sid, ctx.principal, ctx.at)]

@@ -1,4 +1,5 @@
 """memory.subjects.ensure, .get, .fence."""
+
 from memory.access import access_subject, gate_space_writable, grant_covers_subject
 from memory.models import Subject
 from memory.ops.base import OpContext, op
@@ -17,7 +18,9 @@ def ensure(ctx: OpContext, req: dict) -> dict:
         subject_id = req["subject_id"]
         existing = Subject.objects.filter(space=cov.space, subject_id=subject_id).first()
         # (a) an existing subject outside every grant is invisible: the ensure can't tell it apart
-        if existing is not None and not any(grant_covers_subject(g, subject_id) for g in cov.grants):
+        if existing is not None and not any(
+            grant_covers_subject(g, subject_id) for g in cov.grants
+        ):
             raise not_found("subject")
         cov.require("subjects_write", subject_id)
         gate_space_writable(cov.space)
@@ -63,8 +66,10 @@ def fence(ctx: OpContext, req: dict) -> dict:
         gate_space_writable(cov.space)
         if action == "archive" and context_id is not None:
             raise WireError(
-                "INVALID_INPUT", "Archive applies to the whole subject and takes no context_id.",
-                reason="archive_with_context", field="context_id",
+                "INVALID_INPUT",
+                "Archive applies to the whole subject and takes no context_id.",
+                reason="archive_with_context",
+                field="context_id",
             )
         if subject.state == Subject.ARCHIVED:
             raise WireError("SUBJECT_ARCHIVED", "The subject is archived: archive is terminal.")
@@ -74,7 +79,11 @@ def fence(ctx: OpContext, req: dict) -> dict:
             fenced.add(context_id) if action == "fence" else fenced.discard(context_id)
             subject.fenced_context_ids = sorted(fenced)
         else:
-            subject.state = {"fence": Subject.FENCED, "unfence": Subject.ACTIVE, "archive": Subject.ARCHIVED}[action]
+            subject.state = {
+                "fence": Subject.FENCED,
+                "unfence": Subject.ACTIVE,
+                "archive": Subject.ARCHIVED,
+            }[action]
         subject.save(update_fields=fields)
         scope.touch(subject)
         return Outcome(refs=[subject_ref(subject)])

@@ -2,6 +2,7 @@
 memory.imports.stage, .activate, .discard. The pending work (building an export, verifying a
 staged import, activating it) runs on the workers: memory/ops/transfer_jobs.py.
 Decisions in docs/transfer.md. Frozen spaces accept all of these (SPEC §2.6)."""
+
 from __future__ import annotations
 
 import json
@@ -32,7 +33,10 @@ def require_whole_space_import(cov: Coverage) -> None:
     """`import` covering the whole space: one grant with the capability, no subject or context
     limit, and shared access."""
     if not any(
-        grant_has(g, "import") and g.subject_ids is None and g.context_ids is None and g.shared_access
+        grant_has(g, "import")
+        and g.subject_ids is None
+        and g.context_ids is None
+        and g.shared_access
         for g in cov.grants
     ):
         raise permission_denied("import")
@@ -47,11 +51,15 @@ def exports_create(ctx: OpContext, req: dict) -> dict:
         for subject_id in subject_ids or []:
             access_subject(cov, subject_id, ["export"])
         export = Export.objects.create(
-            space=cov.space, principal=ctx.principal,
-            subject_ids=sorted(subject_ids) if subject_ids else None, created_at=ctx.at,
+            space=cov.space,
+            principal=ctx.principal,
+            subject_ids=sorted(subject_ids) if subject_ids else None,
+            created_at=ctx.at,
         )
         return Outcome(
-            refs=[export_ref(export.export_id)], status="pending", job_kind=jobs.EXPORT,
+            refs=[export_ref(export.export_id)],
+            status="pending",
+            job_kind=jobs.EXPORT,
             job_params={"export_id": export.export_id},
         )
 
@@ -63,7 +71,9 @@ def exports_get(ctx: OpContext, req: dict) -> dict:
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
     # An export is readable by the principal that made it (it holds what that principal's
     # coverage read), while it still holds the export capability in the space.
-    export = Export.objects.filter(space_id=cov.space_id, export_id=req["export_id"], principal=ctx.principal).first()
+    export = Export.objects.filter(
+        space_id=cov.space_id, export_id=req["export_id"], principal=ctx.principal
+    ).first()
     if export is None:
         raise not_found("export")
     require_export(cov)
@@ -90,20 +100,34 @@ def exports_get(ctx: OpContext, req: dict) -> dict:
 def _open_import(ctx: OpContext, cov: Coverage, req: dict) -> Import:
     bundle = req.get("bundle")
     if bundle is None:
-        raise invalid("bundle", "bundle", "The first chunk (ordinal 0) opens an import and needs the bundle.")
+        raise invalid(
+            "bundle", "bundle", "The first chunk (ordinal 0) opens an import and needs the bundle."
+        )
     return Import.objects.create(
-        space=cov.space, principal=ctx.principal, bundle=bundle, created_at=ctx.at, updated_at=ctx.at
+        space=cov.space,
+        principal=ctx.principal,
+        bundle=bundle,
+        created_at=ctx.at,
+        updated_at=ctx.at,
     )
 
 
 def _continue_import(cov: Coverage, req: dict) -> Import:
-    imp = Import.objects.select_for_update().filter(space_id=cov.space_id, import_id=req["import_id"]).first()
+    imp = (
+        Import.objects.select_for_update()
+        .filter(space_id=cov.space_id, import_id=req["import_id"])
+        .first()
+    )
     if imp is None:
         raise not_found("import")
     if imp.state != "staging":
-        raise WireError("IMPORT_STATE_CONFLICT", "The import is not staging chunks.", state=imp.state)
+        raise WireError(
+            "IMPORT_STATE_CONFLICT", "The import is not staging chunks.", state=imp.state
+        )
     if "bundle" in req and req["bundle"] != imp.bundle:
-        raise invalid("bundle", "bundle", "The bundle differs from the one this import was opened with.")
+        raise invalid(
+            "bundle", "bundle", "The bundle differs from the one this import was opened with."
+        )
     return imp
 
 
@@ -122,15 +146,25 @@ def imports_stage(ctx: OpContext, req: dict) -> dict:
         bundle = imp.bundle
         if chunk["export_id"] != bundle["export_id"]:
             raise invalid("export_id", "chunk.export_id", "The chunk belongs to another export.")
-        if chunk["chunk_count"] != bundle["chunk_count"] or chunk["ordinal"] >= bundle["chunk_count"]:
-            raise invalid("ordinal", "chunk.ordinal", "The chunk's ordinal or chunk_count does not fit the bundle.")
+        if (
+            chunk["chunk_count"] != bundle["chunk_count"]
+            or chunk["ordinal"] >= bundle["chunk_count"]
+        ):
+            raise invalid(
+                "ordinal",
+                "chunk.ordinal",
+                "The chunk's ordinal or chunk_count does not fit the bundle.",
+            )
         if chunk["ordinal"] != imp.next_ordinal:
             raise WireError(
-                "IMPORT_ORDER_VIOLATION", "Chunks must be staged in strict ordinal order.",
+                "IMPORT_ORDER_VIOLATION",
+                "Chunks must be staged in strict ordinal order.",
                 expected_ordinal=imp.next_ordinal,
             )
         ImportChunk.objects.create(
-            imp=imp, ordinal=chunk["ordinal"], objects_json=canonical(chunk["objects"]).decode("utf-8"),
+            imp=imp,
+            ordinal=chunk["ordinal"],
+            objects_json=canonical(chunk["objects"]).decode("utf-8"),
             digest=chunk["digest"],
         )
         imp.next_ordinal += 1
@@ -141,14 +175,23 @@ def imports_stage(ctx: OpContext, req: dict) -> dict:
         imp.save(update_fields=["next_ordinal", "updated_at", "state"])
         refs = [import_ref(imp.import_id)]
         if final:
-            return Outcome(refs=refs, status="pending", job_kind=jobs.VERIFY, job_params={"import_id": imp.import_id})
+            return Outcome(
+                refs=refs,
+                status="pending",
+                job_kind=jobs.VERIFY,
+                job_params={"import_id": imp.import_id},
+            )
         return Outcome(refs=refs)
 
     return mutate(ctx, req, body)
 
 
 def _locked_import(cov: Coverage, import_id: str) -> Import:
-    imp = Import.objects.select_for_update().filter(space_id=cov.space_id, import_id=import_id).first()
+    imp = (
+        Import.objects.select_for_update()
+        .filter(space_id=cov.space_id, import_id=import_id)
+        .first()
+    )
     if imp is None:
         raise not_found("import")
     return imp
@@ -161,11 +204,15 @@ def imports_activate(ctx: OpContext, req: dict) -> dict:
         require_whole_space_import(cov)
         imp = _locked_import(cov, req["import_id"])
         if imp.state != "verified":
-            raise WireError("IMPORT_STATE_CONFLICT", "Only a verified import can be activated.", state=imp.state)
+            raise WireError(
+                "IMPORT_STATE_CONFLICT", "Only a verified import can be activated.", state=imp.state
+            )
         imp.state, imp.updated_at = "activating", ctx.at
         imp.save(update_fields=["state", "updated_at"])
         return Outcome(
-            refs=[import_ref(imp.import_id)], status="pending", job_kind=jobs.ACTIVATE,
+            refs=[import_ref(imp.import_id)],
+            status="pending",
+            job_kind=jobs.ACTIVATE,
             job_params={"import_id": imp.import_id},
         )
 
@@ -182,7 +229,9 @@ def imports_discard(ctx: OpContext, req: dict) -> dict:
         require_whole_space_import(cov)
         imp = _locked_import(cov, req["import_id"])
         if imp.state not in DISCARDABLE:
-            raise WireError("IMPORT_STATE_CONFLICT", "The import can no longer be discarded.", state=imp.state)
+            raise WireError(
+                "IMPORT_STATE_CONFLICT", "The import can no longer be discarded.", state=imp.state
+            )
         ImportChunk.objects.filter(imp=imp).delete()
         imp.state, imp.updated_at = "discarded", ctx.at
         imp.save(update_fields=["state", "updated_at"])

@@ -2,6 +2,7 @@
 staged import, activate a verified import. Each runs inside the one transaction that also
 completes its receipt (memory.tasks.execute), so an export's chunks, its `ready` state and the
 committed receipt appear together, and an activation is all or nothing."""
+
 from __future__ import annotations
 
 import json
@@ -63,7 +64,9 @@ def export_objects(export: Export) -> Iterator[dict]:
     cov = coverage_for(export.space_id, principal, now())
     grants = cov.with_capability("export")
     if not grants:
-        raise WireError("PERMISSION_DENIED", "The export capability was withdrawn.", capability="export")
+        raise WireError(
+            "PERMISSION_DENIED", "The export capability was withdrawn.", capability="export"
+        )
     subject_q = Q()
     if all(g.subject_ids is not None for g in grants):
         subject_q = Q(subject_id__in=sorted({s for g in grants for s in g.subject_ids}))
@@ -74,22 +77,47 @@ def export_objects(export: Export) -> Iterator[dict]:
 
     for s in subjects.order_by(_by_id("subject_id")).iterator(chunk_size=BATCH):
         yield {"type": "subject", "data": s.to_wire(include_space=False)}
-    records = Record.objects.filter(space_id=export.space_id).filter(by_subject).filter(cov.placement_q(["export"]))
-    for r in records.select_related("subject").order_by(_by_id("record_id")).iterator(chunk_size=BATCH):
-        yield {"type": "record", "data": r.to_wire(r.subject.subject_id, include_space=False)}
-    candidates = Candidate.objects.filter(space_id=export.space_id).filter(by_subject).filter(
-        cov.placement_q(["export"], scope_field="scope_placement_scope", context_field="scope_context_id")
+    records = (
+        Record.objects.filter(space_id=export.space_id)
+        .filter(by_subject)
+        .filter(cov.placement_q(["export"]))
     )
-    for c in candidates.select_related("subject").order_by(_by_id("candidate_id")).iterator(chunk_size=BATCH):
+    for r in (
+        records.select_related("subject").order_by(_by_id("record_id")).iterator(chunk_size=BATCH)
+    ):
+        yield {"type": "record", "data": r.to_wire(r.subject.subject_id, include_space=False)}
+    candidates = (
+        Candidate.objects.filter(space_id=export.space_id)
+        .filter(by_subject)
+        .filter(
+            cov.placement_q(
+                ["export"], scope_field="scope_placement_scope", context_field="scope_context_id"
+            )
+        )
+    )
+    for c in (
+        candidates.select_related("subject")
+        .order_by(_by_id("candidate_id"))
+        .iterator(chunk_size=BATCH)
+    ):
         yield {"type": "candidate", "data": c.to_wire(c.subject.subject_id, include_space=False)}
     profiles = ProfileDocument.objects.filter(space_id=export.space_id).filter(by_subject)
-    for p in profiles.select_related("subject").order_by(_by_id("subject__subject_id"), _by_id("kind")).iterator(
-        chunk_size=BATCH
+    for p in (
+        profiles.select_related("subject")
+        .order_by(_by_id("subject__subject_id"), _by_id("kind"))
+        .iterator(chunk_size=BATCH)
     ):
-        yield {"type": "profile_document", "data": p.to_wire(p.subject.subject_id, include_space=False)}
+        yield {
+            "type": "profile_document",
+            "data": p.to_wire(p.subject.subject_id, include_space=False),
+        }
     views: dict[str, dict] = {}
     reflections = Reflection.objects.filter(space_id=export.space_id).filter(by_subject)
-    for f in reflections.select_related("subject").order_by(_by_id("reflection_id")).iterator(chunk_size=BATCH):
+    for f in (
+        reflections.select_related("subject")
+        .order_by(_by_id("reflection_id"))
+        .iterator(chunk_size=BATCH)
+    ):
         sid = f.subject.subject_id
         if sid not in views:
             views[sid] = cov.subject_view(["export"], sid)
@@ -101,8 +129,12 @@ def export_objects(export: Export) -> Iterator[dict]:
             yield {"type": "reflection", "data": data}
 
 
-@job_handler(EXPORT, on_failure=lambda job, failure: Export.objects.filter(
-    pk=job.params["export_id"], state=Export.PENDING).update(state=Export.FAILED))
+@job_handler(
+    EXPORT,
+    on_failure=lambda job, failure: Export.objects.filter(
+        pk=job.params["export_id"], state=Export.PENDING
+    ).update(state=Export.FAILED),
+)
 def run_export(job: Job) -> list[dict]:
     _snapshot()  # the first statement of the job's transaction
     export = Export.objects.select_for_update().get(pk=job.params["export_id"])
@@ -122,7 +154,9 @@ def run_export(job: Job) -> list[dict]:
     digests: list[str] = []
     for ordinal, (_objects, body) in enumerate(policy.partition(counted(), limit)):
         d = digest_bytes(body)
-        ExportChunk.objects.create(export=export, ordinal=ordinal, objects_json=body.decode("utf-8"), digest=d)
+        ExportChunk.objects.create(
+            export=export, ordinal=ordinal, objects_json=body.decode("utf-8"), digest=d
+        )
         digests.append(d)
         if pause:
             time.sleep(pause)  # operators' throttle: spreads a large export's database load
@@ -175,7 +209,9 @@ def staged_objects(imp: Import) -> Iterator[tuple[int, list[dict]]]:
     for chunk in ImportChunk.objects.filter(imp=imp).order_by("ordinal").iterator(chunk_size=4):
         computed = digest_bytes(chunk.objects_json.encode("utf-8"))
         if computed != chunk.digest or computed != bundle["chunk_digests"][chunk.ordinal]:
-            raise _reject(f"Chunk {chunk.ordinal}: its digest does not match its objects or the bundle.")
+            raise _reject(
+                f"Chunk {chunk.ordinal}: its digest does not match its objects or the bundle."
+            )
         objects = json.loads(chunk.objects_json)
         try:
             objects = [policy.translate(o, bundle["format_version"]) for o in objects]
@@ -189,12 +225,22 @@ def run_verify(job: Job) -> list[dict]:
     imp = Import.objects.select_for_update().get(pk=job.params["import_id"])
     ref = [{"type": "import", "id": imp.import_id}]
     if imp.state != "verifying":
-        raise WireError("IMPORT_STATE_CONFLICT", "The import is not being verified.", state=imp.state)
+        raise WireError(
+            "IMPORT_STATE_CONFLICT", "The import is not being verified.", state=imp.state
+        )
     b = imp.bundle
     if len(b["chunk_digests"]) != b["chunk_count"]:
         raise _reject("The bundle's chunk_digests do not match its chunk_count.")
-    if policy.bundle_digest(b["export_id"], b["space_id"], b["format_version"], b["chunk_digests"],
-                            b["object_counts"]) != b["bundle_digest"]:
+    if (
+        policy.bundle_digest(
+            b["export_id"],
+            b["space_id"],
+            b["format_version"],
+            b["chunk_digests"],
+            b["object_counts"],
+        )
+        != b["bundle_digest"]
+    ):
         raise _reject("The bundle digest does not match the bundle.")
     validator = object_validator()
     counts = policy.empty_counts()
@@ -222,14 +268,20 @@ def run_verify(job: Job) -> list[dict]:
     return ref
 
 
-@job_handler(ACTIVATE, on_failure=lambda job, failure: Import.objects.filter(
-    pk=job.params["import_id"], state="activating").update(state="verified", failure=failure, updated_at=now()))
+@job_handler(
+    ACTIVATE,
+    on_failure=lambda job, failure: Import.objects.filter(
+        pk=job.params["import_id"], state="activating"
+    ).update(state="verified", failure=failure, updated_at=now()),
+)
 def run_activate(job: Job) -> list[dict]:
     imp = Import.objects.get(pk=job.params["import_id"])
     space = Space.objects.select_for_update().get(pk=imp.space_id)
     imp = Import.objects.select_for_update().get(pk=imp.pk)
     if imp.state != "activating":
-        raise WireError("IMPORT_STATE_CONFLICT", "The import is not being activated.", state=imp.state)
+        raise WireError(
+            "IMPORT_STATE_CONFLICT", "The import is not being activated.", state=imp.state
+        )
     load.clear_space(space)
     loader = load.Loader(space)
     for _ordinal, objects in staged_objects(imp):
@@ -237,11 +289,11 @@ def run_activate(job: Job) -> list[dict]:
     loader.flush()
     at = now()
     Space.objects.filter(pk=space.pk).update(
-        authority_generation=F("authority_generation") + 1, revision=F("revision") + 1, updated_at=at
+        authority_generation=F("authority_generation") + 1,
+        revision=F("revision") + 1,
+        updated_at=at,
     )
     imp.state, imp.updated_at = "activated", at
     imp.save(update_fields=["state", "updated_at"])
     ImportChunk.objects.filter(imp=imp).delete()
     return [{"type": "import", "id": imp.import_id}]
-
-

@@ -1,4 +1,5 @@
 """RFC 8785 canonical JSON (via the `rfc8785` package) and the `sha256:` digests built on it."""
+
 import hashlib
 from typing import Any
 

@@ -1,5 +1,6 @@
 """One error type for the whole provider, mapped to the envelope of SPEC §1.5 in one place.
 Messages are for people and never echo stored memory content or request content."""
+
 from typing import Any
 
 STATUS = {
@@ -62,7 +63,11 @@ class WireError(Exception):
 
 
 def not_found(resource: str) -> WireError:
-    return WireError("NOT_FOUND", f"No such {resource.replace('_', ' ')} is visible to the caller.", resource=resource)
+    return WireError(
+        "NOT_FOUND",
+        f"No such {resource.replace('_', ' ')} is visible to the caller.",
+        resource=resource,
+    )
 
 
 def permission_denied(capability: str) -> WireError:

@@ -1,4 +1,5 @@
 """The OpenAPI 3.1 document, generated from the same schemas the dispatch validates with."""
+
 from functools import lru_cache
 from typing import Any
 
@@ -14,7 +15,7 @@ def _rewrite(node: Any) -> Any:
             if k in ("$id", "$schema"):
                 continue
             if k == "$ref" and isinstance(v, str) and v.startswith(URN):
-                out[k] = "#/components/schemas/" + v[len(URN):]
+                out[k] = "#/components/schemas/" + v[len(URN) :]
             else:
                 out[k] = _rewrite(v)
         return out
@@ -62,9 +63,15 @@ def document() -> dict:
                         "description": "Session from /v1/connect; without it the negotiated set is ['spoke-memory'].",
                     }
                 ],
-                "requestBody": {"required": True, **_json({"$ref": f"#/components/schemas/{req_name}"})},
+                "requestBody": {
+                    "required": True,
+                    **_json({"$ref": f"#/components/schemas/{req_name}"}),
+                },
                 "responses": {
-                    "200": {"description": "Success payload", **_json({"$ref": f"#/components/schemas/{res_name}"})},
+                    "200": {
+                        "description": "Success payload",
+                        **_json({"$ref": f"#/components/schemas/{res_name}"}),
+                    },
                     **_errors(),
                 },
             }
@@ -75,8 +82,14 @@ def document() -> dict:
             "post": {
                 "operationId": endpoint,
                 "summary": doc.get("summary", endpoint),
-                "requestBody": {"required": endpoint == "connect", **_json(_rewrite(doc["request"]))},
-                "responses": {"200": {"description": "Success", **_json(_rewrite(doc["response"]))}, **_errors()},
+                "requestBody": {
+                    "required": endpoint == "connect",
+                    **_json(_rewrite(doc["request"])),
+                },
+                "responses": {
+                    "200": {"description": "Success", **_json(_rewrite(doc["response"]))},
+                    **_errors(),
+                },
             }
         }
     paths["/v1/manifest"] = {
@@ -84,17 +97,31 @@ def document() -> dict:
             "operationId": "manifest",
             "summary": "The host capability manifest (no authentication).",
             "security": [],
-            "responses": {"200": {"description": "Manifest", **_json(_rewrite(cat.endpoints["manifest"]["response"]))}},
+            "responses": {
+                "200": {
+                    "description": "Manifest",
+                    **_json(_rewrite(cat.endpoints["manifest"]["response"])),
+                }
+            },
         }
     }
-    health = {"type": "object", "properties": {"status": {"type": "string"}}, "required": ["status"]}
+    health = {
+        "type": "object",
+        "properties": {"status": {"type": "string"}},
+        "required": ["status"],
+    }
     for probe in ("healthz", "readyz"):
         paths[f"/{probe}"] = {
             "get": {
                 "operationId": probe,
-                "summary": "Liveness" if probe == "healthz" else "Readiness: database and broker reachable",
+                "summary": "Liveness"
+                if probe == "healthz"
+                else "Readiness: database and broker reachable",
                 "security": [],
-                "responses": {"200": {"description": "ok", **_json(health)}, "503": {"description": "not ready", **_json(health)}},
+                "responses": {
+                    "200": {"description": "ok", **_json(health)},
+                    "503": {"description": "not ready", **_json(health)},
+                },
             }
         }
     return {
@@ -102,7 +129,8 @@ def document() -> dict:
         "info": {
             "title": "spoke-memory",
             "version": "1",
-            "description": "The spoke-memory wire family over HTTP. Provider: " + settings.SPOKE_MEMORY_PROVIDER_ID,
+            "description": "The spoke-memory wire family over HTTP. Provider: "
+            + settings.SPOKE_MEMORY_PROVIDER_ID,
         },
         "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
         "servers": [{"url": "/"}],

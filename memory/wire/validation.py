@@ -3,6 +3,7 @@
 Conventions (see schemas/README.md): every cross-file reference is `urn:spoke-memory:schema:<Name>`;
 a keyword value `{"$limit": name}` is replaced by `limits[name]` from settings. Validation errors
 name the path and the broken rule, never the offending value (it may be memory content)."""
+
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -102,7 +103,9 @@ def catalog() -> Catalog:
             request_validator=Draft202012Validator(doc["request"], registry=registry),
             response_validator=Draft202012Validator(doc["response"], registry=registry),
         )
-    endpoints = {p.stem: _read(p, limits) for p in sorted((SCHEMA_DIR / "endpoints").glob("*.json"))}
+    endpoints = {
+        p.stem: _read(p, limits) for p in sorted((SCHEMA_DIR / "endpoints").glob("*.json"))
+    }
     cat = Catalog(components=components, ops=ops, endpoints=endpoints, registry=registry)
     for spec in ops.values():
         spec.request_fast = cat.fast_validator(spec.request)
@@ -153,5 +156,7 @@ def request_errors(spec: OpSpec, body: Any) -> list[dict]:
 
 
 def schema_errors(validator: Draft202012Validator, instance: Any) -> list[dict]:
-    errors = sorted(islice(validator.iter_errors(instance), MAX_ERRORS), key=lambda e: list(e.absolute_path))
+    errors = sorted(
+        islice(validator.iter_errors(instance), MAX_ERRORS), key=lambda e: list(e.absolute_path)
+    )
     return [{"path": _path(e), "message": _message(e)} for e in errors]

@@ -1,4 +1,5 @@
 """Login (rate-limited) and logout (POST only)."""
+
 from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponse
 
@@ -17,7 +18,9 @@ class LoginView(auth_views.LoginView):
         username = request.POST.get("username", "")
         if ratelimit.blocked(_address(request), username):
             form = self.get_form()
-            return self.render_to_response(self.get_context_data(form=form, blocked=True), status=429)
+            return self.render_to_response(
+                self.get_context_data(form=form, blocked=True), status=429
+            )
         return super().post(request, *args, **kwargs)
 
     def form_invalid(self, form):

@@ -1,5 +1,6 @@
 """Grants screen (SPEC §3.4, §4): the admin view of a space's grants with their chain, an issue
 form that explains AMPLIFICATION_DENIED dimension by dimension, revoke with confirmation."""
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
@@ -36,9 +37,14 @@ def _listing(request, space_id: str, cursor: str | None) -> tuple[dict, str]:
 
 
 def _own_issuers(request, space_id: str) -> list[dict]:
-    own = read(request, "memory.grants.list", {"space_id": space_id, "view": "own", "page_size": 200})
-    return [g for g in own["grants"] if g["effective"]
-            and ({"grants_issue", "space_admin"} & set(g["capabilities"]))]
+    own = read(
+        request, "memory.grants.list", {"space_id": space_id, "view": "own", "page_size": 200}
+    )
+    return [
+        g
+        for g in own["grants"]
+        if g["effective"] and ({"grants_issue", "space_admin"} & set(g["capabilities"]))
+    ]
 
 
 def _show(values, absent: str) -> str:
@@ -67,22 +73,39 @@ def explain(exceeds: list[str], asked: dict, issuers: list[dict]) -> list[str]:
     }
     admin = "space_admin" in held_caps
     missing = [] if admin else [c for c in asked.get("capabilities", []) if c not in held_caps]
-    return [DIMENSION_TEXT[d].format(asked=shown.get(d, ""), held=held.get(d, ""), missing=_show(missing, "none"))
-            for d in exceeds if d in DIMENSION_TEXT]
+    return [
+        DIMENSION_TEXT[d].format(
+            asked=shown.get(d, ""), held=held.get(d, ""), missing=_show(missing, "none")
+        )
+        for d in exceeds
+        if d in DIMENSION_TEXT
+    ]
 
 
-def _page(request, space_id: str, form: GrantForm, status: int = 200, denied: list[str] | None = None):
+def _page(
+    request, space_id: str, form: GrantForm, status: int = 200, denied: list[str] | None = None
+):
     listing, view = _listing(request, space_id, request.GET.get("cursor"))
     grants = listing["grants"]
     children: dict[str, list[str]] = {}
     for g in grants:
         if g["parent_grant_id"]:
             children.setdefault(g["parent_grant_id"], []).append(g["grant_id"])
-    return render(request, "reviews/grants.html", {
-        "space_id": space_id, "grants": grants, "children": children, "view": view,
-        "next_cursor": listing["next_cursor"], "form": form, "denied": denied or [],
-        "capabilities": CAPABILITIES,
-    }, status=status)
+    return render(
+        request,
+        "reviews/grants.html",
+        {
+            "space_id": space_id,
+            "grants": grants,
+            "children": children,
+            "view": view,
+            "next_cursor": listing["next_cursor"],
+            "form": form,
+            "denied": denied or [],
+            "capabilities": CAPABILITIES,
+        },
+        status=status,
+    )
 
 
 @login_required
@@ -105,7 +128,9 @@ def issue(request, space_id: str):
         raise Http404("space")
     denied = []
     if result.code == "AMPLIFICATION_DENIED":
-        denied = explain(result.error.details.get("exceeds", []), body, _own_issuers(request, space_id))
+        denied = explain(
+            result.error.details.get("exceeds", []), body, _own_issuers(request, space_id)
+        )
     messages.error(request, describe(result.error))
     return _page(request, space_id, form, status=result.error.status, denied=denied)
 
@@ -130,11 +155,16 @@ def revoke(request, space_id: str, grant_id: str):
             body["reason"] = request.POST["reason"].strip()[:1000]
         result = act(request, "memory.grants.revoke", body)
         if result.ok:
-            messages.success(request, f"Grant {grant_id} revoked; grants issued under it are no longer effective.")
+            messages.success(
+                request,
+                f"Grant {grant_id} revoked; grants issued under it are no longer effective.",
+            )
         elif result.code == "NOT_FOUND" and result.error.details.get("resource") == "space":
             raise Http404("space")
         else:
             messages.error(request, describe(result.error))
         return redirect("reviews:grants", space_id)
     grant = _find_grant(request, space_id, grant_id)
-    return render(request, "reviews/grant_revoke.html", {"space_id": space_id, "grant": grant, "now": iso})
+    return render(
+        request, "reviews/grant_revoke.html", {"space_id": space_id, "grant": grant, "now": iso}
+    )

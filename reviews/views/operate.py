@@ -2,6 +2,7 @@
 a space. Guarded by guardian's `memory.operate_space` on that space (see reviews.operators), not
 by the grants of SPEC §4, which these actions bootstrap. The root grant reuses the operators'
 own `issue_root_grant`, the same one the management command calls."""
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -17,18 +18,29 @@ from reviews.operators import manageable, require_operator
 
 def _principals(space) -> list[Principal]:
     ids = Grant.objects.filter(space=space).values_list("grantee_id", flat=True)
-    return list(Principal.objects.filter(principal_id__in=ids).order_by("display_name", "principal_id"))
+    return list(
+        Principal.objects.filter(principal_id__in=ids).order_by("display_name", "principal_id")
+    )
 
 
 @login_required
 def operate(request, space_id: str):
     space = require_operator(request.user, space_id)
     principals = _principals(space)
-    tokens = ApiToken.objects.filter(principal__in=principals, revoked_at__isnull=True).order_by("created_at")
-    return render(request, "reviews/operate.html", {
-        "space_id": space_id, "space": space, "principals": principals, "tokens": tokens,
-        "new_token": request.session.pop("console_new_token", None),
-    })
+    tokens = ApiToken.objects.filter(principal__in=principals, revoked_at__isnull=True).order_by(
+        "created_at"
+    )
+    return render(
+        request,
+        "reviews/operate.html",
+        {
+            "space_id": space_id,
+            "space": space,
+            "principals": principals,
+            "tokens": tokens,
+            "new_token": request.session.pop("console_new_token", None),
+        },
+    )
 
 
 def _show_token_once(request, principal: Principal, token: str) -> None:
@@ -65,7 +77,10 @@ def create_principal(request, space_id: str):
 def _manageable_principal(request, principal_id: str) -> Principal | None:
     principal = Principal.objects.filter(principal_id=principal_id).first()
     if principal is None or not manageable(request.user, principal):
-        messages.error(request, "No such principal is managed by you (its grants must all lie in spaces you operate).")
+        messages.error(
+            request,
+            "No such principal is managed by you (its grants must all lie in spaces you operate).",
+        )
         return None
     return principal
 
@@ -76,7 +91,9 @@ def issue_token(request, space_id: str):
     require_operator(request.user, space_id)
     principal = _manageable_principal(request, request.POST.get("principal_id", "").strip())
     if principal is not None:
-        _show_token_once(request, principal, principal.issue_token(label=request.POST.get("label", "")[:200]))
+        _show_token_once(
+            request, principal, principal.issue_token(label=request.POST.get("label", "")[:200])
+        )
         messages.success(request, f"Token issued for {principal.principal_id}.")
     return redirect("reviews:operate", space_id)
 
@@ -85,7 +102,11 @@ def issue_token(request, space_id: str):
 @require_POST
 def revoke_token(request, space_id: str):
     require_operator(request.user, space_id)
-    token = ApiToken.objects.select_related("principal").filter(pk=request.POST.get("token_pk") or 0).first()
+    token = (
+        ApiToken.objects.select_related("principal")
+        .filter(pk=request.POST.get("token_pk") or 0)
+        .first()
+    )
     if token is None or not manageable(request.user, token.principal):
         messages.error(request, "No such token is managed by you.")
     else:
@@ -98,7 +119,9 @@ def revoke_token(request, space_id: str):
 @require_POST
 def root_grant(request, space_id: str):
     space = require_operator(request.user, space_id)
-    principal = Principal.objects.filter(principal_id=request.POST.get("principal_id", "").strip()).first()
+    principal = Principal.objects.filter(
+        principal_id=request.POST.get("principal_id", "").strip()
+    ).first()
     if principal is None:
         messages.error(request, "No such principal.")
     else:

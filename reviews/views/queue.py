@@ -3,6 +3,7 @@ cursor (memory.candidates.list), filterable by subject (an op member) and by cla
 label and capture context. The last two are not members of the op, so the console narrows the
 op's pages: it reads up to SCAN_PAGES pages of max size per screen and shows how far it got; the
 authorization and the order stay the op's. Bulk dismiss/drop calls the op once per candidate."""
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -63,9 +64,17 @@ def queue_page(request, space_id: str, params) -> dict:
         if not cursor or len(shown) >= PAGE_SIZE:
             break
     return {
-        "space_id": space_id, "candidates": shown, "total": total, "scanned": scanned,
-        "next_cursor": cursor, "subject": subject, "label": label, "context": context,
-        "narrowed": narrowed, "labels": LABELS, "error": describe(error) if error else None,
+        "space_id": space_id,
+        "candidates": shown,
+        "total": total,
+        "scanned": scanned,
+        "next_cursor": cursor,
+        "subject": subject,
+        "label": label,
+        "context": context,
+        "narrowed": narrowed,
+        "labels": LABELS,
+        "error": describe(error) if error else None,
         "label_counts": _counts(c["classification"]["label"] for c in shown),
         "context_counts": _counts(context_of(c) for c in shown),
         "first_page": not params.get("cursor"),
@@ -83,7 +92,11 @@ def _counts(values) -> list[tuple[str, int]]:
 @login_required
 def queue(request, space_id: str):
     ctx = queue_page(request, space_id, request.GET)
-    template = "reviews/_queue_table.html" if request.htmx and not request.htmx.boosted else "reviews/queue.html"
+    template = (
+        "reviews/_queue_table.html"
+        if request.htmx and not request.htmx.boosted
+        else "reviews/queue.html"
+    )
     return render(request, template, ctx)
 
 
@@ -93,7 +106,7 @@ def bulk(request, space_id: str):
     """Dismiss or drop the selected candidates. Each candidate gets its own key derived from the
     form's key, so a resubmit of the same form does each one at most once."""
     action = request.POST.get("action")
-    ids = request.POST.getlist("candidate_ids")[:PAGE_SIZE * SCAN_PAGES]
+    ids = request.POST.getlist("candidate_ids")[: PAGE_SIZE * SCAN_PAGES]
     key = request.POST.get("idempotency_key", "")[:150]
     reason = request.POST.get("reason", "").strip()[:1000]
     done, taken, failed = 0, 0, []
@@ -104,7 +117,10 @@ def bulk(request, space_id: str):
                 body["reason"] = reason
         elif action == "drop":
             decision = {"action": "drop", **({"reason": reason} if reason else {})}
-            op, body = "memory.candidates.review", {"space_id": space_id, "candidate_id": cid, "decision": decision}
+            op, body = (
+                "memory.candidates.review",
+                {"space_id": space_id, "candidate_id": cid, "decision": decision},
+            )
         else:
             messages.error(request, "Choose dismiss or drop.")
             break
@@ -119,7 +135,12 @@ def bulk(request, space_id: str):
             else:
                 failed.append(describe(err))
     if done:
-        messages.success(request, f"{done} candidate{'s' if done != 1 else ''} {action}ped." if action == "drop" else f"{done} candidate{'s' if done != 1 else ''} dismissed.")
+        messages.success(
+            request,
+            f"{done} candidate{'s' if done != 1 else ''} {action}ped."
+            if action == "drop"
+            else f"{done} candidate{'s' if done != 1 else ''} dismissed.",
+        )
     if taken:
         messages.info(request, f"{taken} had already been handled by another reviewer.")
     for line in sorted(set(failed)):

@@ -5,6 +5,7 @@ expected_revision, explaining a REVISION_CONFLICT.
 
 Revision history has no op of its own: it is read only after memory.records.get has answered
 the record for this caller (the op decides visibility), and only for that record."""
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
@@ -45,26 +46,46 @@ def _list_body(space_id: str, params) -> dict:
 def records(request, space_id: str):
     params = request.GET
     query = params.get("q", "").strip()
-    ctx: dict = {"space_id": space_id, "params": params, "modes": MODES, "query": query,
-                 "records": [], "total": None, "next_cursor": None, "error": None, "searched": False}
+    ctx: dict = {
+        "space_id": space_id,
+        "params": params,
+        "modes": MODES,
+        "query": query,
+        "records": [],
+        "total": None,
+        "next_cursor": None,
+        "error": None,
+        "searched": False,
+    }
     principal = principal_of(request)
     try:
         if query:
-            body = {k: v for k, v in _list_body(space_id, params).items()
-                    if k in ("space_id", "subject_id", "selection", "kinds")}
+            body = {
+                k: v
+                for k, v in _list_body(space_id, params).items()
+                if k in ("space_id", "subject_id", "selection", "kinds")
+            }
             if "memory.recall" not in HANDLERS:
-                ctx["error"] = "Text search needs memory.recall, which this provider does not serve yet."
+                ctx["error"] = (
+                    "Text search needs memory.recall, which this provider does not serve yet."
+                )
             elif "subject_id" not in body:
                 ctx["error"] = "A text search looks in one subject: give the subject id too."
             else:
                 body["query"] = {"text": query}
                 recall = call(principal, "memory.recall", body)["recall"]
-                ctx.update(records=[r["record"] for r in recall["results"]],
-                           total=recall["total_eligible"], searched=True)
+                ctx.update(
+                    records=[r["record"] for r in recall["results"]],
+                    total=recall["total_eligible"],
+                    searched=True,
+                )
         else:
             answer = call(principal, "memory.records.list", _list_body(space_id, params))
-            ctx.update(records=answer["records"], total=answer["total_authorized"],
-                       next_cursor=answer["next_cursor"])
+            ctx.update(
+                records=answer["records"],
+                total=answer["total_authorized"],
+                next_cursor=answer["next_cursor"],
+            )
     except WireError as err:
         if err.code == "NOT_FOUND" and err.details.get("resource") == "space":
             raise Http404(err.message) from err
@@ -73,20 +94,41 @@ def records(request, space_id: str):
 
 
 def _record(request, space_id: str, record_id: str) -> dict:
-    return read(request, "memory.records.get", {"space_id": space_id, "record_id": record_id})["record"]
+    return read(request, "memory.records.get", {"space_id": space_id, "record_id": record_id})[
+        "record"
+    ]
 
 
 def _history(space_id: str, record_id: str) -> list[dict]:
-    rows = RecordRevision.objects.filter(record__space_id=space_id, record__record_id=record_id).order_by("-revision")
-    return [{"revision": r.revision, "kind": r.kind, "text": r.content.get("text", ""),
-             "created_at": iso(r.created_at)} for r in rows]
+    rows = RecordRevision.objects.filter(
+        record__space_id=space_id, record__record_id=record_id
+    ).order_by("-revision")
+    return [
+        {
+            "revision": r.revision,
+            "kind": r.kind,
+            "text": r.content.get("text", ""),
+            "created_at": iso(r.created_at),
+        }
+        for r in rows
+    ]
 
 
-def _detail(request, space_id: str, record: dict, status: int = 200, conflict: dict | None = None, form=None):
-    return render(request, "reviews/record.html", {
-        "space_id": space_id, "r": record, "history": _history(space_id, record["record_id"]),
-        "conflict": conflict, "form": form or {},
-    }, status=status)
+def _detail(
+    request, space_id: str, record: dict, status: int = 200, conflict: dict | None = None, form=None
+):
+    return render(
+        request,
+        "reviews/record.html",
+        {
+            "space_id": space_id,
+            "r": record,
+            "history": _history(space_id, record["record_id"]),
+            "conflict": conflict,
+            "form": form or {},
+        },
+        status=status,
+    )
 
 
 @login_required
@@ -102,14 +144,24 @@ def _outcome(request, space_id: str, record_id: str, result, done: str):
     conflict = None
     if result.code == "REVISION_CONFLICT":
         conflict = {"yours": request.POST.get("expected_revision"), "current": current["revision"]}
-        messages.error(request, (
-            f"Someone changed this record after you opened it: you edited revision {conflict['yours']}, "
-            f"it is now at revision {current['revision']}. Nothing was saved; the current version is shown below, "
-            "make your change again on top of it."))
+        messages.error(
+            request,
+            (
+                f"Someone changed this record after you opened it: you edited revision {conflict['yours']}, "
+                f"it is now at revision {current['revision']}. Nothing was saved; the current version is shown below, "
+                "make your change again on top of it."
+            ),
+        )
     else:
         messages.error(request, describe(result.error))
-    return _detail(request, space_id, current, status=result.error.status, conflict=conflict,
-                   form={"text": request.POST.get("text"), "kind": request.POST.get("kind")})
+    return _detail(
+        request,
+        space_id,
+        current,
+        status=result.error.status,
+        conflict=conflict,
+        form={"text": request.POST.get("text"), "kind": request.POST.get("kind")},
+    )
 
 
 def _expected(request) -> int:
@@ -123,7 +175,11 @@ def _expected(request) -> int:
 @require_POST
 def edit(request, space_id: str, record_id: str):
     current = _record(request, space_id, record_id)
-    body: dict = {"space_id": space_id, "record_id": record_id, "expected_revision": _expected(request)}
+    body: dict = {
+        "space_id": space_id,
+        "record_id": record_id,
+        "expected_revision": _expected(request),
+    }
     text = request.POST.get("text")
     if text is not None and text.replace("\r\n", "\n") != current["content"]["text"]:
         body["content"] = {**current["content"], "text": text.replace("\r\n", "\n")}
@@ -133,14 +189,25 @@ def edit(request, space_id: str, record_id: str):
     if "content" not in body and "kind" not in body:
         messages.info(request, "Nothing changed.")
         return redirect("reviews:record", space_id, record_id)
-    return _outcome(request, space_id, record_id, act(request, "memory.records.update", body), "Record saved.")
+    return _outcome(
+        request, space_id, record_id, act(request, "memory.records.update", body), "Record saved."
+    )
 
 
 @login_required
 @require_POST
 def delete(request, space_id: str, record_id: str):
-    body: dict = {"space_id": space_id, "record_id": record_id, "expected_revision": _expected(request)}
+    body: dict = {
+        "space_id": space_id,
+        "record_id": record_id,
+        "expected_revision": _expected(request),
+    }
     if request.POST.get("reason", "").strip():
         body["reason"] = request.POST["reason"].strip()[:1000]
-    return _outcome(request, space_id, record_id, act(request, "memory.records.delete", body),
-                    "Record deleted: its content is erased, the tombstone stays.")
+    return _outcome(
+        request,
+        space_id,
+        record_id,
+        act(request, "memory.records.delete", body),
+        "Record deleted: its content is erased, the tombstone stays.",
+    )

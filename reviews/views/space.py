@@ -1,5 +1,6 @@
 """Space screen: freeze/unfreeze with a reason, subject fence/unfence/archive and context fences,
 pending_receipts (updating itself while work is pending)."""
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
@@ -26,20 +27,34 @@ def space(request, space_id: str):
     subject_id = request.GET.get("subject", "").strip()
     if subject_id:
         try:
-            subject = call(principal_of(request), "memory.subjects.get",
-                           {"space_id": space_id, "subject_id": subject_id})["subject"]
+            subject = call(
+                principal_of(request),
+                "memory.subjects.get",
+                {"space_id": space_id, "subject_id": subject_id},
+            )["subject"]
         except WireError as err:
             subject_error = describe(err)
-    return render(request, "reviews/space.html", {
-        "space_id": space_id, "space": sp, "subject": subject, "subject_id": subject_id,
-        "subject_error": subject_error,
-    })
+    return render(
+        request,
+        "reviews/space.html",
+        {
+            "space_id": space_id,
+            "space": sp,
+            "subject": subject,
+            "subject_id": subject_id,
+            "subject_error": subject_error,
+        },
+    )
 
 
 @login_required
 def pending(request, space_id: str):
     """The htmx partial: pending receipts, polled while non-zero."""
-    return render(request, "reviews/_pending.html", {"space_id": space_id, "space": space_wire(request, space_id)})
+    return render(
+        request,
+        "reviews/_pending.html",
+        {"space_id": space_id, "space": space_wire(request, space_id)},
+    )
 
 
 def _report(request, result, done: str) -> None:
@@ -57,14 +72,20 @@ def freeze(request, space_id: str):
     body = {"space_id": space_id}
     if request.POST.get("reason", "").strip():
         body["reason"] = request.POST["reason"].strip()[:1000]
-    _report(request, act(request, "memory.spaces.freeze", body), "Space frozen: it accepts no change until unfrozen.")
+    _report(
+        request,
+        act(request, "memory.spaces.freeze", body),
+        "Space frozen: it accepts no change until unfrozen.",
+    )
     return redirect("reviews:space", space_id)
 
 
 @login_required
 @require_POST
 def unfreeze(request, space_id: str):
-    _report(request, act(request, "memory.spaces.unfreeze", {"space_id": space_id}), "Space unfrozen.")
+    _report(
+        request, act(request, "memory.spaces.unfreeze", {"space_id": space_id}), "Space unfrozen."
+    )
     return redirect("reviews:space", space_id)
 
 
@@ -72,13 +93,21 @@ def unfreeze(request, space_id: str):
 @require_POST
 def fence(request, space_id: str):
     subject_id = request.POST.get("subject_id", "").strip()
-    body = {"space_id": space_id, "subject_id": subject_id, "action": request.POST.get("action", "")}
+    body = {
+        "space_id": space_id,
+        "subject_id": subject_id,
+        "action": request.POST.get("action", ""),
+    }
     if request.POST.get("context_id", "").strip():
         body["context_id"] = request.POST["context_id"].strip()
     if request.POST.get("reason", "").strip():
         body["reason"] = request.POST["reason"].strip()[:1000]
     what = f"context {body['context_id']} of " if "context_id" in body else ""
-    _report(request, act(request, "memory.subjects.fence", body), f"Done: {body['action']} {what}subject {subject_id}.")
+    _report(
+        request,
+        act(request, "memory.subjects.fence", body),
+        f"Done: {body['action']} {what}subject {subject_id}.",
+    )
     return redirect(reverse("reviews:space", args=[space_id]) + "?" + _q(subject_id))
 
 

@@ -4,6 +4,7 @@ the broker is back the sweeper sends the job again and the work completes. Runs 
 mutation framework (`memory.ops.mutation.mutate`) and the real Celery publish path against an
 unreachable broker (a closed loopback port); only the worker is in-process (eager) once the
 broker is "back", so the test does not need a worker process."""
+
 from datetime import timedelta
 
 import pytest
@@ -36,10 +37,23 @@ def job_kind(monkeypatch):
 @pytest.fixture
 def broker_down():
     """Point the Celery app at a closed port, with no publish retries (fail fast)."""
-    saved = {k: app.conf.get(k) for k in ("broker_url", "task_publish_retry", "broker_connection_timeout",
-                                           "broker_transport_options", "task_always_eager")}
-    app.conf.update(broker_url="redis://127.0.0.1:1/0", task_publish_retry=False, broker_connection_timeout=1,
-                    broker_transport_options={}, task_always_eager=False)
+    saved = {
+        k: app.conf.get(k)
+        for k in (
+            "broker_url",
+            "task_publish_retry",
+            "broker_connection_timeout",
+            "broker_transport_options",
+            "task_always_eager",
+        )
+    }
+    app.conf.update(
+        broker_url="redis://127.0.0.1:1/0",
+        task_publish_retry=False,
+        broker_connection_timeout=1,
+        broker_transport_options={},
+        task_always_eager=False,
+    )
     _drop_connections()
     try:
         yield
@@ -80,13 +94,17 @@ def test_pending_op_survives_a_dead_broker_and_completes_once_it_is_back(
     assert job_kind == []  # nothing ran: the publish failed and was only logged
 
     # While the broker stays down, the sweeper keeps the job queued (nothing lost, nothing failed).
-    Job.objects.filter(pk=job.pk).update(enqueued_at=now() - timedelta(seconds=settings.SPOKE_MEMORY_JOB_TIMEOUT_S + 1))
+    Job.objects.filter(pk=job.pk).update(
+        enqueued_at=now() - timedelta(seconds=settings.SPOKE_MEMORY_JOB_TIMEOUT_S + 1)
+    )
     assert sweep_jobs() == {"requeued": 1, "failed": 0}
     job.refresh_from_db()
     assert job.state == Job.QUEUED and Receipt.objects.get(pk=job.receipt_id).status == "pending"
 
     # The broker is back (an in-process worker stands for it): the next sweep delivers the job.
-    Job.objects.filter(pk=job.pk).update(enqueued_at=now() - timedelta(seconds=settings.SPOKE_MEMORY_JOB_TIMEOUT_S + 1))
+    Job.objects.filter(pk=job.pk).update(
+        enqueued_at=now() - timedelta(seconds=settings.SPOKE_MEMORY_JOB_TIMEOUT_S + 1)
+    )
     with override_settings(CELERY_TASK_ALWAYS_EAGER=True):
         app.conf.task_always_eager = True
         assert sweep_jobs() == {"requeued": 1, "failed": 0}
@@ -102,8 +120,9 @@ def test_pending_op_survives_a_dead_broker_and_completes_once_it_is_back(
     assert job_kind == [job.receipt_id]
 
 
-def test_pending_replay_with_its_key_answers_the_same_pending_receipt(admin, job_kind, broker_down,
-                                                                     django_capture_on_commit_callbacks):
+def test_pending_replay_with_its_key_answers_the_same_pending_receipt(
+    admin, job_kind, broker_down, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         first = accept_pending(admin)
         again = accept_pending(admin)

@@ -1,5 +1,6 @@
 """Fixtures for the hostile-input suite: a wired admin (root grant on `s1`, a session with every
 flag, one ensured subject) and a row census to prove that rejected input wrote nothing."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

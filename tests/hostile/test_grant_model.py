@@ -9,6 +9,7 @@ an in-memory model:
   the grants the model holds effective: so revoking any ancestor removes all coverage of its
   descendants at once, and an expired parent leaves nothing behind.
 Each example runs in a fresh space, so examples do not see each other's grants."""
+
 from __future__ import annotations
 
 import itertools
@@ -64,6 +65,7 @@ class ModelGrant:
 
     def contains(self, want: dict) -> bool:
         """Non-amplification (SPEC §4): this grant ⊇ `want` on every dimension."""
+
         def subset(child, parent):
             return parent is None or (child is not None and child <= parent)
 
@@ -72,7 +74,10 @@ class ModelGrant:
             and subset(want["subject_ids"], self.subject_ids)
             and subset(want["context_ids"], self.context_ids)
             and (self.shared_access or not want["shared_access"])
-            and (self.expires_at is None or (want["expires_at"] is not None and want["expires_at"] <= self.expires_at))
+            and (
+                self.expires_at is None
+                or (want["expires_at"] is not None and want["expires_at"] <= self.expires_at)
+            )
         )
 
     def bounded(self, dimension: str) -> bool:
@@ -85,7 +90,9 @@ class ModelGrant:
         }[dimension]
 
     def covers(self, capability: str, subject: str, scope: str | None, context: str | None) -> bool:
-        if not self.has(capability) or (self.subject_ids is not None and subject not in self.subject_ids):
+        if not self.has(capability) or (
+            self.subject_ids is not None and subject not in self.subject_ids
+        ):
             return False
         if scope == "shared":
             return self.shared_access
@@ -103,13 +110,24 @@ class GrantModel(RuleBasedStateMachine):
         super().__init__()
         self.t0 = now()
         self.space = Space.objects.create(
-            space_id=f"gm{next(_spaces)}", display_name="grant model", created_at=self.t0, updated_at=self.t0
+            space_id=f"gm{next(_spaces)}",
+            display_name="grant model",
+            created_at=self.t0,
+            updated_at=self.t0,
         )
         self.principals = [Principal.objects.create(display_name=f"p{i}") for i in range(4)]
         root = issue_root_grant(self.space, self.principals[0])
         self.grants: dict[str, ModelGrant] = {
             root.grant_id: ModelGrant(
-                root.grant_id, root.grantee_id, root.issuer_id, None, {ADMIN}, None, None, True, None
+                root.grant_id,
+                root.grantee_id,
+                root.issuer_id,
+                None,
+                {ADMIN},
+                None,
+                None,
+                True,
+                None,
             )
         }
 
@@ -123,9 +141,15 @@ class GrantModel(RuleBasedStateMachine):
         return True
 
     def held(self, principal: Principal, at: datetime) -> list[ModelGrant]:
-        return [g for g in self.grants.values() if g.grantee == principal.principal_id and self.effective(g, at)]
+        return [
+            g
+            for g in self.grants.values()
+            if g.grantee == principal.principal_id and self.effective(g, at)
+        ]
 
-    def predict_grant(self, issuer: Principal, want: dict, parent_id: str | None) -> tuple[str | None, list[str]]:
+    def predict_grant(
+        self, issuer: Principal, want: dict, parent_id: str | None
+    ) -> tuple[str | None, list[str]]:
         """(error code or None, the ids of the grants that may serve as parent)."""
         held = self.held(issuer, now())
         if not held:
@@ -170,8 +194,21 @@ class GrantModel(RuleBasedStateMachine):
         stretch=st.sampled_from([None, None, *DIMENSIONS]),
         parent_mode=st.sampled_from(["any", "named", "named", "foreign"]),
     )
-    def issue(self, pick, stranger, grantee, capabilities, issuing, subject_ids, context_ids, shared_access,
-              expiry, narrow, stretch, parent_mode):
+    def issue(
+        self,
+        pick,
+        stranger,
+        grantee,
+        capabilities,
+        issuing,
+        subject_ids,
+        context_ids,
+        shared_access,
+        expiry,
+        narrow,
+        stretch,
+        parent_mode,
+    ):
         issuer, grantee = self.pick_caller(pick, stranger), self.principals[grantee]
         if issuing:  # chains only grow through grants that can issue
             capabilities = capabilities | {"grants_issue"}
@@ -183,7 +220,9 @@ class GrantModel(RuleBasedStateMachine):
         if narrow and base is not None:
             # Mostly-valid requests: the draw clipped to one of the issuer's grants, so chains grow.
             if ADMIN not in base.capabilities:
-                capabilities = (capabilities & base.capabilities) or set(sorted(base.capabilities)[:1])
+                capabilities = (capabilities & base.capabilities) or set(
+                    sorted(base.capabilities)[:1]
+                )
             if base.subject_ids is not None:
                 subject_ids = (subject_ids or set()) & base.subject_ids or set(base.subject_ids)
             if base.context_ids is not None:
@@ -208,8 +247,12 @@ class GrantModel(RuleBasedStateMachine):
         elif parent_mode == "foreign":
             ids = sorted(self.grants)
             parent_id = ids[pick % len(ids)]
-        req = {"space_id": self.space.space_id, "grantee_principal_id": grantee.principal_id,
-               "capabilities": sorted(capabilities), "shared_access": shared_access}
+        req = {
+            "space_id": self.space.space_id,
+            "grantee_principal_id": grantee.principal_id,
+            "capabilities": sorted(capabilities),
+            "shared_access": shared_access,
+        }
         if subject_ids is not None:
             req["subject_ids"] = sorted(subject_ids)
         if context_ids is not None:
@@ -218,8 +261,13 @@ class GrantModel(RuleBasedStateMachine):
             req["expires_at"] = iso(expires_at)
         if parent_id is not None:
             req["parent_grant_id"] = parent_id
-        want = {"capabilities": capabilities, "subject_ids": subject_ids, "context_ids": context_ids,
-                "shared_access": shared_access, "expires_at": expires_at}
+        want = {
+            "capabilities": capabilities,
+            "subject_ids": subject_ids,
+            "context_ids": context_ids,
+            "shared_access": shared_access,
+            "expires_at": expires_at,
+        }
         expected, parents = self.predict_grant(issuer, want, parent_id)
         try:
             receipt = call(issuer, "memory.grants.grant", req)["receipt"]
@@ -232,17 +280,32 @@ class GrantModel(RuleBasedStateMachine):
         event(f"grant: issued at depth {len(row.ancestor_ids)}")
         assert row.parent_id in parents
         self.grants[row.grant_id] = ModelGrant(
-            row.grant_id, grantee.principal_id, issuer.principal_id, row.parent_id, set(capabilities),
-            subject_ids, context_ids, shared_access, expires_at,
+            row.grant_id,
+            grantee.principal_id,
+            issuer.principal_id,
+            row.parent_id,
+            set(capabilities),
+            subject_ids,
+            context_ids,
+            shared_access,
+            expires_at,
         )
 
     @precondition(lambda self: len(self.grants) > 1)
-    @rule(pick=st.integers(0, 50), stranger=st.sampled_from([False, False, False, True]),
-          root=st.sampled_from([False] * 7 + [True]), again=st.sampled_from([False, False, False, True]))
+    @rule(
+        pick=st.integers(0, 50),
+        stranger=st.sampled_from([False, False, False, True]),
+        root=st.sampled_from([False] * 7 + [True]),
+        again=st.sampled_from([False, False, False, True]),
+    )
     def revoke(self, pick, stranger, root, again):
         caller = self.pick_caller(pick // 3, stranger)
         # The root rarely: revoking it ends every chain in the space at once (checked, but once).
-        ids = sorted(g.grant_id for g in self.grants.values() if (g.parent is None) == root and g.revoked == again)
+        ids = sorted(
+            g.grant_id
+            for g in self.grants.values()
+            if (g.parent is None) == root and g.revoked == again
+        )
         if not ids:
             return
         target = self.grants[ids[pick % len(ids)]]
@@ -256,14 +319,20 @@ class GrantModel(RuleBasedStateMachine):
         else:
             expected = None
         try:
-            call(caller, "memory.grants.revoke", {"space_id": self.space.space_id, "grant_id": target.grant_id})
+            call(
+                caller,
+                "memory.grants.revoke",
+                {"space_id": self.space.space_id, "grant_id": target.grant_id},
+            )
         except WireError as err:
             assert err.code == expected, (err.code, expected)
             event(f"revoke: {err.code}")
             return
         assert expected is None, f"expected {expected}, the grant was revoked"
         target.revoked = True
-        descendants = [g for g in self.grants.values() if g.parent and target.grant_id in self._chain(g)]
+        descendants = [
+            g for g in self.grants.values() if g.parent and target.grant_id in self._chain(g)
+        ]
         event(f"revoke: ok, with {'some' if descendants else 'no'} descendants")
 
     def _chain(self, g: ModelGrant) -> list[str]:
@@ -283,13 +352,23 @@ class GrantModel(RuleBasedStateMachine):
             if grant.parent_id is None:
                 continue
             parent = rows[grant.parent_id]
-            assert grant.expires_at is None or parent.expires_at is None or grant.expires_at <= parent.expires_at
+            assert (
+                grant.expires_at is None
+                or parent.expires_at is None
+                or grant.expires_at <= parent.expires_at
+            )
             assert parent.expires_at is None or grant.expires_at is not None
             child_cov = Coverage(self.space, grant.grantee, [grant], self.t0)
             parent_cov = Coverage(self.space, parent.grantee, [parent], self.t0)
             for cap, subject, (scope, context) in itertools.product(CAPS, SUBJECTS, PLACEMENTS):
                 if child_cov.covers(cap, subject, scope, context):
-                    assert parent_cov.covers(cap, subject, scope, context), (grant.grant_id, cap, subject, scope, context)
+                    assert parent_cov.covers(cap, subject, scope, context), (
+                        grant.grant_id,
+                        cap,
+                        subject,
+                        scope,
+                        context,
+                    )
 
     @invariant()
     def coverage_is_the_union_of_effective_grants(self) -> None:
@@ -304,14 +383,24 @@ class GrantModel(RuleBasedStateMachine):
             assert {g.grant_id for g in cov.grants} == {g.grant_id for g in model}
             for cap, subject, (scope, context) in itertools.product(CAPS, SUBJECTS, PLACEMENTS):
                 expected = any(g.covers(cap, subject, scope, context) for g in model)
-                assert cov.covers(cap, subject, scope, context) is expected, (cap, subject, scope, context, hours)
+                assert cov.covers(cap, subject, scope, context) is expected, (
+                    cap,
+                    subject,
+                    scope,
+                    context,
+                    hours,
+                )
 
 
 def test_grant_chains_never_amplify_and_revocation_reaches_every_descendant():
     run_state_machine_as_test(
         GrantModel,
         settings=settings(
-            max_examples=30, stateful_step_count=15, deadline=None, derandomize=True, database=None,
+            max_examples=30,
+            stateful_step_count=15,
+            deadline=None,
+            derandomize=True,
+            database=None,
             suppress_health_check=list(HealthCheck),
         ),
     )

@@ -1,6 +1,7 @@
 """Hostile input at the HTTP edge (SPEC §1.2-§1.5, §2.5, §2.7): each case answers a clear error
 with the SPEC code, and nothing is written: the row count of every table is the same before and
 after (no row, no receipt, no consumed key, no session)."""
+
 import json
 
 import pytest
@@ -34,14 +35,24 @@ def test_oversized_body_is_413_and_writes_nothing(api, wired, before, settings):
 
 def test_lying_content_length_is_still_judged_by_the_bytes_read(api, wired, before, settings):
     limit = settings.SPOKE_MEMORY_LIMITS["max_request_bytes"]
-    response = api.client.post(ENSURE, data=json.dumps(ensure_body()), content_type="application/json",
-                               HTTP_AUTHORIZATION=f"Bearer {wired.admin.token}", CONTENT_LENGTH=str(limit + 1))
+    response = api.client.post(
+        ENSURE,
+        data=json.dumps(ensure_body()),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {wired.admin.token}",
+        CONTENT_LENGTH=str(limit + 1),
+    )
     assert response.status_code == 413
     assert census() == before
 
 
 def nested(depth: int) -> str:
-    return '{"space_id": "s1", "subject_id": "u-new", "extensions": {"x": {"n": ' + "[" * depth + "]" * depth + "}}}"
+    return (
+        '{"space_id": "s1", "subject_id": "u-new", "extensions": {"x": {"n": '
+        + "[" * depth
+        + "]" * depth
+        + "}}}"
+    )
 
 
 @pytest.mark.parametrize("depth", [5_000, 200_000])
@@ -55,12 +66,21 @@ def test_deeply_nested_json_is_malformed(api, wired, before, depth):
 def test_moderately_nested_extensions_round_trip(api, wired):
     answer = api.raw(ENSURE, nested(200), token=wired.admin.token)
     assert answer.status == 200, answer.body
-    got = api(wired.admin, "memory.subjects.get", {"space_id": "s1", "subject_id": "u-new"}).body["subject"]
+    got = api(wired.admin, "memory.subjects.get", {"space_id": "s1", "subject_id": "u-new"}).body[
+        "subject"
+    ]
     assert got["extensions"] == json.loads(nested(200))["extensions"]
 
 
-@pytest.mark.parametrize("raw", [b'{"space_id": "s1", "subject_id": "\xff\xfe"}', b"\xc3\x28", b"\xed\xa0\x80{}",
-                                 b'{"space_id": "s1", "subject_id": "\xf0\x28\x8c\x28"}'])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"space_id": "s1", "subject_id": "\xff\xfe"}',
+        b"\xc3\x28",
+        b"\xed\xa0\x80{}",
+        b'{"space_id": "s1", "subject_id": "\xf0\x28\x8c\x28"}',
+    ],
+)
 def test_invalid_utf8_is_malformed_json(api, wired, before, raw):
     answer = api.raw(ENSURE, raw, token=wired.admin.token)
     assert (answer.status, answer.code) == (400, "invalid_input")
@@ -68,7 +88,9 @@ def test_invalid_utf8_is_malformed_json(api, wired, before, raw):
     assert census() == before
 
 
-@pytest.mark.parametrize("where", ["subject_id", "extension value", "extension key", "idempotency_key"])
+@pytest.mark.parametrize(
+    "where", ["subject_id", "extension value", "extension key", "idempotency_key"]
+)
 def test_nul_character_is_a_schema_error(api, wired, before, where):
     body = ensure_body()
     if where == "subject_id":
@@ -87,7 +109,9 @@ def test_nul_character_is_a_schema_error(api, wired, before, where):
 
 @pytest.mark.parametrize("size", [0, 201, 10**6, 10**30, -1, 1.5, "50"])
 def test_out_of_range_page_size_is_a_schema_error(api, wired, before, size):
-    answer = api(wired.admin, "memory.grants.list", {"space_id": "s1", "view": "admin", "page_size": size})
+    answer = api(
+        wired.admin, "memory.grants.list", {"space_id": "s1", "view": "admin", "page_size": size}
+    )
     assert (answer.status, answer.code) == (400, "invalid_input")
     assert answer.error["details"]["reason"] == "schema"
     assert census() == before
@@ -95,9 +119,14 @@ def test_out_of_range_page_size_is_a_schema_error(api, wired, before, size):
 
 def _first_cursor(api, wired) -> str:
     for i in range(3):
-        api(wired.admin, "memory.grants.grant", {"space_id": "s1", "grantee_principal_id": wired.admin.id,
-                                                 "capabilities": ["recall"]})
-    page = api(wired.admin, "memory.grants.list", {"space_id": "s1", "view": "admin", "page_size": 1})
+        api(
+            wired.admin,
+            "memory.grants.grant",
+            {"space_id": "s1", "grantee_principal_id": wired.admin.id, "capabilities": ["recall"]},
+        )
+    page = api(
+        wired.admin, "memory.grants.list", {"space_id": "s1", "view": "admin", "page_size": 1}
+    )
     assert page.status == 200 and page.body["next_cursor"]
     return page.body["next_cursor"]
 
@@ -110,15 +139,22 @@ def test_forged_and_tampered_cursors_are_cursor_invalid(api, wired):
     forged = [
         cursor[:-2] + ("AA" if not cursor.endswith("AA") else "BB"),  # bad signature
         signing.dumps({"b": "x", "k": ["2020-01-01T00:00:00.000Z", "grt_0"]}, salt="wrong"),
-        signing.dumps({"b": "x", "k": ["2020-01-01T00:00:00.000Z", "grt_0"]}, salt="spoke-memory.cursor.v1",
-                      key="not-the-server-key"),
+        signing.dumps(
+            {"b": "x", "k": ["2020-01-01T00:00:00.000Z", "grt_0"]},
+            salt="spoke-memory.cursor.v1",
+            key="not-the-server-key",
+        ),
         "not-a-cursor",
     ]
     for token in forged:
-        answer = api(wired.admin, "memory.grants.list", {"space_id": "s1", "view": "admin", "cursor": token})
+        answer = api(
+            wired.admin, "memory.grants.list", {"space_id": "s1", "view": "admin", "cursor": token}
+        )
         assert (answer.status, answer.code) == (409, "CURSOR_INVALID"), token
     # the genuine cursor replayed under another request binding
-    answer = api(wired.admin, "memory.grants.list", {"space_id": "s1", "view": "own", "cursor": cursor})
+    answer = api(
+        wired.admin, "memory.grants.list", {"space_id": "s1", "view": "own", "cursor": cursor}
+    )
     assert answer.code == "CURSOR_INVALID"
     assert census() == before
 
@@ -126,7 +162,11 @@ def test_forged_and_tampered_cursors_are_cursor_invalid(api, wired):
 def test_another_principals_cursor_is_cursor_invalid(api, wired, grant_to):
     cursor = _first_cursor(api, wired)
     other, _ = grant_to(capabilities=["space_admin"], shared_access=True)
-    answer = api(other, "memory.grants.list", {"space_id": "s1", "view": "admin", "page_size": 1, "cursor": cursor})
+    answer = api(
+        other,
+        "memory.grants.list",
+        {"space_id": "s1", "view": "admin", "page_size": 1, "cursor": cursor},
+    )
     assert answer.code == "CURSOR_INVALID"
 
 
@@ -146,7 +186,9 @@ def test_another_principals_session_is_session_invalid(api, wired, before, outsi
 def test_bad_tokens_are_401_and_write_nothing(api, wired, state):
     token = wired.admin.token
     if state == "revoked":
-        ApiToken.objects.filter(principal=wired.admin.principal).update(revoked_at="2020-01-01T00:00:00Z")
+        ApiToken.objects.filter(principal=wired.admin.principal).update(
+            revoked_at="2020-01-01T00:00:00Z"
+        )
     elif state == "unknown":
         token = "smk_" + "A" * 43
     else:
@@ -165,14 +207,21 @@ def test_expired_session_is_401_and_writes_nothing(api, wired):
     assert census() == before
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""])
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""],
+)
 def test_wrong_content_type_with_a_json_body_is_judged_by_the_body(api, wired, content_type):
     """SPEC §1.4 judges the body, not the header: a JSON object body is accepted whatever the
     Content-Type says (decision recorded in docs/reliability.md); a non-JSON one is malformed."""
-    ok = api.raw(ENSURE, json.dumps(ensure_body()), token=wired.admin.token, content_type=content_type)
+    ok = api.raw(
+        ENSURE, json.dumps(ensure_body()), token=wired.admin.token, content_type=content_type
+    )
     assert ok.status == 200, ok.body
     before = census()
-    bad = api.raw(ENSURE, "space_id=s1&subject_id=u2", token=wired.admin.token, content_type=content_type)
+    bad = api.raw(
+        ENSURE, "space_id=s1&subject_id=u2", token=wired.admin.token, content_type=content_type
+    )
     assert (bad.status, bad.code) == (400, "invalid_input")
     assert bad.error["details"]["reason"] == "malformed_json"
     assert census() == before

@@ -1,6 +1,7 @@
 """Regressions for the bugs the hostile suite (schemathesis) found at the edge, each reproduced
 through the real HTTP edge and asserting what the SPEC wants: NaN/Infinity, integers past
 I-JSON's range, lone surrogates, calendar-invalid times, and wrong methods on every endpoint."""
+
 import json
 
 import pytest
@@ -10,13 +11,22 @@ from tests.hostile.conftest import census
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize("when", ["2030-02-30T00:00:00Z", "0000-01-01T00:00:00Z", "0001-01-01T00:00:00+05:00"])
+@pytest.mark.parametrize(
+    "when", ["2030-02-30T00:00:00Z", "0000-01-01T00:00:00Z", "0001-01-01T00:00:00+05:00"]
+)
 def test_calendar_invalid_expires_at_is_422(api, admin, persona_factory, when):
     grantee = persona_factory("grantee")
     before = census()
-    answer = api(admin, "memory.grants.grant", {
-        "space_id": "s1", "grantee_principal_id": grantee.id, "capabilities": ["recall"], "expires_at": when,
-    })
+    answer = api(
+        admin,
+        "memory.grants.grant",
+        {
+            "space_id": "s1",
+            "grantee_principal_id": grantee.id,
+            "capabilities": ["recall"],
+            "expires_at": when,
+        },
+    )
     assert (answer.status, answer.code) == (422, "INVALID_INPUT")
     assert answer.error["details"]["field"] == "expires_at"
     assert census() == before
@@ -52,8 +62,13 @@ def test_number_beyond_ijson_range_in_any_spelling_is_400(api, admin, ensure_sub
 def test_numbers_within_ijson_range_round_trip_and_recall(api, admin, ensure_subject):
     ensure_subject("u1")
     structured = {"edge": 9007199254740991.0, "small": 5e-324, "fraction": 0.1, "neg": -123456.75}
-    body = {"space_id": "s1", "subject_id": "u1", "kind": "fact", "placement": {"scope": "shared"},
-            "content": {"text": "t", "structured": structured}}
+    body = {
+        "space_id": "s1",
+        "subject_id": "u1",
+        "kind": "fact",
+        "placement": {"scope": "shared"},
+        "content": {"text": "t", "structured": structured},
+    }
     made = api(admin, "memory.records.create", body)
     assert made.status == 200, made.body
     rid = made.receipt["refs"][0]["id"]
@@ -83,7 +98,9 @@ def test_options_on_wire_endpoints_is_405_envelope(api, admin, path):
 @pytest.mark.parametrize("path", ["/v1/manifest", "/v1/openapi.json", "/healthz", "/readyz"])
 @pytest.mark.parametrize("method", ["post", "put", "delete"])
 def test_wrong_method_on_get_endpoints_is_405_envelope(api, path, method):
-    answer = api.raw(path, b"{}", method=method) if method != "delete" else api.raw(path, method=method)
+    answer = (
+        api.raw(path, b"{}", method=method) if method != "delete" else api.raw(path, method=method)
+    )
     assert (answer.status, answer.code) == (405, "method_not_allowed")
 
 

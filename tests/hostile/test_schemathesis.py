@@ -7,6 +7,7 @@ the envelope with a known code at its SPEC status.
 
 The sweep once found six edge bugs (NaN, huge integers, lone surrogates, invalid times, wrong
 methods); each has a regression test in test_known_bugs.py and the sweep now covers them too."""
+
 from __future__ import annotations
 
 import itertools
@@ -68,7 +69,9 @@ def _assert_envelope(response) -> None:
 def _steer_positive_body(case, wired) -> None:
     """Random space ids all answer NOT_FOUND; aim most schema-valid bodies at the wired space and
     every other one at its ensured subject, so handlers run past their lookups."""
-    if not isinstance(case.body, dict) or (case.meta and case.meta.is_negative_at(ParameterLocation.BODY)):
+    if not isinstance(case.body, dict) or (
+        case.meta and case.meta.is_negative_at(ParameterLocation.BODY)
+    ):
         return
     turn = next(_steer)
     if "space_id" in case.body and turn % 4:

@@ -1,4 +1,5 @@
 """The operators' commands of SPEC §8: one JSON object on stdout, non-zero on bad input."""
+
 import json
 from io import StringIO
 
@@ -58,6 +59,9 @@ def test_duplicate_space_is_an_error():
 def test_demo_prints_console_login_and_token(api):
     demo = run("demo")
     assert demo["console"]["username"] == "moderator" and demo["console"]["password"]
-    answer = api.raw("/v1/ops/memory.subjects.get", json.dumps({"space_id": "demo", "subject_id": "user:ada"}),
-                     token=demo["api"]["token"])
+    answer = api.raw(
+        "/v1/ops/memory.subjects.get",
+        json.dumps({"space_id": "demo", "subject_id": "user:ada"}),
+        token=demo["api"]["token"],
+    )
     assert answer.status == 200 and answer.body["subject"]["kind"] == "acme:user"

@@ -1,4 +1,5 @@
 """Every console form is CSRF-protected: a POST without the token changes nothing."""
+
 import pytest
 from django.test import Client
 
@@ -38,6 +39,6 @@ def test_post_without_csrf_token_is_refused(moderator, url):
 def test_every_rendered_form_carries_the_token(mod):
     for url in ("/console/", "/console/s/s1/grants/", "/console/s/s1/space/"):
         html = mod.get(url).content.decode()
-        assert html.count('<form method="post"') + html.count('<form class="logout" method="post"') == html.count(
-            'name="csrfmiddlewaretoken"'
-        )
+        assert html.count('<form method="post"') + html.count(
+            '<form class="logout" method="post"'
+        ) == html.count('name="csrfmiddlewaretoken"')

@@ -1,4 +1,5 @@
 """Grants screen: the chain, issuing (with AMPLIFICATION_DENIED explained), revoking."""
+
 import pytest
 
 from memory.models import Grant, Receipt
@@ -14,26 +15,40 @@ def grantee(db):
 
 
 def issue(client, **fields):
-    data = {"capabilities": ["records_read"], "idempotency_key": "k-" + fields.pop("key", "1"), **fields}
+    data = {
+        "capabilities": ["records_read"],
+        "idempotency_key": "k-" + fields.pop("key", "1"),
+        **fields,
+    }
     return client.post("/console/s/s1/grants/issue/", data, follow=True)
 
 
 def test_admin_view_shows_the_chain(mod, ops, grantee):
     _, principal = grantee
     root = Grant.objects.get(grantee__user__username="moderator")
-    receipt = ops("memory.grants.grant", {"space_id": "s1", "grantee_principal_id": principal.principal_id,
-                                          "capabilities": ["review"]})["receipt"]
+    receipt = ops(
+        "memory.grants.grant",
+        {
+            "space_id": "s1",
+            "grantee_principal_id": principal.principal_id,
+            "capabilities": ["review"],
+        },
+    )["receipt"]
     child = receipt["refs"][0]["id"]
     html = mod.get("/console/s/s1/grants/").content.decode()
     assert child in html and root.grant_id in html
     assert f'parent <a href="#{root.grant_id}">' in html
-    assert f'<a href="#{child}"><code>{child}</code></a>' in html  # listed among the root's children
+    assert (
+        f'<a href="#{child}"><code>{child}</code></a>' in html
+    )  # listed among the root's children
     assert "effective" in html
 
 
 def test_issue_a_grant(mod, grantee):
     _, principal = grantee
-    response = issue(mod, grantee_principal_id=principal.principal_id, subject_ids="u1, u2", context_ids="c1")
+    response = issue(
+        mod, grantee_principal_id=principal.principal_id, subject_ids="u1, u2", context_ids="c1"
+    )
     assert response.status_code == 200
     grant = Grant.objects.get(grantee=principal)
     assert grant.subject_ids == ["u1", "u2"] and grant.context_ids == ["c1"]
@@ -49,18 +64,34 @@ def test_double_submit_issues_one_grant(mod, grantee):
 
 def test_amplification_is_explained_dimension_by_dimension(ops, grantee, space):
     user, principal = grantee
-    ops("memory.grants.grant", {"space_id": "s1", "grantee_principal_id": principal.principal_id,
-                                "capabilities": ["grants_issue", "records_read"], "subject_ids": ["u1"],
-                                "context_ids": ["c1"]})
+    ops(
+        "memory.grants.grant",
+        {
+            "space_id": "s1",
+            "grantee_principal_id": principal.principal_id,
+            "capabilities": ["grants_issue", "records_read"],
+            "subject_ids": ["u1"],
+            "context_ids": ["c1"],
+        },
+    )
     client = logged_in(user)
     before = Receipt.objects.count()
-    response = issue(client, grantee_principal_id=principal.principal_id, key="amp",
-                     capabilities=["records_read", "records_write"], subject_ids="u1, u2", context_ids="c1",
-                     shared_access="on")
+    response = issue(
+        client,
+        grantee_principal_id=principal.principal_id,
+        key="amp",
+        capabilities=["records_read", "records_write"],
+        subject_ids="u1, u2",
+        context_ids="c1",
+        shared_access="on",
+    )
     assert response.status_code == 403
     html = response.content.decode()
     assert "AMPLIFICATION_DENIED" in html
-    assert "Capabilities: you asked for records_read, records_write; none of your issuing grants holds records_write" in html
+    assert (
+        "Capabilities: you asked for records_read, records_write; none of your issuing grants holds records_write"
+        in html
+    )
     assert "Subjects: you asked for u1, u2; your issuing grant covers u1." in html
     assert "Shared access: you asked for it" in html
     assert "Contexts:" not in html  # not exceeded, not mentioned
@@ -70,8 +101,14 @@ def test_amplification_is_explained_dimension_by_dimension(ops, grantee, space):
 
 def test_issue_without_grants_issue_is_permission_denied(ops, grantee):
     user, principal = grantee
-    ops("memory.grants.grant", {"space_id": "s1", "grantee_principal_id": principal.principal_id,
-                                "capabilities": ["records_read"]})
+    ops(
+        "memory.grants.grant",
+        {
+            "space_id": "s1",
+            "grantee_principal_id": principal.principal_id,
+            "capabilities": ["records_read"],
+        },
+    )
     response = issue(logged_in(user), grantee_principal_id=principal.principal_id)
     assert response.status_code == 403
     assert b"PERMISSION_DENIED" in response.content
@@ -86,12 +123,22 @@ def test_bad_grantee_says_not_found_without_a_404_page(mod):
 
 def test_revoke_asks_for_confirmation_then_revokes(mod, ops, grantee):
     _, principal = grantee
-    gid = ops("memory.grants.grant", {"space_id": "s1", "grantee_principal_id": principal.principal_id,
-                                      "capabilities": ["review"]})["receipt"]["refs"][0]["id"]
+    gid = ops(
+        "memory.grants.grant",
+        {
+            "space_id": "s1",
+            "grantee_principal_id": principal.principal_id,
+            "capabilities": ["review"],
+        },
+    )["receipt"]["refs"][0]["id"]
     page = mod.get(f"/console/s/s1/grants/{gid}/revoke/")
     assert page.status_code == 200 and b"Revoke grant" in page.content
     assert Grant.objects.get(grant_id=gid).state == "active"
-    response = mod.post(f"/console/s/s1/grants/{gid}/revoke/", {"reason": "left", "idempotency_key": "r1"}, follow=True)
+    response = mod.post(
+        f"/console/s/s1/grants/{gid}/revoke/",
+        {"reason": "left", "idempotency_key": "r1"},
+        follow=True,
+    )
     assert Grant.objects.get(grant_id=gid).state == "revoked"
     assert b"revoked" in response.content
     again = mod.post(f"/console/s/s1/grants/{gid}/revoke/", {"idempotency_key": "r2"}, follow=True)
@@ -104,8 +151,14 @@ def test_revoke_of_unknown_grant_is_not_found(mod):
 
 def test_non_admin_sees_only_own_grants(ops, grantee, moderator):
     user, principal = grantee
-    ops("memory.grants.grant", {"space_id": "s1", "grantee_principal_id": principal.principal_id,
-                                "capabilities": ["review"]})
+    ops(
+        "memory.grants.grant",
+        {
+            "space_id": "s1",
+            "grantee_principal_id": principal.principal_id,
+            "capabilities": ["review"],
+        },
+    )
     html = logged_in(user).get("/console/s/s1/grants/").content.decode()
     assert "these are the grants you hold" in html
     root = Grant.objects.get(grantee=moderator.principal)
@@ -114,7 +167,14 @@ def test_non_admin_sees_only_own_grants(ops, grantee, moderator):
 
 def test_outsider_gets_not_found(stranger):
     assert logged_in(stranger).get("/console/s/s1/grants/").status_code == 404
-    assert logged_in(stranger).post("/console/s/s1/grants/issue/", {"grantee_principal_id": "x", "capabilities": ["review"]}).status_code == 404
+    assert (
+        logged_in(stranger)
+        .post(
+            "/console/s/s1/grants/issue/", {"grantee_principal_id": "x", "capabilities": ["review"]}
+        )
+        .status_code
+        == 404
+    )
 
 
 def test_console_calls_match_the_api(mod, grantee, moderator):
@@ -129,7 +189,9 @@ def test_console_calls_match_the_api(mod, grantee, moderator):
 
 def test_expiry_is_read_as_utc(mod, grantee):
     _, principal = grantee
-    issue(mod, grantee_principal_id=principal.principal_id, expires_at="2030-01-31 18:00", key="exp")
+    issue(
+        mod, grantee_principal_id=principal.principal_id, expires_at="2030-01-31 18:00", key="exp"
+    )
     grant = Grant.objects.get(grantee=principal)
     assert grant.expires_at.isoformat() == "2030-01-31T18:00:00+00:00"
 
@@ -137,7 +199,13 @@ def test_expiry_is_read_as_utc(mod, grantee):
 def test_unparseable_form_input_calls_no_op(mod, grantee):
     _, principal = grantee
     before = Receipt.objects.count()
-    response = mod.post("/console/s/s1/grants/issue/", {"grantee_principal_id": principal.principal_id,
-                                                       "capabilities": ["flying"], "idempotency_key": "z"})
+    response = mod.post(
+        "/console/s/s1/grants/issue/",
+        {
+            "grantee_principal_id": principal.principal_id,
+            "capabilities": ["flying"],
+            "idempotency_key": "z",
+        },
+    )
     assert response.status_code == 400
     assert Receipt.objects.count() == before

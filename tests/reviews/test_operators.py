@@ -1,4 +1,5 @@
 """Operator pages: guardian's memory.operate_space per space, with no implicit superuser pass."""
+
 import pytest
 from guardian.shortcuts import assign_perm
 
@@ -18,8 +19,11 @@ def operator(space):
 
 def test_operator_creates_a_principal_with_a_root_grant_and_sees_its_token_once(operator):
     client = logged_in(operator)
-    response = client.post("/console/operate/s1/principals/", {"display_name": "Billing app", "kind": "service",
-                                                               "root_grant": "on"}, follow=True)
+    response = client.post(
+        "/console/operate/s1/principals/",
+        {"display_name": "Billing app", "kind": "service", "root_grant": "on"},
+        follow=True,
+    )
     principal = Principal.objects.get(display_name="Billing app")
     assert Grant.objects.filter(grantee=principal, parent__isnull=True, space_id="s1").count() == 1
     html = response.content.decode()
@@ -42,14 +46,18 @@ def test_operator_cannot_touch_principals_of_other_spaces(operator):
     _, foreign = make_user("foreign")
     issue_root_grant(other, foreign)
     client = logged_in(operator)
-    response = client.post("/console/operate/s1/tokens/", {"principal_id": foreign.principal_id}, follow=True)
+    response = client.post(
+        "/console/operate/s1/tokens/", {"principal_id": foreign.principal_id}, follow=True
+    )
     assert b"No such principal is managed by you" in response.content
     assert not ApiToken.objects.filter(principal=foreign).exists()
 
 
 def test_root_grant_form(operator):
     _, principal = make_user("newadmin")
-    logged_in(operator).post("/console/operate/s1/root-grants/", {"principal_id": principal.principal_id})
+    logged_in(operator).post(
+        "/console/operate/s1/root-grants/", {"principal_id": principal.principal_id}
+    )
     grant = Grant.objects.get(grantee=principal)
     assert grant.parent_id is None and grant.capabilities == ["space_admin"]
 
@@ -58,7 +66,9 @@ def test_operator_of_one_space_is_not_operator_of_another(operator):
     Space.objects.create(space_id="other", display_name="Other")
     client = logged_in(operator)
     assert client.get("/console/operate/other/").status_code == 404
-    assert client.post("/console/operate/other/root-grants/", {"principal_id": "x"}).status_code == 404
+    assert (
+        client.post("/console/operate/other/root-grants/", {"principal_id": "x"}).status_code == 404
+    )
 
 
 def test_non_staff_with_the_permission_is_not_an_operator(space):

@@ -1,4 +1,5 @@
 """Queue screen: oldest first, filters, counts, pagination, bulk dismiss/drop."""
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -18,8 +19,8 @@ def test_pending_candidates_oldest_first_with_counts(mod, capture):
 
 
 def test_filter_by_subject_label_and_context(mod, capture):
-    tea, = capture("Ada prefers tea over coffee.", subject="u1", placement=ctx("support"))
-    move, = capture("Grace moved to Porto last year.", subject="u2", placement=ctx("sales"))
+    (tea,) = capture("Ada prefers tea over coffee.", subject="u1", placement=ctx("support"))
+    (move,) = capture("Grace moved to Porto last year.", subject="u2", placement=ctx("sales"))
     assert move not in mod.get("/console/s/s1/queue/?subject=u1").content.decode()
     by_label = mod.get("/console/s/s1/queue/?label=preference").content.decode()
     assert tea in by_label and move not in by_label
@@ -62,8 +63,14 @@ def test_htmx_request_gets_the_table_only(mod, capture):
 
 def test_bulk_dismiss_and_drop(mod, capture):
     a, b, c = capture("one", "two", "three")
-    mod.post("/console/s/s1/queue/bulk/", {"action": "dismiss", "candidate_ids": [a, b], "idempotency_key": "k1"})
-    mod.post("/console/s/s1/queue/bulk/", {"action": "drop", "candidate_ids": [c], "reason": "spam", "idempotency_key": "k2"})
+    mod.post(
+        "/console/s/s1/queue/bulk/",
+        {"action": "dismiss", "candidate_ids": [a, b], "idempotency_key": "k1"},
+    )
+    mod.post(
+        "/console/s/s1/queue/bulk/",
+        {"action": "drop", "candidate_ids": [c], "reason": "spam", "idempotency_key": "k2"},
+    )
     states = dict(Candidate.objects.values_list("candidate_id", "state"))
     assert states == {a: "dismissed", b: "dismissed", c: "dropped"}
     assert Candidate.objects.get(candidate_id=c).outcome["reason"] == "spam"
@@ -71,10 +78,21 @@ def test_bulk_dismiss_and_drop(mod, capture):
 
 def test_bulk_resubmit_does_each_once_and_reports_taken_ones(mod, capture):
     a, b = capture("one", "two")
-    mod.post("/console/s/s1/queue/bulk/", {"action": "dismiss", "candidate_ids": [a], "idempotency_key": "k1"})
-    again = mod.post("/console/s/s1/queue/bulk/", {"action": "dismiss", "candidate_ids": [a], "idempotency_key": "k1"}, follow=True)
+    mod.post(
+        "/console/s/s1/queue/bulk/",
+        {"action": "dismiss", "candidate_ids": [a], "idempotency_key": "k1"},
+    )
+    again = mod.post(
+        "/console/s/s1/queue/bulk/",
+        {"action": "dismiss", "candidate_ids": [a], "idempotency_key": "k1"},
+        follow=True,
+    )
     assert b"already been handled" not in again.content  # same key: a replay, not a second try
-    other = mod.post("/console/s/s1/queue/bulk/", {"action": "drop", "candidate_ids": [a, b], "idempotency_key": "k2"}, follow=True)
+    other = mod.post(
+        "/console/s/s1/queue/bulk/",
+        {"action": "drop", "candidate_ids": [a, b], "idempotency_key": "k2"},
+        follow=True,
+    )
     assert b"1 had already been handled by another reviewer" in other.content
     assert Candidate.objects.get(candidate_id=b).state == "dropped"
 
@@ -83,14 +101,23 @@ def test_outsider_sees_not_found(stranger, capture):
     capture("secret")
     client = logged_in(stranger)
     assert client.get("/console/s/s1/queue/").status_code == 404
-    assert client.post("/console/s/s1/queue/bulk/", {"action": "drop", "candidate_ids": ["x"]}).status_code in (302, 404)
+    assert client.post(
+        "/console/s/s1/queue/bulk/", {"action": "drop", "candidate_ids": ["x"]}
+    ).status_code in (302, 404)
 
 
 def test_narrow_grant_sees_only_its_subjects(ops, capture, stranger):
-    mine, = capture("mine", subject="u1")
-    theirs, = capture("theirs", subject="u2")
-    ops("memory.grants.grant", {"space_id": "s1", "grantee_principal_id": stranger.principal.principal_id,
-                                "capabilities": ["review", "records_write"], "subject_ids": ["u1"],
-                                "shared_access": True})
+    (mine,) = capture("mine", subject="u1")
+    (theirs,) = capture("theirs", subject="u2")
+    ops(
+        "memory.grants.grant",
+        {
+            "space_id": "s1",
+            "grantee_principal_id": stranger.principal.principal_id,
+            "capabilities": ["review", "records_write"],
+            "subject_ids": ["u1"],
+            "shared_access": True,
+        },
+    )
     html = logged_in(stranger).get("/console/s/s1/queue/").content.decode()
     assert mine in html and theirs not in html

@@ -1,4 +1,5 @@
 """Login, logout, the layout's safety headers, the spaces page."""
+
 import pytest
 from django.test import Client
 
@@ -16,7 +17,9 @@ def test_console_requires_login(client):
 
 def test_login_with_right_password_lands_on_spaces(moderator):
     client = Client()
-    response = client.post("/console/login/", {"username": "moderator", "password": PASSWORD}, follow=True)
+    response = client.post(
+        "/console/login/", {"username": "moderator", "password": PASSWORD}, follow=True
+    )
     assert response.status_code == 200
     assert b"Your spaces" in response.content
     assert b"s1" in response.content

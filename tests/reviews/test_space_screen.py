@@ -1,4 +1,5 @@
 """Space screen: freeze/unfreeze, subject fences and archive, pending receipts."""
+
 import pytest
 
 from memory.models import Receipt, Space, Subject
@@ -9,7 +10,9 @@ pytestmark = pytest.mark.django_db
 
 
 def test_freeze_with_reason_then_unfreeze(mod):
-    response = mod.post("/console/s/s1/space/freeze/", {"reason": "audit", "idempotency_key": "f1"}, follow=True)
+    response = mod.post(
+        "/console/s/s1/space/freeze/", {"reason": "audit", "idempotency_key": "f1"}, follow=True
+    )
     space = Space.objects.get(space_id="s1")
     assert space.state == "frozen" and space.freeze_reason == "audit"
     assert b"Space frozen" in response.content and b"audit" in response.content
@@ -30,10 +33,19 @@ def test_fence_unfence_and_context_fence(mod, ops):
     ops("memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"})
     page = mod.get("/console/s/s1/space/?subject=u1")
     assert b'id="subject-state">active' in page.content
-    mod.post("/console/s/s1/space/fence/", {"subject_id": "u1", "action": "fence", "idempotency_key": "a"})
+    mod.post(
+        "/console/s/s1/space/fence/",
+        {"subject_id": "u1", "action": "fence", "idempotency_key": "a"},
+    )
     assert Subject.objects.get(subject_id="u1").state == "fenced"
-    mod.post("/console/s/s1/space/fence/", {"subject_id": "u1", "action": "unfence", "idempotency_key": "b"})
-    mod.post("/console/s/s1/space/fence/", {"subject_id": "u1", "action": "fence", "context_id": "c1", "idempotency_key": "c"})
+    mod.post(
+        "/console/s/s1/space/fence/",
+        {"subject_id": "u1", "action": "unfence", "idempotency_key": "b"},
+    )
+    mod.post(
+        "/console/s/s1/space/fence/",
+        {"subject_id": "u1", "action": "fence", "context_id": "c1", "idempotency_key": "c"},
+    )
     subject = Subject.objects.get(subject_id="u1")
     assert subject.state == "active" and subject.fenced_context_ids == ["c1"]
     page = mod.get("/console/s/s1/space/?subject=u1")
@@ -42,9 +54,16 @@ def test_fence_unfence_and_context_fence(mod, ops):
 
 def test_archive_is_terminal(mod, ops):
     ops("memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"})
-    mod.post("/console/s/s1/space/fence/", {"subject_id": "u1", "action": "archive", "idempotency_key": "a"})
+    mod.post(
+        "/console/s/s1/space/fence/",
+        {"subject_id": "u1", "action": "archive", "idempotency_key": "a"},
+    )
     assert Subject.objects.get(subject_id="u1").state == "archived"
-    response = mod.post("/console/s/s1/space/fence/", {"subject_id": "u1", "action": "unfence", "idempotency_key": "b"}, follow=True)
+    response = mod.post(
+        "/console/s/s1/space/fence/",
+        {"subject_id": "u1", "action": "unfence", "idempotency_key": "b"},
+        follow=True,
+    )
     assert b"SUBJECT_ARCHIVED" in response.content
     assert b'id="fence-form"' not in response.content
 
@@ -57,16 +76,31 @@ def test_unknown_subject_lookup_says_not_found(mod):
 def test_pending_receipts_partial_polls_only_while_pending(mod, space):
     html = mod.get("/console/s/s1/space/pending/").content.decode()
     assert "0 pending receipts" in html and "hx-trigger" not in html
-    Receipt.objects.create(space_id="s1", principal=space.grants.first().grantee, op="memory.exports.create",
-                           status="pending", payload_digest="sha256:" + "0" * 64, refs=[], created_at=now())
+    Receipt.objects.create(
+        space_id="s1",
+        principal=space.grants.first().grantee,
+        op="memory.exports.create",
+        status="pending",
+        payload_digest="sha256:" + "0" * 64,
+        refs=[],
+        created_at=now(),
+    )
     html = mod.get("/console/s/s1/space/pending/").content.decode()
     assert "1 pending receipt" in html and 'hx-trigger="every 2s"' in html
 
 
 def test_non_admin_cannot_freeze(ops, stranger):
-    ops("memory.grants.grant", {"space_id": "s1", "grantee_principal_id": stranger.principal.principal_id,
-                                "capabilities": ["review"]})
-    response = logged_in(stranger).post("/console/s/s1/space/freeze/", {"idempotency_key": "x"}, follow=True)
+    ops(
+        "memory.grants.grant",
+        {
+            "space_id": "s1",
+            "grantee_principal_id": stranger.principal.principal_id,
+            "capabilities": ["review"],
+        },
+    )
+    response = logged_in(stranger).post(
+        "/console/s/s1/space/freeze/", {"idempotency_key": "x"}, follow=True
+    )
     assert b"PERMISSION_DENIED" in response.content
     assert Space.objects.get(space_id="s1").state == "active"
 

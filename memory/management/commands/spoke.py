@@ -1,5 +1,6 @@
 """Operators' surface (SPEC §8): `python manage.py spoke <action> ...`. Each action prints one
 JSON object on stdout and exits non-zero with a clear message on bad input."""
+
 import json
 import re
 
@@ -51,8 +52,12 @@ class Command(BaseCommand):
         if Space.objects.filter(space_id=space_id).exists():
             raise CommandError(f"space {space_id} already exists")
         at = now()
-        Space.objects.create(space_id=space_id, display_name=opts.get("display_name") or space_id,
-                             created_at=at, updated_at=at)
+        Space.objects.create(
+            space_id=space_id,
+            display_name=opts.get("display_name") or space_id,
+            created_at=at,
+            updated_at=at,
+        )
         return {"space_id": space_id}
 
     def do_create_principal(self, opts) -> dict:
@@ -64,7 +69,9 @@ class Command(BaseCommand):
             if Principal.objects.filter(user=user).exists():
                 raise CommandError(f"user {opts['user']} is already linked to a principal")
         with transaction.atomic():
-            principal = Principal.objects.create(display_name=opts["name"], kind=opts["kind"], user=user)
+            principal = Principal.objects.create(
+                display_name=opts["name"], kind=opts["kind"], user=user
+            )
             token = principal.issue_token(label="created with the principal")
         return {"principal_id": principal.principal_id, "token": token}
 
@@ -78,9 +85,9 @@ class Command(BaseCommand):
         return {"token": self._principal(opts["principal_id"]).issue_token()}
 
     def do_revoke_token(self, opts) -> dict:
-        updated = ApiToken.objects.filter(token_hash=hash_token(opts["token"]), revoked_at__isnull=True).update(
-            revoked_at=now()
-        )
+        updated = ApiToken.objects.filter(
+            token_hash=hash_token(opts["token"]), revoked_at__isnull=True
+        ).update(revoked_at=now())
         if not updated:
             raise CommandError("no such active token")
         return {"revoked": True}
@@ -96,5 +103,3 @@ class Command(BaseCommand):
         from memory.demo import build_demo
 
         return build_demo(opts["space_id"])
-
-

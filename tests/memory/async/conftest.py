@@ -1,6 +1,7 @@
 """Factories for the async families (reflections, transfer): records, candidates and profile
 documents written directly with the ORM (Record + RecordRevision rows), and helpers to run a
 pending receipt's job in-process or on a real Celery worker."""
+
 from __future__ import annotations
 
 import itertools
@@ -41,22 +42,45 @@ def subject_row(space_id: str = "s1", subject_id: str = "u1") -> Subject:
     )[0]
 
 
-def make_record(subject: Subject, text: str = "a note", kind: str = "note", context_id: str | None = "c1",
-                cognition: list | None = None, revisions: int = 1, record_id: str | None = None) -> Record:
+def make_record(
+    subject: Subject,
+    text: str = "a note",
+    kind: str = "note",
+    context_id: str | None = "c1",
+    cognition: list | None = None,
+    revisions: int = 1,
+    record_id: str | None = None,
+) -> Record:
     """A record with `revisions` history rows; content of revision n is `text` (+ ' rN' for n>1)."""
     at = now()
     content: dict = {"text": text}
     if cognition is not None:
         content["cognition"] = cognition
     record = Record.objects.create(
-        space_id=subject.space_id, subject=subject, record_id=record_id or new_id("record"), kind=kind,
-        content=content, text=text, placement_scope="context" if context_id else "shared",
-        placement_context_id=context_id, prov_source="authored", prov_author_principal_id="prn_test",
-        prov_created_at=at, revision=1, created_at=at, updated_at=at,
+        space_id=subject.space_id,
+        subject=subject,
+        record_id=record_id or new_id("record"),
+        kind=kind,
+        content=content,
+        text=text,
+        placement_scope="context" if context_id else "shared",
+        placement_context_id=context_id,
+        prov_source="authored",
+        prov_author_principal_id="prn_test",
+        prov_created_at=at,
+        revision=1,
+        created_at=at,
+        updated_at=at,
     )
-    RecordRevision.objects.create(record=record, revision=1, kind=kind, content=dict(content),
-                                  placement_scope=record.placement_scope,
-                                  placement_context_id=context_id, created_at=at)
+    RecordRevision.objects.create(
+        record=record,
+        revision=1,
+        kind=kind,
+        content=dict(content),
+        placement_scope=record.placement_scope,
+        placement_context_id=context_id,
+        created_at=at,
+    )
     for n in range(2, revisions + 1):
         update_record(record, f"{text} r{n}")
     return record
@@ -68,9 +92,15 @@ def update_record(record: Record, text: str) -> Record:
     record.content = {**record.content, "text": text}
     record.text, record.updated_at = text, at
     record.save()
-    RecordRevision.objects.create(record=record, revision=record.revision, kind=record.kind,
-                                  content=dict(record.content), placement_scope=record.placement_scope,
-                                  placement_context_id=record.placement_context_id, created_at=at)
+    RecordRevision.objects.create(
+        record=record,
+        revision=record.revision,
+        kind=record.kind,
+        content=dict(record.content),
+        placement_scope=record.placement_scope,
+        placement_context_id=record.placement_context_id,
+        created_at=at,
+    )
     return record
 
 
@@ -84,21 +114,39 @@ def delete_record(record: Record) -> Record:
     return record
 
 
-def make_candidate(subject: Subject, text: str = "captured", context_id: str | None = "c1") -> Candidate:
+def make_candidate(
+    subject: Subject, text: str = "captured", context_id: str | None = "c1"
+) -> Candidate:
     return Candidate.objects.create(
-        space_id=subject.space_id, subject=subject, candidate_id=new_id("candidate"),
-        scope_placement_scope="context" if context_id else "shared", scope_context_id=context_id,
+        space_id=subject.space_id,
+        subject=subject,
+        candidate_id=new_id("candidate"),
+        scope_placement_scope="context" if context_id else "shared",
+        scope_context_id=context_id,
         proposed={"content": {"text": text}},
-        classification={"label": "fact", "confidence": 0.5, "signals": [], "policy_version": "engine/1"},
-        captured_by_principal_id="prn_test", captured_at=now(),
+        classification={
+            "label": "fact",
+            "confidence": 0.5,
+            "signals": [],
+            "policy_version": "engine/1",
+        },
+        captured_by_principal_id="prn_test",
+        captured_at=now(),
     )
 
 
-def make_profile(subject: Subject, kind: str = "preferences", text: str = "likes tea") -> ProfileDocument:
+def make_profile(
+    subject: Subject, kind: str = "preferences", text: str = "likes tea"
+) -> ProfileDocument:
     at = now()
     return ProfileDocument.objects.create(
-        space_id=subject.space_id, subject=subject, kind=kind, content={"text": text},
-        author_principal_id="prn_test", created_at=at, updated_at=at,
+        space_id=subject.space_id,
+        subject=subject,
+        kind=kind,
+        content={"text": text},
+        author_principal_id="prn_test",
+        created_at=at,
+        updated_at=at,
     )
 
 
@@ -122,10 +170,13 @@ def s1_subject(space):
 
 def new_space(space_id: str) -> Space:
     at = now()
-    return Space.objects.create(space_id=space_id, display_name=space_id, created_at=at, updated_at=at)
+    return Space.objects.create(
+        space_id=space_id, display_name=space_id, created_at=at, updated_at=at
+    )
 
 
 # --- real workers -------------------------------------------------------------------------------
+
 
 def worker_env(**extra: str) -> dict:
     """Environment of a worker subprocess: this worktree's code, the TEST database pytest-django
@@ -135,7 +186,9 @@ def worker_env(**extra: str) -> dict:
     if connection.vendor == "postgresql":
         user = db.get("USER") or "postgres"
         password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-        env["DATABASE_URL"] = f"postgres://{user}{password}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+        env["DATABASE_URL"] = (
+            f"postgres://{user}{password}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+        )
     else:
         env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
     env["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
@@ -148,14 +201,34 @@ def worker_env(**extra: str) -> dict:
 class Worker:
     def __init__(self, **env: str) -> None:
         n = next(_seq)
-        args = [sys.executable, "-m", "celery", "-A", "spokememory", "worker", "--pool=solo", "--loglevel=WARNING",
-                "--without-heartbeat", "--without-gossip", "--without-mingle", "-n", f"test{n}@%h"]
+        args = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "spokememory",
+            "worker",
+            "--pool=solo",
+            "--loglevel=WARNING",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+            "-n",
+            f"test{n}@%h",
+        ]
         if env.pop("CELERY_EXTRA", None) == "beat":
-            args += ["-B", "-s", str(Path(tempfile.gettempdir()) / f"spoke-celerybeat-test-{os.getpid()}-{n}")]
+            args += [
+                "-B",
+                "-s",
+                str(Path(tempfile.gettempdir()) / f"spoke-celerybeat-test-{os.getpid()}-{n}"),
+            ]
         self.proc = subprocess.Popen(  # noqa: S603 (our own interpreter and fixed arguments)
             args,
-            cwd=str(ROOT), env=worker_env(**env), start_new_session=True,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            cwd=str(ROOT),
+            env=worker_env(**env),
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
 
     def kill(self) -> None:

@@ -1,6 +1,7 @@
 """Transfer (SPEC §3.12, §3.13, §5): exports (snapshot, order, chunk bound, digests, coverage),
 strict staging, verification on the final chunk, atomic activation, discard; every bad input
 rejects with the SPEC code and leaves the target space as it was."""
+
 import copy
 
 import pytest
@@ -33,7 +34,10 @@ def filled(space, admin, settings):
     """Two subjects with records (one tombstoned, one with history), a candidate, a profile."""
     settings.SPOKE_MEMORY_LIMITS = {**settings.SPOKE_MEMORY_LIMITS, "export_chunk_bytes": 2048}
     u1, u2 = subject_row("s1", "u1"), subject_row("s1", "u2")
-    recs = [make_record(u1, f"note {i} " + "x" * 200, context_id="c1" if i % 2 else None) for i in range(12)]
+    recs = [
+        make_record(u1, f"note {i} " + "x" * 200, context_id="c1" if i % 2 else None)
+        for i in range(12)
+    ]
     make_record(u2, "about u2", context_id="c2", revisions=3)
     delete_record(recs[0])
     make_candidate(u1)
@@ -49,11 +53,21 @@ def export(api, who, session, run_job_now, space_id="s1", **extra):
     receipt = run_job_now(answer.receipt["receipt_id"])
     assert receipt.status == "committed", receipt.failure
     export_id = receipt.refs[0]["id"]
-    first = api(who, "memory.exports.get", {"space_id": space_id, "export_id": export_id, "ordinal": 0}, session)
+    first = api(
+        who,
+        "memory.exports.get",
+        {"space_id": space_id, "export_id": export_id, "ordinal": 0},
+        session,
+    )
     assert first.status == 200, first.body
     bundle = first.body["bundle"]
     chunks = [first.body["chunk"]] + [
-        api(who, "memory.exports.get", {"space_id": space_id, "export_id": export_id, "ordinal": n}, session).body["chunk"]
+        api(
+            who,
+            "memory.exports.get",
+            {"space_id": space_id, "export_id": export_id, "ordinal": n},
+            session,
+        ).body["chunk"]
         for n in range(1, bundle["chunk_count"])
     ]
     return bundle, chunks
@@ -66,41 +80,69 @@ def objects(chunks):
 def test_export_bundle_order_bounds_and_digests(api, admin, sess, filled, run_job_now):
     bundle, chunks = export(api, admin, sess, run_job_now)
     assert bundle["chunk_count"] == len(chunks) > 1
-    assert bundle["object_counts"] == {"subject": 2, "record": 13, "candidate": 2, "profile_document": 1,
-                                       "reflection": 0}
+    assert bundle["object_counts"] == {
+        "subject": 2,
+        "record": 13,
+        "candidate": 2,
+        "profile_document": 1,
+        "reflection": 0,
+    }
     for n, chunk in enumerate(chunks):
         assert chunk["ordinal"] == n and chunk["chunk_count"] == bundle["chunk_count"]
         assert len(canonical(chunk["objects"])) <= 2048
         assert chunk["digest"] == digest(chunk["objects"]) == bundle["chunk_digests"][n]
-    assert bundle["bundle_digest"] == digest({k: bundle[k] for k in (
-        "export_id", "space_id", "format_version", "chunk_digests", "object_counts")})
+    assert bundle["bundle_digest"] == digest(
+        {
+            k: bundle[k]
+            for k in ("export_id", "space_id", "format_version", "chunk_digests", "object_counts")
+        }
+    )
     objs = objects(chunks)
     assert [policy.object_key(o) for o in objs] == sorted(policy.object_key(o) for o in objs)
     assert [o["type"] for o in objs][:2] == ["subject", "subject"]
     assert all("space_id" not in o["data"] for o in objs)
-    tomb = next(o["data"] for o in objs if o["type"] == "record" and o["data"]["record_id"] == filled["records"][0].record_id)
+    tomb = next(
+        o["data"]
+        for o in objs
+        if o["type"] == "record" and o["data"]["record_id"] == filled["records"][0].record_id
+    )
     assert tomb["content"] == {"text": ""} and "tombstone" in tomb
-    assert (bundle["space_id"], bundle["format_version"], bundle["authority_generation"]) == ("s1", 1, 1)
+    assert (bundle["space_id"], bundle["format_version"], bundle["authority_generation"]) == (
+        "s1",
+        1,
+        1,
+    )
 
 
-def test_export_holds_only_what_the_callers_export_coverage_reads(api, grant_to, filled, run_job_now):
+def test_export_holds_only_what_the_callers_export_coverage_reads(
+    api, grant_to, filled, run_job_now
+):
     narrow, _ = grant_to(capabilities=["export"], subject_ids=["u1"], context_ids=["c1"])
     bundle, chunks = export(api, narrow, api.connect(narrow), run_job_now)
     objs = objects(chunks)
     assert {o["data"]["subject_id"] for o in objs} == {"u1"}
-    assert all(o["data"]["placement"] == {"scope": "context", "context_id": "c1"}
-               for o in objs if o["type"] == "record")
+    assert all(
+        o["data"]["placement"] == {"scope": "context", "context_id": "c1"}
+        for o in objs
+        if o["type"] == "record"
+    )
     assert bundle["object_counts"]["record"] == 6
 
 
 def test_export_of_named_subjects(api, admin, sess, filled, run_job_now):
     bundle, chunks = export(api, admin, sess, run_job_now, subject_ids=["u2"])
     assert {o["data"]["subject_id"] for o in objects(chunks)} == {"u2"}
-    assert api(admin, "memory.exports.create", {"space_id": "s1", "subject_ids": ["ghost"]}, sess).code == "NOT_FOUND"
+    assert (
+        api(admin, "memory.exports.create", {"space_id": "s1", "subject_ids": ["ghost"]}, sess).code
+        == "NOT_FOUND"
+    )
 
 
 def test_export_gates(api, admin, sess, outsider, grant_to, filled, run_job_now):
-    assert api(outsider, "memory.exports.create", {"space_id": "s1"}, api.connect(outsider)).code == "NOT_FOUND"
+    assert (
+        api(outsider, "memory.exports.create", {"space_id": "s1"}, api.connect(outsider)).code
+        == "NOT_FOUND"
+    )
     reader, _ = grant_to(capabilities=["records_read"])
     answer = api(reader, "memory.exports.create", {"space_id": "s1"}, api.connect(reader))
     assert answer.code == "PERMISSION_DENIED" and answer.error["details"]["capability"] == "export"
@@ -136,12 +178,22 @@ def fresh_target(api, admin, space_id="s2"):
 
 
 def stage_all(api, who, session, bundle, chunks, space_id="s2"):
-    first = api(who, "memory.imports.stage", {"space_id": space_id, "bundle": bundle, "chunk": chunks[0]}, session)
+    first = api(
+        who,
+        "memory.imports.stage",
+        {"space_id": space_id, "bundle": bundle, "chunk": chunks[0]},
+        session,
+    )
     assert first.status == 200, first.body
     import_id = first.receipt["refs"][0]["id"]
     last = first
     for chunk in chunks[1:]:
-        last = api(who, "memory.imports.stage", {"space_id": space_id, "import_id": import_id, "chunk": chunk}, session)
+        last = api(
+            who,
+            "memory.imports.stage",
+            {"space_id": space_id, "import_id": import_id, "chunk": chunk},
+            session,
+        )
         assert last.status == 200, last.body
     return import_id, last.receipt
 
@@ -151,7 +203,9 @@ def import_and_activate(api, who, session, bundle, chunks, run_job_now, space_id
     assert final["status"] == "pending"
     assert run_job_now(final["receipt_id"]).status == "committed"
     assert Import.objects.get(pk=import_id).state == "verified"
-    answer = api(who, "memory.imports.activate", {"space_id": space_id, "import_id": import_id}, session)
+    answer = api(
+        who, "memory.imports.activate", {"space_id": space_id, "import_id": import_id}, session
+    )
     assert answer.receipt["status"] == "pending"
     assert run_job_now(answer.receipt["receipt_id"]).status == "committed"
     return import_id
@@ -162,7 +216,9 @@ def test_round_trip_is_lossless(api, admin, sess, filled, run_job_now):
 
     make_record(filled["u2"], "a fact", kind="fact", context_id=None)
     make_record(filled["u2"], "a plan", kind="plan", context_id=None)
-    gen = api(admin, "memory.reflections.generate", {"space_id": "s1", "subject_id": "u2"}, sess).receipt
+    gen = api(
+        admin, "memory.reflections.generate", {"space_id": "s1", "subject_id": "u2"}, sess
+    ).receipt
     assert run_job_now(gen["receipt_id"]).status == "committed"
     bundle, chunks = export(api, admin, sess, run_job_now)
     assert bundle["object_counts"]["reflection"] == 1
@@ -187,26 +243,44 @@ def test_activation_replaces_the_space(api, admin, sess, filled, run_job_now):
     target = subject_row("s1", "old")
     make_record(target, "to be replaced")
     import_and_activate(api, admin, sess, bundle, chunks, run_job_now, space_id="s1")
-    assert sorted(Subject.objects.filter(space_id="s1").values_list("subject_id", flat=True)) == ["u2"]
+    assert sorted(Subject.objects.filter(space_id="s1").values_list("subject_id", flat=True)) == [
+        "u2"
+    ]
     assert not Record.objects.filter(space_id="s1", text="to be replaced").exists()
     assert Space.objects.get(pk="s1").authority_generation == 2
 
 
-def test_import_needs_import_covering_the_whole_space(api, admin, sess, grant_to, filled, run_job_now):
+def test_import_needs_import_covering_the_whole_space(
+    api, admin, sess, grant_to, filled, run_job_now
+):
     bundle, chunks = export(api, admin, sess, run_job_now)
-    for grant in ({"capabilities": ["import"], "subject_ids": ["u1"], "shared_access": True},
-                  {"capabilities": ["import"], "context_ids": ["c1"], "shared_access": True},
-                  {"capabilities": ["import"]}):
+    for grant in (
+        {"capabilities": ["import"], "subject_ids": ["u1"], "shared_access": True},
+        {"capabilities": ["import"], "context_ids": ["c1"], "shared_access": True},
+        {"capabilities": ["import"]},
+    ):
         who, _ = grant_to(**grant)
-        answer = api(who, "memory.imports.stage", {"space_id": "s1", "bundle": bundle, "chunk": chunks[0]},
-                     api.connect(who))
-        assert answer.code == "PERMISSION_DENIED" and answer.error["details"]["capability"] == "import"
+        answer = api(
+            who,
+            "memory.imports.stage",
+            {"space_id": "s1", "bundle": bundle, "chunk": chunks[0]},
+            api.connect(who),
+        )
+        assert (
+            answer.code == "PERMISSION_DENIED" and answer.error["details"]["capability"] == "import"
+        )
     who, _ = grant_to(capabilities=["import"], shared_access=True)
-    answer = api(who, "memory.imports.stage", {"space_id": "s1", "bundle": bundle, "chunk": chunks[0]}, api.connect(who))
+    answer = api(
+        who,
+        "memory.imports.stage",
+        {"space_id": "s1", "bundle": bundle, "chunk": chunks[0]},
+        api.connect(who),
+    )
     assert answer.status == 200 and not Import.objects.filter(state="verified").exists()
 
 
 # --- bad input: each rejects with the SPEC code and leaves the target space as it was ----------
+
 
 @pytest.fixture
 def target(api, admin, sess, filled, run_job_now):
@@ -217,7 +291,12 @@ def target(api, admin, sess, filled, run_job_now):
     fresh_target_bundle = import_and_activate(api, admin, sess, bundle, chunks, run_job_now)
     before, before_chunks = export(api, admin, sess, run_job_now, space_id="s2")
     source, source_chunks = export(api, admin, sess, run_job_now)
-    return {"before": before, "source": source, "chunks": source_chunks, "imported": fresh_target_bundle}
+    return {
+        "before": before,
+        "source": source,
+        "chunks": source_chunks,
+        "imported": fresh_target_bundle,
+    }
 
 
 def unchanged(api, admin, sess, run_job_now, before):
@@ -241,7 +320,10 @@ def test_a_digest_that_does_not_match_rejects_the_import(api, admin, sess, targe
 
 
 def test_a_tampered_bundle_digest_rejects(api, admin, sess, target, run_job_now):
-    bundle = {**target["source"], "object_counts": {**target["source"]["object_counts"], "record": 1}}
+    bundle = {
+        **target["source"],
+        "object_counts": {**target["source"]["object_counts"], "record": 1},
+    }
     _, final = stage_all(api, admin, sess, bundle, target["chunks"])
     receipt = run_job_now(final["receipt_id"])
     assert receipt.status == "failed" and "bundle digest" in receipt.failure["message"]
@@ -250,7 +332,12 @@ def test_a_tampered_bundle_digest_rejects(api, admin, sess, target, run_job_now)
 
 def test_a_chunk_out_of_order_rejects_and_consumes_nothing(api, admin, sess, target, run_job_now):
     chunks = target["chunks"]
-    first = api(admin, "memory.imports.stage", {"space_id": "s2", "bundle": target["source"], "chunk": chunks[0]}, sess)
+    first = api(
+        admin,
+        "memory.imports.stage",
+        {"space_id": "s2", "bundle": target["source"], "chunk": chunks[0]},
+        sess,
+    )
     import_id = first.receipt["refs"][0]["id"]
     body = {"space_id": "s2", "import_id": import_id, "chunk": chunks[2], "idempotency_key": "k2"}
     answer = api(admin, "memory.imports.stage", body, sess)
@@ -268,16 +355,34 @@ def test_a_chunk_out_of_order_rejects_and_consumes_nothing(api, admin, sess, tar
 
 def test_a_chunk_from_another_export_rejects(api, admin, sess, target, run_job_now):
     other, other_chunks = export(api, admin, sess, run_job_now)
-    first = api(admin, "memory.imports.stage", {"space_id": "s2", "bundle": target["source"],
-                                                "chunk": target["chunks"][0]}, sess)
+    first = api(
+        admin,
+        "memory.imports.stage",
+        {"space_id": "s2", "bundle": target["source"], "chunk": target["chunks"][0]},
+        sess,
+    )
     import_id = first.receipt["refs"][0]["id"]
-    answer = api(admin, "memory.imports.stage", {"space_id": "s2", "import_id": import_id,
-                                                 "chunk": other_chunks[1]}, sess)
+    answer = api(
+        admin,
+        "memory.imports.stage",
+        {"space_id": "s2", "import_id": import_id, "chunk": other_chunks[1]},
+        sess,
+    )
     assert answer.status == 422 and answer.code == "INVALID_INPUT"
     assert answer.error["details"]["field"] == "chunk.export_id"
-    mismatch = api(admin, "memory.imports.stage", {"space_id": "s2", "bundle": other, "chunk": target["chunks"][0]}, sess)
+    mismatch = api(
+        admin,
+        "memory.imports.stage",
+        {"space_id": "s2", "bundle": other, "chunk": target["chunks"][0]},
+        sess,
+    )
     assert mismatch.code == "INVALID_INPUT"
-    assert api(admin, "memory.imports.stage", {"space_id": "s2", "chunk": target["chunks"][0]}, sess).code == "INVALID_INPUT"
+    assert (
+        api(
+            admin, "memory.imports.stage", {"space_id": "s2", "chunk": target["chunks"][0]}, sess
+        ).code
+        == "INVALID_INPUT"
+    )
     assert Import.objects.filter(space_id="s2", state="staging").count() == 1
     unchanged(api, admin, sess, run_job_now, target["before"])
 
@@ -285,7 +390,12 @@ def test_a_chunk_from_another_export_rejects(api, admin, sess, target, run_job_n
 def test_an_object_that_breaks_its_schema_rejects(api, admin, sess, target, run_job_now):
     chunks = copy.deepcopy(target["chunks"])
     chunks[0]["objects"][0]["data"]["state"] = "exploded"
-    answer = api(admin, "memory.imports.stage", {"space_id": "s2", "bundle": target["source"], "chunk": chunks[0]}, sess)
+    answer = api(
+        admin,
+        "memory.imports.stage",
+        {"space_id": "s2", "bundle": target["source"], "chunk": chunks[0]},
+        sess,
+    )
     assert answer.status == 400 and answer.code == "invalid_input"
     assert not Import.objects.filter(space_id="s2", state="staging").exists()
     unchanged(api, admin, sess, run_job_now, target["before"])
@@ -301,18 +411,26 @@ def test_the_worker_checks_references_order_and_schema_too(api, admin, sess, tar
     for c in chunks:
         c["digest"] = digest(c["objects"])
     bundle = {**target["source"], "chunk_digests": [c["digest"] for c in chunks]}
-    bundle["bundle_digest"] = policy.bundle_digest(bundle["export_id"], bundle["space_id"], 1,
-                                                   bundle["chunk_digests"], bundle["object_counts"])
+    bundle["bundle_digest"] = policy.bundle_digest(
+        bundle["export_id"], bundle["space_id"], 1, bundle["chunk_digests"], bundle["object_counts"]
+    )
     import_id, final = stage_all(api, admin, sess, bundle, chunks)
     receipt = run_job_now(final["receipt_id"])
-    assert receipt.status == "failed" and "subject that is not in the bundle" in receipt.failure["message"]
+    assert (
+        receipt.status == "failed"
+        and "subject that is not in the bundle" in receipt.failure["message"]
+    )
     assert Import.objects.get(pk=import_id).failure["code"] == "INVALID_INPUT"
     unchanged(api, admin, sess, run_job_now, target["before"])
 
 
 def test_activation_of_an_unverified_import_rejects(api, admin, sess, target, run_job_now):
-    first = api(admin, "memory.imports.stage", {"space_id": "s2", "bundle": target["source"],
-                                                "chunk": target["chunks"][0]}, sess)
+    first = api(
+        admin,
+        "memory.imports.stage",
+        {"space_id": "s2", "bundle": target["source"], "chunk": target["chunks"][0]},
+        sess,
+    )
     import_id = first.receipt["refs"][0]["id"]
     answer = api(admin, "memory.imports.activate", {"space_id": "s2", "import_id": import_id}, sess)
     assert answer.code == "IMPORT_STATE_CONFLICT" and answer.error["details"]["state"] == "staging"
@@ -321,22 +439,39 @@ def test_activation_of_an_unverified_import_rejects(api, admin, sess, target, ru
 
 
 def test_discard_before_activation_and_not_after(api, admin, sess, target, run_job_now):
-    first = api(admin, "memory.imports.stage", {"space_id": "s2", "bundle": target["source"],
-                                                "chunk": target["chunks"][0]}, sess)
+    first = api(
+        admin,
+        "memory.imports.stage",
+        {"space_id": "s2", "bundle": target["source"], "chunk": target["chunks"][0]},
+        sess,
+    )
     import_id = first.receipt["refs"][0]["id"]
     answer = api(admin, "memory.imports.discard", {"space_id": "s2", "import_id": import_id}, sess)
     assert answer.receipt["status"] == "committed"
     imp = Import.objects.get(pk=import_id)
     assert imp.state == "discarded" and not imp.chunks.exists()
-    again = api(admin, "memory.imports.stage", {"space_id": "s2", "import_id": import_id,
-                                                "chunk": target["chunks"][1]}, sess)
+    again = api(
+        admin,
+        "memory.imports.stage",
+        {"space_id": "s2", "import_id": import_id, "chunk": target["chunks"][1]},
+        sess,
+    )
     assert again.code == "IMPORT_STATE_CONFLICT"
     activated = target["imported"]
     answer = api(admin, "memory.imports.discard", {"space_id": "s2", "import_id": activated}, sess)
-    assert answer.code == "IMPORT_STATE_CONFLICT" and answer.error["details"]["state"] == "activated"
+    assert (
+        answer.code == "IMPORT_STATE_CONFLICT" and answer.error["details"]["state"] == "activated"
+    )
     unchanged(api, admin, sess, run_job_now, target["before"])
-    assert api(admin, "memory.imports.discard", {"space_id": "s2", "import_id": "imp_01J00000000000000000000000"},
-               sess).code == "NOT_FOUND"
+    assert (
+        api(
+            admin,
+            "memory.imports.discard",
+            {"space_id": "s2", "import_id": "imp_01J00000000000000000000000"},
+            sess,
+        ).code
+        == "NOT_FOUND"
+    )
 
 
 def test_a_redelivered_activation_does_no_second_effect(api, admin, sess, filled, run_job_now):
@@ -360,7 +495,9 @@ def test_records_with_history_import_their_current_revision(api, admin, sess, fi
     update_record(rec, "changed later")  # the imported space is an ordinary space afterwards
 
 
-def test_the_fast_object_validator_agrees_with_the_reference_schema(api, admin, sess, filled, run_job_now):
+def test_the_fast_object_validator_agrees_with_the_reference_schema(
+    api, admin, sess, filled, run_job_now
+):
     from memory.ops.transfer_jobs import object_validator
     from memory.wire.validation import catalog
 
@@ -379,10 +516,14 @@ def test_the_fast_object_validator_agrees_with_the_reference_schema(api, admin, 
     assert not any(object_validator().is_valid(o) for o in broken)
 
 
-def test_reflections_export_only_within_the_exporters_coverage(api, admin, sess, grant_to, filled, run_job_now):
+def test_reflections_export_only_within_the_exporters_coverage(
+    api, admin, sess, grant_to, filled, run_job_now
+):
     for kind in ("fact", "plan", "event"):
         make_record(filled["u2"], f"a {kind}", kind=kind, context_id="c2")
-    gen = api(admin, "memory.reflections.generate", {"space_id": "s1", "subject_id": "u2"}, sess).receipt
+    gen = api(
+        admin, "memory.reflections.generate", {"space_id": "s1", "subject_id": "u2"}, sess
+    ).receipt
     assert run_job_now(gen["receipt_id"]).status == "committed"  # pinned: all contexts + shared
     narrow, _ = grant_to(capabilities=["export"], context_ids=["c2"], shared_access=True)
     bundle, _ = export(api, narrow, api.connect(narrow), run_job_now)

@@ -2,6 +2,7 @@
 the job are written together, the task is enqueued after commit, a worker completes it; a worker
 killed mid-export leaves no half-visible bundle and the sweeper gets the receipt to an end.
 Also the sweeper's rules, run in-process."""
+
 import json
 import time
 from datetime import timedelta
@@ -23,8 +24,12 @@ transactional = pytest.mark.django_db(transaction=True)
 def _records(n: int, size: int = 400) -> None:
     u1 = subject_row("s1", "u1")
     for i in range(n):
-        make_record(u1, f"note {i} " + "y" * size, kind=["preference", "fact", "plan", "event"][i % 4],
-                    context_id=None if i % 3 else "c1")
+        make_record(
+            u1,
+            f"note {i} " + "y" * size,
+            kind=["preference", "fact", "plan", "event"][i % 4],
+            context_id=None if i % 3 else "c1",
+        )
 
 
 @pytest.mark.worker
@@ -33,7 +38,9 @@ def test_a_real_worker_completes_reflections_and_exports(api, admin, start_worke
     _records(5)
     start_worker()
     session = api.connect(admin)
-    gen = api(admin, "memory.reflections.generate", {"space_id": "s1", "subject_id": "u1"}, session).receipt
+    gen = api(
+        admin, "memory.reflections.generate", {"space_id": "s1", "subject_id": "u1"}, session
+    ).receipt
     exp = api(admin, "memory.exports.create", {"space_id": "s1"}, session).receipt
     assert gen["status"] == exp["status"] == "pending"
     for receipt in (gen, exp):
@@ -41,8 +48,12 @@ def test_a_real_worker_completes_reflections_and_exports(api, admin, start_worke
     got = api(admin, "memory.receipts.get", {"receipt_id": gen["receipt_id"]}, session).receipt
     assert got["status"] == "committed" and got["refs"][0]["type"] == "reflection"
     assert Reflection.objects.filter(reflection_id=got["refs"][0]["id"]).exists()
-    chunk = api(admin, "memory.exports.get", {"space_id": "s1", "export_id": exp["refs"][0]["id"], "ordinal": 0},
-                session)
+    chunk = api(
+        admin,
+        "memory.exports.get",
+        {"space_id": "s1", "export_id": exp["refs"][0]["id"], "ordinal": 0},
+        session,
+    )
     assert chunk.status == 200 and chunk.body["bundle"]["object_counts"]["record"] == 5
     assert api(admin, "memory.spaces.list", {}, session).body["spaces"][0]["pending_receipts"] == 0
 
@@ -53,15 +64,25 @@ def test_a_worker_killed_mid_export_leaves_nothing_half_visible(api, admin, star
     _records(300)
     slow = start_worker(SPOKE_MEMORY_EXPORT_CHUNK_BYTES="4096", SPOKE_TEST_EXPORT_PAUSE_S="0.2")
     session = api.connect(admin)
-    receipt_id = api(admin, "memory.exports.create", {"space_id": "s1"}, session).receipt["receipt_id"]
+    receipt_id = api(admin, "memory.exports.create", {"space_id": "s1"}, session).receipt[
+        "receipt_id"
+    ]
     wait_for(lambda: job_state(receipt_id) == "running", what="the export to start")
     slow.kill()
     assert receipt_status(receipt_id) == "pending"
     assert Export.objects.get().state == "pending" and not ExportChunk.objects.exists()
     # A second worker with beat: its sweeper (short timeout) re-queues the orphaned job.
-    start_worker(SPOKE_MEMORY_EXPORT_CHUNK_BYTES="4096", SPOKE_MEMORY_JOB_TIMEOUT_S="2",
-                 SPOKE_MEMORY_SWEEP_INTERVAL_S="1", CELERY_EXTRA="beat")
-    wait_for(lambda: receipt_status(receipt_id) != "pending", timeout=180, what="the sweeper and second worker")
+    start_worker(
+        SPOKE_MEMORY_EXPORT_CHUNK_BYTES="4096",
+        SPOKE_MEMORY_JOB_TIMEOUT_S="2",
+        SPOKE_MEMORY_SWEEP_INTERVAL_S="1",
+        CELERY_EXTRA="beat",
+    )
+    wait_for(
+        lambda: receipt_status(receipt_id) != "pending",
+        timeout=180,
+        what="the sweeper and second worker",
+    )
     receipt = Receipt.objects.get(pk=receipt_id)
     assert receipt.status in ("committed", "failed")
     export = Export.objects.get()
@@ -84,20 +105,30 @@ def test_a_job_longer_than_three_timeouts_finishes_on_its_first_attempt(api, adm
     every second, an idle second worker and an export of well over 6 s, the job is never
     re-queued, run twice nor failed."""
     _records(300)
-    slow = {"SPOKE_MEMORY_EXPORT_CHUNK_BYTES": "4096", "SPOKE_TEST_EXPORT_PAUSE_S": "0.2",
-            "SPOKE_MEMORY_JOB_TIMEOUT_S": "2", "SPOKE_MEMORY_SWEEP_INTERVAL_S": "1"}
+    slow = {
+        "SPOKE_MEMORY_EXPORT_CHUNK_BYTES": "4096",
+        "SPOKE_TEST_EXPORT_PAUSE_S": "0.2",
+        "SPOKE_MEMORY_JOB_TIMEOUT_S": "2",
+        "SPOKE_MEMORY_SWEEP_INTERVAL_S": "1",
+    }
     start_worker(**slow, CELERY_EXTRA="beat")
     start_worker(**slow)  # an idle second worker would take any re-queued delivery at once
     session = api.connect(admin)
-    receipt_id = api(admin, "memory.exports.create", {"space_id": "s1"}, session).receipt["receipt_id"]
+    receipt_id = api(admin, "memory.exports.create", {"space_id": "s1"}, session).receipt[
+        "receipt_id"
+    ]
     wait_for(lambda: job_state(receipt_id) == "running", what="the export to start")
     beats = set()
     while receipt_status(receipt_id) == "pending":
-        beats.update(JobHeartbeat.objects.filter(receipt_id=receipt_id).values_list("beat_at", flat=True))
+        beats.update(
+            JobHeartbeat.objects.filter(receipt_id=receipt_id).values_list("beat_at", flat=True)
+        )
         time.sleep(0.3)
     job = Job.objects.get(pk=receipt_id)
     assert receipt_status(receipt_id) == "committed" and job.attempts == 1
-    assert job.finished_at - job.started_at > timedelta(seconds=3 * 2)  # it really outlived the timeout
+    assert job.finished_at - job.started_at > timedelta(
+        seconds=3 * 2
+    )  # it really outlived the timeout
     assert len(beats) >= 3  # and was stamped while it ran
     assert not JobHeartbeat.objects.filter(receipt_id=receipt_id).exists()  # removed at the end
     assert Export.objects.get().bundle["object_counts"]["record"] == 300
@@ -111,7 +142,9 @@ def test_sweeper_leaves_a_long_job_with_a_fresh_heartbeat_alone(pending_export, 
     Job.objects.filter(pk=pending_export).update(state=Job.RUNNING, started_at=long_ago, attempts=1)
     JobHeartbeat.objects.create(receipt_id=pending_export, beat_at=now())
     assert sweep_jobs() == {"requeued": 0, "failed": 0} and sent == []
-    JobHeartbeat.objects.filter(receipt_id=pending_export).update(beat_at=long_ago)  # the worker went silent
+    JobHeartbeat.objects.filter(receipt_id=pending_export).update(
+        beat_at=long_ago
+    )  # the worker went silent
     assert sweep_jobs() == {"requeued": 1, "failed": 0} and sent == [pending_export]
 
 
@@ -122,7 +155,9 @@ def test_export_job_at_top_level_takes_a_repeatable_read_snapshot(api, admin):
 
     _records(3)
     session = api.connect(admin)
-    receipt_id = api(admin, "memory.exports.create", {"space_id": "s1"}, session).receipt["receipt_id"]
+    receipt_id = api(admin, "memory.exports.create", {"space_id": "s1"}, session).receipt[
+        "receipt_id"
+    ]
     run_job(receipt_id)
     export = Export.objects.get()
     assert receipt_status(receipt_id) == "committed" and export.state == "ready"
@@ -131,6 +166,7 @@ def test_export_job_at_top_level_takes_a_repeatable_read_snapshot(api, admin):
 
 
 # --- the sweeper's rules, in-process -------------------------------------------------------------
+
 
 @pytest.fixture
 def pending_export(api, admin):
@@ -143,8 +179,9 @@ def pending_export(api, admin):
 def test_sweeper_requeues_a_job_whose_worker_vanished(pending_export, settings, monkeypatch):
     sent = []
     monkeypatch.setattr("memory.tasks.run_job.delay", lambda rid: sent.append(rid))
-    Job.objects.filter(pk=pending_export).update(state=Job.RUNNING, started_at=now() - timedelta(seconds=600),
-                                                 attempts=1)
+    Job.objects.filter(pk=pending_export).update(
+        state=Job.RUNNING, started_at=now() - timedelta(seconds=600), attempts=1
+    )
     assert sweep_jobs() == {"requeued": 1, "failed": 0}
     assert sent == [pending_export] and job_state(pending_export) == Job.QUEUED
     assert sweep_jobs() == {"requeued": 0, "failed": 0}  # fresh again: not past the timeout
@@ -153,7 +190,8 @@ def test_sweeper_requeues_a_job_whose_worker_vanished(pending_export, settings, 
 @pytest.mark.django_db
 def test_sweeper_fails_a_job_out_of_attempts_and_marks_the_export_failed(pending_export):
     Job.objects.filter(pk=pending_export).update(
-        state=Job.RUNNING, started_at=now() - timedelta(seconds=django_settings.SPOKE_MEMORY_JOB_TIMEOUT_S + 5),
+        state=Job.RUNNING,
+        started_at=now() - timedelta(seconds=django_settings.SPOKE_MEMORY_JOB_TIMEOUT_S + 5),
         attempts=MAX_ATTEMPTS,
     )
     assert sweep_jobs() == {"requeued": 0, "failed": 1}
@@ -180,4 +218,6 @@ def test_a_redelivered_task_does_nothing(pending_export):
     run_job(pending_export)
     first = Export.objects.get().bundle
     run_job(pending_export)
-    assert Export.objects.get().bundle == first and ExportChunk.objects.count() == first["chunk_count"]
+    assert (
+        Export.objects.get().bundle == first and ExportChunk.objects.count() == first["chunk_count"]
+    )

@@ -1,4 +1,5 @@
 """The dispatch gates of SPEC §1.4, one test per gate, and their order."""
+
 import json
 
 import pytest
@@ -21,8 +22,12 @@ def test_get_is_405_before_authentication(api):
 
 @pytest.mark.parametrize("header", [None, "Bearer", "Bearer smk_unknown", "Basic abc"])
 def test_missing_or_unknown_token_is_401(api, header):
-    response = api.client.post("/v1/ops/memory.describe", data="{}", content_type="application/json",
-                               **({"HTTP_AUTHORIZATION": header} if header else {}))
+    response = api.client.post(
+        "/v1/ops/memory.describe",
+        data="{}",
+        content_type="application/json",
+        **({"HTTP_AUTHORIZATION": header} if header else {}),
+    )
     assert response.status_code == 401
     assert response.json()["error"]["code"] == "unauthenticated"
 
@@ -82,7 +87,10 @@ def test_oversized_body_is_413(api, admin, settings):
 def test_sub_flag_op_without_negotiation_is_capability_missing(api, admin):
     answer = api(admin, "memory.exports.create", {"space_id": "s1"})
     assert (answer.status, answer.code) == (403, "capability_missing")
-    assert answer.error["details"] == {"required": "spoke-memory-transfer", "negotiated": ["spoke-memory"]}
+    assert answer.error["details"] == {
+        "required": "spoke-memory-transfer",
+        "negotiated": ["spoke-memory"],
+    }
 
 
 def test_host_serving_only_core_answers_sub_flag_ops_capability_missing(api, admin):
@@ -90,14 +98,22 @@ def test_host_serving_only_core_answers_sub_flag_ops_capability_missing(api, adm
         session = api.connect(admin)
         negotiated = api(admin, "memory.describe", {}, session=session)
         assert negotiated.body["provider"]["served_capabilities"] == ["spoke-memory"]
-        answer = api(admin, "memory.reflections.state", {"space_id": "s1", "subject_id": "u"}, session=session)
+        answer = api(
+            admin,
+            "memory.reflections.state",
+            {"space_id": "s1", "subject_id": "u"},
+            session=session,
+        )
     assert answer.code == "capability_missing"
     assert answer.error["details"]["negotiated"] == ["spoke-memory"]
 
 
 def test_cognition_filter_needs_spoke_cognition(api, admin):
     session = api.connect(admin, ["spoke-memory"])
-    body = {"space_id": "s1", "cognition_filter": {"require": [{"dimension": "type", "op": "eq", "value": "goal"}]}}
+    body = {
+        "space_id": "s1",
+        "cognition_filter": {"require": [{"dimension": "type", "op": "eq", "value": "goal"}]},
+    }
     answer = api(admin, "memory.records.list", body, session=session)
     assert answer.code == "capability_missing"
     assert answer.error["details"]["required"] == "spoke-cognition"
@@ -112,7 +128,9 @@ def test_unknown_member_is_schema_error(api, admin):
 
 def test_schema_errors_do_not_echo_values(api, admin):
     secret = "my-very-private-memory-text"
-    answer = api(admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": secret + " with spaces"})
+    answer = api(
+        admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": secret + " with spaces"}
+    )
     assert answer.code == "invalid_input"
     assert secret not in json.dumps(answer.body)
 
@@ -121,21 +139,32 @@ def test_unsupported_cognition_requirement_names_its_index(api, admin):
     session = api.connect(admin)
     body = {
         "space_id": "s1",
-        "cognition_filter": {"require": [
-            {"dimension": "type", "op": "eq", "value": "goal"},
-            {"dimension": "mood", "op": "eq", "value": "x"},
-        ]},
+        "cognition_filter": {
+            "require": [
+                {"dimension": "type", "op": "eq", "value": "goal"},
+                {"dimension": "mood", "op": "eq", "value": "x"},
+            ]
+        },
     }
     answer = api(admin, "memory.records.list", body, session=session)
     assert (answer.status, answer.code) == (400, "invalid_input")
-    assert answer.error["details"] == {"reason": "unsupported_cognition_requirement", "requirement_index": 1}
+    assert answer.error["details"] == {
+        "reason": "unsupported_cognition_requirement",
+        "requirement_index": 1,
+    }
 
 
 def test_gate_order_schema_before_cognition_grammar(api, admin):
     session = api.connect(admin)
-    body = {"space_id": "s1", "bogus": True,
-            "cognition_filter": {"require": [{"dimension": "mood", "op": "eq", "value": "x"}]}}
-    assert api(admin, "memory.records.list", body, session=session).error["details"]["reason"] == "schema"
+    body = {
+        "space_id": "s1",
+        "bogus": True,
+        "cognition_filter": {"require": [{"dimension": "mood", "op": "eq", "value": "x"}]},
+    }
+    assert (
+        api(admin, "memory.records.list", body, session=session).error["details"]["reason"]
+        == "schema"
+    )
 
 
 def test_gate_order_capability_before_schema(api, admin):
@@ -145,9 +174,17 @@ def test_gate_order_capability_before_schema(api, admin):
 
 def test_rejected_requests_write_nothing(api, admin, space):
     before = (Receipt.objects.count(), IdempotencyKey.objects.count(), Subject.objects.count())
-    api(admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "bad id!", "idempotency_key": "k1"})
+    api(
+        admin,
+        "memory.subjects.ensure",
+        {"space_id": "s1", "subject_id": "bad id!", "idempotency_key": "k1"},
+    )
     api.raw("/v1/ops/memory.subjects.ensure", b"{not json", token=admin.token)
-    assert (Receipt.objects.count(), IdempotencyKey.objects.count(), Subject.objects.count()) == before
+    assert (
+        Receipt.objects.count(),
+        IdempotencyKey.objects.count(),
+        Subject.objects.count(),
+    ) == before
 
 
 def test_manifest_needs_no_auth_and_lists_served_flags(api):

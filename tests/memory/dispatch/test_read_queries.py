@@ -1,6 +1,7 @@
 """A read through the whole edge costs a constant, small number of queries: the token, the
 caller's coverage (its effective grants joined with their space, one query) and the object.
 Recall adds its candidate scan and the hydration of the hits, whatever the subject holds."""
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -18,14 +19,27 @@ def queries(api, who, op, body) -> list[str]:
 @pytest.fixture
 def subject_with_records(api, admin, space):
     def make(n: int) -> list[str]:
-        api(admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1", "kind": "acme:user"})
+        api(
+            admin,
+            "memory.subjects.ensure",
+            {"space_id": "s1", "subject_id": "u1", "kind": "acme:user"},
+        )
         ids = []
         for i in range(n):
-            answer = api(admin, "memory.records.create", {
-                "space_id": "s1", "subject_id": "u1", "kind": "note",
-                "content": {"text": f"hello number {i}"}, "placement": {"scope": "shared"}})
+            answer = api(
+                admin,
+                "memory.records.create",
+                {
+                    "space_id": "s1",
+                    "subject_id": "u1",
+                    "kind": "note",
+                    "content": {"text": f"hello number {i}"},
+                    "placement": {"scope": "shared"},
+                },
+            )
             ids.append(answer.receipt["refs"][-1]["id"])
         return ids
+
     return make
 
 
@@ -37,7 +51,11 @@ def test_gets_are_token_coverage_object(api, admin, subject_with_records):
     ]:
         sql = queries(api, admin, op, body)
         assert len(sql) == 3, (op, sql)
-        assert '"memory_apitoken"' in sql[0] and '"memory_grant"' in sql[1] and '"memory_space"' in sql[1]
+        assert (
+            '"memory_apitoken"' in sql[0]
+            and '"memory_grant"' in sql[1]
+            and '"memory_space"' in sql[1]
+        )
         assert f'"{table}"' in sql[2]
 
 
@@ -59,7 +77,8 @@ def test_prepared_token_lookup_returns_the_orm_principal(admin):
     fast = principal_for_header(f"Bearer {admin.token}")
     orm = Principal.objects.get(pk=admin.id)
     assert {f.attname: getattr(fast, f.attname) for f in Principal._meta.concrete_fields} == {
-        f.attname: getattr(orm, f.attname) for f in Principal._meta.concrete_fields}
+        f.attname: getattr(orm, f.attname) for f in Principal._meta.concrete_fields
+    }
     ApiToken.objects.filter(principal_id=admin.id).update(revoked_at=orm.created_at)
     with pytest.raises(Exception) as err:
         principal_for_header(f"Bearer {admin.token}")

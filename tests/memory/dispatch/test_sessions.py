@@ -1,4 +1,5 @@
 """Sessions and capability negotiation (SPEC §1.3)."""
+
 import pytest
 from django.test import override_settings
 

@@ -1,4 +1,5 @@
 """engine/1 classification (SPEC §7): pure, deterministic, versioned, advisory."""
+
 import ast
 from pathlib import Path
 
@@ -9,23 +10,36 @@ from hypothesis import strategies as st
 from memory.engine import classify as engine
 from memory.engine.classify import LABELS, classify
 
-COG = {"view": "recorded_at", "type": "goal", "proposition": "p", "attribution": {"holder": "h", "source": "observed"},
-       "basis": {"kind": "observed"}, "times": {"recorded_at": "2026-01-01T00:00:00.000Z"}}
+COG = {
+    "view": "recorded_at",
+    "type": "goal",
+    "proposition": "p",
+    "attribution": {"holder": "h", "source": "observed"},
+    "basis": {"kind": "observed"},
+    "times": {"recorded_at": "2026-01-01T00:00:00.000Z"},
+}
 
 
-@pytest.mark.parametrize("text, label", [
-    ("Ada prefers email over phone calls.", "preference"),
-    ("Grace is going to renew the contract next month.", "plan"),
-    ("Ada moved to Lisbon last spring.", "event"),
-    ("Grace's team uses the Pro plan.", "fact"),
-    ("", "noise"),
-    ("ok", "noise"),
-    ("lorem ipsum dolor", "noise"),
-])
+@pytest.mark.parametrize(
+    "text, label",
+    [
+        ("Ada prefers email over phone calls.", "preference"),
+        ("Grace is going to renew the contract next month.", "plan"),
+        ("Ada moved to Lisbon last spring.", "event"),
+        ("Grace's team uses the Pro plan.", "fact"),
+        ("", "noise"),
+        ("ok", "noise"),
+        ("lorem ipsum dolor", "noise"),
+    ],
+)
 def test_labels(text, label):
     out = classify({"text": text}, "engine/1")
     assert out["label"] == label
-    assert out["label"] in LABELS and 0 <= out["confidence"] <= 1 and out["policy_version"] == "engine/1"
+    assert (
+        out["label"] in LABELS
+        and 0 <= out["confidence"] <= 1
+        and out["policy_version"] == "engine/1"
+    )
 
 
 def test_a_non_empty_cognition_array_is_a_signal_and_empty_is_not():
@@ -43,7 +57,10 @@ def test_structured_content_is_a_fact_signal():
 def test_signals_name_every_rule_that_fired_and_confidence_grows_with_them():
     one = classify({"text": "Ada likes tea"}, "engine/1")
     two = classify({"text": "Ada likes tea over coffee"}, "engine/1")
-    assert one["signals"] == ["preference_verb"] and two["signals"] == ["preference_verb", "preference_marker"]
+    assert one["signals"] == ["preference_verb"] and two["signals"] == [
+        "preference_verb",
+        "preference_marker",
+    ]
     assert two["confidence"] > one["confidence"]
 
 
@@ -61,15 +78,21 @@ def test_unknown_policy_version_is_refused():
 
 def test_the_engine_imports_no_django_and_does_no_io():
     tree = ast.parse(Path(engine.__file__).read_text())
-    modules = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    modules |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    modules = {
+        a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+    }
+    modules |= {
+        n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
+    }
     assert modules <= {"__future__", "re", "collections"}
 
 
 contents = st.fixed_dictionaries(
     {"text": st.text(max_size=200)},
-    optional={"structured": st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
-              "cognition": st.lists(st.just(COG), max_size=2)},
+    optional={
+        "structured": st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
+        "cognition": st.lists(st.just(COG), max_size=2),
+    },
 )
 
 

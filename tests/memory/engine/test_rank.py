@@ -171,27 +171,60 @@ def _reference_rank(docs, query):
     df = Counter(t for _, counts, _ in matched for t in counts)
     idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in df}
     newest = max(d.created_ms for d, _, _ in matched)
-    rels = [(d, sum(idf[t] * c * (K1 + 1) / (c + K1 * (1 - B + B * length / avgdl))
-                    for t, c in sorted(counts.items()))) for d, counts, length in matched]
+    rels = [
+        (
+            d,
+            sum(
+                idf[t] * c * (K1 + 1) / (c + K1 * (1 - B + B * length / avgdl))
+                for t, c in sorted(counts.items())
+            ),
+        )
+        for d, counts, length in matched
+    ]
     best = max(r for _, r in rels)
-    scored = [Ranked(d.record_id, round(RELEVANCE_WEIGHT * r / best + RECENCY_WEIGHT * _recency(d.created_ms, newest),
-                                        SCORE_DECIMALS)) for d, r in rels]
+    scored = [
+        Ranked(
+            d.record_id,
+            round(
+                RELEVANCE_WEIGHT * r / best + RECENCY_WEIGHT * _recency(d.created_ms, newest),
+                SCORE_DECIMALS,
+            ),
+        )
+        for d, r in rels
+    ]
     return sorted(scored, key=lambda r: (-r.score, r.record_id))
 
 
-_WORDS = ["tea", "Tea", "TEA", "coffee", "Ádám", "ádám", "x" * 201, "x" * 200, "porto", "ß", "Σίσυφος"]
+_WORDS = [
+    "tea",
+    "Tea",
+    "TEA",
+    "coffee",
+    "Ádám",
+    "ádám",
+    "x" * 201,
+    "x" * 200,
+    "porto",
+    "ß",
+    "Σίσυφος",
+]
 _SEPS = [" ", "  ", "-", "_", "'", ".", "\u2014", "\u3001", "\t", "!?", ""]
 
 
 @settings(max_examples=400, deadline=None)
 @given(
-    texts=st.lists(st.lists(st.tuples(st.sampled_from(_WORDS), st.sampled_from(_SEPS)), max_size=12), max_size=25),
+    texts=st.lists(
+        st.lists(st.tuples(st.sampled_from(_WORDS), st.sampled_from(_SEPS)), max_size=12),
+        max_size=25,
+    ),
     query=st.lists(st.sampled_from(_WORDS + ["nothing"]), min_size=1, max_size=4),
     lead=st.sampled_from(["", " ", "--"]),
 )
 def test_fast_ranking_equals_the_plain_statement_of_the_policy(texts, query, lead):
-    docs = [Doc(f"rec_{i:03d}", i * 3_600_000, lead + "".join(w + s for w, s in parts))
-            for i, parts in enumerate(texts)]
+    docs = [
+        Doc(f"rec_{i:03d}", i * 3_600_000, lead + "".join(w + s for w, s in parts))
+        for i, parts in enumerate(texts)
+    ]
     q = " ".join(query)
     assume(query_terms(q))  # a query without a token is the newest-first rule, not relevance
     assert rank.rank(docs, q) == _reference_rank(docs, q)

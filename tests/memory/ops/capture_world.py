@@ -1,5 +1,6 @@
 """Helpers shared by the capture, candidates and records tests: placements, request builders and
 a snapshot of every row count that an erroring request must leave unchanged."""
+
 from __future__ import annotations
 
 import pytest
@@ -27,9 +28,21 @@ def cognition_entry(**over) -> dict:
 def state() -> dict:
     """Everything a failed request must not change."""
     return {
-        "candidates": list(Candidate.objects.order_by("pk").values_list("candidate_id", "state", "revision", "proposed")),
-        "records": list(Record.objects.order_by("pk").values_list("record_id", "revision", "content", "placement_scope",
-                                                                   "placement_context_id", "kind")),
+        "candidates": list(
+            Candidate.objects.order_by("pk").values_list(
+                "candidate_id", "state", "revision", "proposed"
+            )
+        ),
+        "records": list(
+            Record.objects.order_by("pk").values_list(
+                "record_id",
+                "revision",
+                "content",
+                "placement_scope",
+                "placement_context_id",
+                "kind",
+            )
+        ),
         "revisions": RecordRevision.objects.count(),
         "receipts": Receipt.objects.count(),
         "keys": IdempotencyKey.objects.count(),
@@ -44,7 +57,8 @@ class World:
 
     def capture(self, who=None, texts=("Ada prefers tea.",), placement=None, subject="u1", **extra):
         body = {
-            "space_id": "s1", "subject_id": subject,
+            "space_id": "s1",
+            "subject_id": subject,
             "capture_scope": {"placement": placement or C1, **extra.pop("scope_extra", {})},
             "items": [{"content": {"text": t}} if isinstance(t, str) else t for t in texts],
             **extra,
@@ -57,15 +71,34 @@ class World:
         return [r["id"] for r in answer.receipt["refs"]]
 
     def review(self, who, candidate_id, decision, **extra):
-        return self.api(who or self.admin, "memory.candidates.review",
-                        {"space_id": "s1", "candidate_id": candidate_id, "decision": decision, **extra})
+        return self.api(
+            who or self.admin,
+            "memory.candidates.review",
+            {"space_id": "s1", "candidate_id": candidate_id, "decision": decision, **extra},
+        )
 
-    def create(self, who=None, text="Ada works at Acme.", placement=None, kind="fact", subject="u1", **extra):
+    def create(
+        self,
+        who=None,
+        text="Ada works at Acme.",
+        placement=None,
+        kind="fact",
+        subject="u1",
+        **extra,
+    ):
         content = extra.pop("content", {"text": text})
-        return self.api(who or self.admin, "memory.records.create", {
-            "space_id": "s1", "subject_id": subject, "kind": kind, "content": content,
-            "placement": placement or C1, **extra,
-        })
+        return self.api(
+            who or self.admin,
+            "memory.records.create",
+            {
+                "space_id": "s1",
+                "subject_id": subject,
+                "kind": kind,
+                "content": content,
+                "placement": placement or C1,
+                **extra,
+            },
+        )
 
     def record_id(self, *args, **kwargs) -> str:
         answer = self.create(*args, **kwargs)
@@ -73,17 +106,25 @@ class World:
         return answer.receipt["refs"][0]["id"]
 
     def record(self, record_id, who=None) -> dict:
-        answer = self.api(who or self.admin, "memory.records.get", {"space_id": "s1", "record_id": record_id})
+        answer = self.api(
+            who or self.admin, "memory.records.get", {"space_id": "s1", "record_id": record_id}
+        )
         assert answer.status == 200, answer.body
         return answer.body["record"]
 
     def candidate(self, candidate_id, who=None) -> dict:
-        answer = self.api(who or self.admin, "memory.candidates.get", {"space_id": "s1", "candidate_id": candidate_id})
+        answer = self.api(
+            who or self.admin,
+            "memory.candidates.get",
+            {"space_id": "s1", "candidate_id": candidate_id},
+        )
         assert answer.status == 200, answer.body
         return answer.body["candidate"]
 
     def list_records(self, who=None, session=None, **body):
-        return self.api(who or self.admin, "memory.records.list", {"space_id": "s1", **body}, session=session)
+        return self.api(
+            who or self.admin, "memory.records.list", {"space_id": "s1", **body}, session=session
+        )
 
 
 @pytest.fixture(name="world")

@@ -1,6 +1,7 @@
 """memory.candidates.list/.get/.dismiss/.review (SPEC §5 "Review decision", §2.6, §2.7): coverage
 of the capture scope, the kind rule, inherited placement, capture provenance, atomic consumption
 (and the race on PostgreSQL), content rules on overrides and fragments."""
+
 import json
 import threading
 
@@ -21,13 +22,17 @@ def body(cid, **extra):
 
 # ---- get / list -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("grant, visible", [
-    ({"capabilities": ["candidates_read"]}, True),
-    ({"capabilities": ["review"], "context_ids": ["c1"]}, True),
-    ({"capabilities": ["records_read", "capture"]}, False),
-    ({"capabilities": ["candidates_read"], "context_ids": ["c2"]}, False),
-    ({"capabilities": ["candidates_read"], "subject_ids": ["u2"]}, False),
-])
+
+@pytest.mark.parametrize(
+    "grant, visible",
+    [
+        ({"capabilities": ["candidates_read"]}, True),
+        ({"capabilities": ["review"], "context_ids": ["c1"]}, True),
+        ({"capabilities": ["records_read", "capture"]}, False),
+        ({"capabilities": ["candidates_read"], "context_ids": ["c2"]}, False),
+        ({"capabilities": ["candidates_read"], "subject_ids": ["u2"]}, False),
+    ],
+)
 def test_candidate_get_coverage(world, api, grant_to, grant, visible):
     [cid] = world.candidate_ids()
     who, _ = grant_to(**grant)
@@ -35,19 +40,27 @@ def test_candidate_get_coverage(world, api, grant_to, grant, visible):
     if visible:
         assert answer.body["candidate"]["candidate_id"] == cid
     else:
-        assert (answer.status, answer.code, answer.error["details"]) == (404, "NOT_FOUND", {"resource": "candidate"})
+        assert (answer.status, answer.code, answer.error["details"]) == (
+            404,
+            "NOT_FOUND",
+            {"resource": "candidate"},
+        )
 
 
 def test_candidate_get_absent_and_shared_access(world, api, grant_to):
     [shared] = world.candidate_ids(placement=SHARED)
     assert api(world.admin, "memory.candidates.get", body("cnd_nope")).code == "NOT_FOUND"
     no_shared, _ = grant_to(capabilities=["candidates_read"])
-    with_shared, _ = grant_to(capabilities=["candidates_read"], shared_access=True, context_ids=["zz"])
+    with_shared, _ = grant_to(
+        capabilities=["candidates_read"], shared_access=True, context_ids=["zz"]
+    )
     assert api(no_shared, "memory.candidates.get", body(shared)).code == "NOT_FOUND"
     assert api(with_shared, "memory.candidates.get", body(shared)).status == 200
 
 
-def test_list_is_oldest_first_pending_by_default_and_counts_the_authorized_set(world, api, grant_to):
+def test_list_is_oldest_first_pending_by_default_and_counts_the_authorized_set(
+    world, api, grant_to
+):
     a = world.candidate_ids(texts=["one", "two"], placement=C1)
     b = world.candidate_ids(texts=["three"], placement=C2)
     c = world.candidate_ids(texts=["four"], placement=SHARED, subject="u2")
@@ -55,13 +68,21 @@ def test_list_is_oldest_first_pending_by_default_and_counts_the_authorized_set(w
     listed = api(world.admin, "memory.candidates.list", {"space_id": "s1"}).body
     assert [x["candidate_id"] for x in listed["candidates"]] == [a[0], *b, *c]
     assert listed["total_authorized"] == 3 and listed["next_cursor"] is None
-    every = api(world.admin, "memory.candidates.list", {"space_id": "s1", "states": ["pending", "dismissed"]}).body
+    every = api(
+        world.admin,
+        "memory.candidates.list",
+        {"space_id": "s1", "states": ["pending", "dismissed"]},
+    ).body
     assert [x["candidate_id"] for x in every["candidates"]] == [*a, *b, *c]
-    dismissed = api(world.admin, "memory.candidates.list", {"space_id": "s1", "states": ["dismissed"]}).body
+    dismissed = api(
+        world.admin, "memory.candidates.list", {"space_id": "s1", "states": ["dismissed"]}
+    ).body
     assert [x["candidate_id"] for x in dismissed["candidates"]] == [a[1]]
     narrow, _ = grant_to(capabilities=["candidates_read"], context_ids=["c1"])
     theirs = api(narrow, "memory.candidates.list", {"space_id": "s1"}).body
-    assert [x["candidate_id"] for x in theirs["candidates"]] == [a[0]] and theirs["total_authorized"] == 1
+    assert [x["candidate_id"] for x in theirs["candidates"]] == [a[0]] and theirs[
+        "total_authorized"
+    ] == 1
     u2 = api(world.admin, "memory.candidates.list", {"space_id": "s1", "subject_id": "u2"}).body
     assert [x["candidate_id"] for x in u2["candidates"]] == c
 
@@ -71,7 +92,9 @@ def test_list_pages_with_cursors_and_cursor_invalidation(world, api, admin, gran
     req = {"space_id": "s1", "subject_id": "u1", "page_size": 2}
     seen, cursor = [], None
     while True:
-        page = api(admin, "memory.candidates.list", {**req, **({"cursor": cursor} if cursor else {})}).body
+        page = api(
+            admin, "memory.candidates.list", {**req, **({"cursor": cursor} if cursor else {})}
+        ).body
         assert page["total_authorized"] == 5
         seen += [c["candidate_id"] for c in page["candidates"]]
         cursor = page["next_cursor"]
@@ -79,9 +102,18 @@ def test_list_pages_with_cursors_and_cursor_invalidation(world, api, admin, gran
             break
     assert seen == ids
     first = api(admin, "memory.candidates.list", req).body["next_cursor"]
-    assert api(admin, "memory.candidates.list", {**req, "cursor": first[:-2] + "xx"}).code == "CURSOR_INVALID"
-    assert api(admin, "memory.candidates.list", {**req, "states": ["pending", "dropped"],
-                                                  "cursor": first}).code == "CURSOR_INVALID"
+    assert (
+        api(admin, "memory.candidates.list", {**req, "cursor": first[:-2] + "xx"}).code
+        == "CURSOR_INVALID"
+    )
+    assert (
+        api(
+            admin,
+            "memory.candidates.list",
+            {**req, "states": ["pending", "dropped"], "cursor": first},
+        ).code
+        == "CURSOR_INVALID"
+    )
     # a capture into another subject moves the space, not u1: the subject-bound cursor holds
     world.capture(subject="u2")
     assert api(admin, "memory.candidates.list", {**req, "cursor": first}).status == 200
@@ -91,19 +123,26 @@ def test_list_pages_with_cursors_and_cursor_invalidation(world, api, admin, gran
 
 def test_list_of_an_invisible_subject_is_not_found(world, api, grant_to):
     who, _ = grant_to(capabilities=["candidates_read"], subject_ids=["u2"])
-    assert api(who, "memory.candidates.list", {"space_id": "s1", "subject_id": "u1"}).code == "NOT_FOUND"
+    assert (
+        api(who, "memory.candidates.list", {"space_id": "s1", "subject_id": "u1"}).code
+        == "NOT_FOUND"
+    )
 
 
 def test_list_without_a_read_capability_is_permission_denied(world, api, grant_to):
     who, _ = grant_to(capabilities=["capture"], subject_ids=["u1"])
     for body in ({"space_id": "s1", "subject_id": "u1"}, {"space_id": "s1"}):
         answer = api(who, "memory.candidates.list", body)
-        assert (answer.code, answer.error["details"]) == ("PERMISSION_DENIED", {"capability": "candidates_read"})
+        assert (answer.code, answer.error["details"]) == (
+            "PERMISSION_DENIED",
+            {"capability": "candidates_read"},
+        )
     reader, _ = grant_to(capabilities=["review"], subject_ids=["u2"])
     assert api(reader, "memory.candidates.list", {"space_id": "s1"}).body["candidates"] == []
 
 
 # ---- dismiss ----------------------------------------------------------------------------------
+
 
 def test_dismiss_consumes_without_a_record(world, api, grant_to):
     [cid] = world.candidate_ids()
@@ -111,7 +150,11 @@ def test_dismiss_consumes_without_a_record(world, api, grant_to):
     answer = api(who, "memory.candidates.dismiss", body(cid, reason="duplicate"))
     assert answer.receipt["refs"] == [{"type": "candidate", "id": cid, "revision": 2}]
     got = world.candidate(cid)
-    assert got["state"] == "dismissed" and got["consumed_by_principal_id"] == who.id and "consumed_at" in got
+    assert (
+        got["state"] == "dismissed"
+        and got["consumed_by_principal_id"] == who.id
+        and "consumed_at" in got
+    )
     assert got["outcome"] == {"action": "dismiss", "record_ids": [], "reason": "duplicate"}
     assert got["capture_scope"] == {"placement": C1}
     assert Record.objects.count() == 0
@@ -119,11 +162,14 @@ def test_dismiss_consumes_without_a_record(world, api, grant_to):
     assert (again.status, again.code) == (409, "CANDIDATE_CONSUMED")
 
 
-@pytest.mark.parametrize("grant, code", [
-    ({"capabilities": ["candidates_read"]}, "PERMISSION_DENIED"),
-    ({"capabilities": ["review"], "context_ids": ["c2"]}, "NOT_FOUND"),
-    ({"capabilities": ["candidates_read", "review"], "context_ids": ["c2"]}, "NOT_FOUND"),
-])
+@pytest.mark.parametrize(
+    "grant, code",
+    [
+        ({"capabilities": ["candidates_read"]}, "PERMISSION_DENIED"),
+        ({"capabilities": ["review"], "context_ids": ["c2"]}, "NOT_FOUND"),
+        ({"capabilities": ["candidates_read", "review"], "context_ids": ["c2"]}, "NOT_FOUND"),
+    ],
+)
 def test_dismiss_coverage(world, api, grant_to, grant, code):
     [cid] = world.candidate_ids()
     who, _ = grant_to(**grant)
@@ -132,13 +178,27 @@ def test_dismiss_coverage(world, api, grant_to, grant, code):
     assert state() == before
 
 
-@pytest.mark.parametrize("setup, code", [
-    ({"op": "memory.spaces.freeze", "body": {}}, "SPACE_FROZEN"),
-    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence"}}, "SUBJECT_FENCED"),
-    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "archive"}}, "SUBJECT_ARCHIVED"),
-    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence", "context_id": "c1"}},
-     "CONTEXT_FENCED"),
-])
+@pytest.mark.parametrize(
+    "setup, code",
+    [
+        ({"op": "memory.spaces.freeze", "body": {}}, "SPACE_FROZEN"),
+        (
+            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence"}},
+            "SUBJECT_FENCED",
+        ),
+        (
+            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "archive"}},
+            "SUBJECT_ARCHIVED",
+        ),
+        (
+            {
+                "op": "memory.subjects.fence",
+                "body": {"subject_id": "u1", "action": "fence", "context_id": "c1"},
+            },
+            "CONTEXT_FENCED",
+        ),
+    ],
+)
 def test_dismiss_state_gates(world, api, admin, setup, code):
     [cid] = world.candidate_ids()
     assert api(admin, setup["op"], {"space_id": "s1", **setup["body"]}).status == 200
@@ -149,11 +209,20 @@ def test_dismiss_state_gates(world, api, admin, setup, code):
 
 # ---- review -----------------------------------------------------------------------------------
 
-def test_promote_makes_one_record_with_the_capture_scope_and_capture_provenance(world, api, admin, grant_to):
+
+def test_promote_makes_one_record_with_the_capture_scope_and_capture_provenance(
+    world, api, admin, grant_to
+):
     capturer, _ = grant_to(capabilities=["capture"])
-    [cid] = world.candidate_ids(capturer, texts=[{"content": {"text": "Ada prefers tea.", "cognition": []}}],
-                                placement=C2, scope_extra={"source_context_id": "chat-9"})
-    reviewer, _ = grant_to(capabilities=["review", "records_write", "records_read"], context_ids=["c2"])
+    [cid] = world.candidate_ids(
+        capturer,
+        texts=[{"content": {"text": "Ada prefers tea.", "cognition": []}}],
+        placement=C2,
+        scope_extra={"source_context_id": "chat-9"},
+    )
+    reviewer, _ = grant_to(
+        capabilities=["review", "records_write", "records_read"], context_ids=["c2"]
+    )
     answer = world.review(reviewer, cid, {"action": "promote"})
     assert answer.status == 200, answer.body
     refs = answer.receipt["refs"]
@@ -163,21 +232,45 @@ def test_promote_makes_one_record_with_the_capture_scope_and_capture_provenance(
     assert record["placement"] == C2 and record["kind"] == "preference"  # the classification label
     assert record["content"] == {"text": "Ada prefers tea.", "cognition": []}
     prov = record["provenance"]
-    assert prov["source"] == "capture" and prov["candidate_id"] == cid and prov["source_context_id"] == "chat-9"
-    assert prov["author_principal_id"] == capturer.id and prov["reviewer_principal_id"] == reviewer.id
+    assert (
+        prov["source"] == "capture"
+        and prov["candidate_id"] == cid
+        and prov["source_context_id"] == "chat-9"
+    )
+    assert (
+        prov["author_principal_id"] == capturer.id and prov["reviewer_principal_id"] == reviewer.id
+    )
     assert prov["captured_at"] == world.candidate(cid)["captured_at"]
     got = world.candidate(cid)
-    assert got["state"] == "promoted" and got["outcome"] == {"action": "promote", "record_ids": [refs[1]["id"]]}
+    assert got["state"] == "promoted" and got["outcome"] == {
+        "action": "promote",
+        "record_ids": [refs[1]["id"]],
+    }
     assert got["consumed_by_principal_id"] == reviewer.id
 
 
-@pytest.mark.parametrize("item, decision, kind", [
-    ({"content": {"text": "Ada prefers tea."}, "kind_hint": "fact"}, {"action": "promote", "kind": "event"}, "event"),
-    ({"content": {"text": "Ada prefers tea."}, "kind_hint": "fact"}, {"action": "promote"}, "fact"),
-    ({"content": {"text": "Ada prefers tea."}}, {"action": "promote"}, "preference"),
-    ({"content": {"text": "hm"}}, {"action": "promote"}, "note"),  # label noise
-    ({"content": {"text": "x y", "cognition": [cognition_entry()]}}, {"action": "promote"}, "note"),  # cognition
-])
+@pytest.mark.parametrize(
+    "item, decision, kind",
+    [
+        (
+            {"content": {"text": "Ada prefers tea."}, "kind_hint": "fact"},
+            {"action": "promote", "kind": "event"},
+            "event",
+        ),
+        (
+            {"content": {"text": "Ada prefers tea."}, "kind_hint": "fact"},
+            {"action": "promote"},
+            "fact",
+        ),
+        ({"content": {"text": "Ada prefers tea."}}, {"action": "promote"}, "preference"),
+        ({"content": {"text": "hm"}}, {"action": "promote"}, "note"),  # label noise
+        (
+            {"content": {"text": "x y", "cognition": [cognition_entry()]}},
+            {"action": "promote"},
+            "note",
+        ),  # cognition
+    ],
+)
 def test_review_kind_rule(world, item, decision, kind):
     [cid] = world.candidate_ids(texts=[item])
     rid = world.review(None, cid, decision).receipt["refs"][1]["id"]
@@ -187,21 +280,27 @@ def test_review_kind_rule(world, item, decision, kind):
 def test_promote_with_content_override(world):
     [cid] = world.candidate_ids(texts=["raw words from chat"])
     override = {"text": "Ada prefers green tea.", "structured": {"drink": "tea"}}
-    rid = world.review(None, cid, {"action": "promote", "content_override": override}).receipt["refs"][1]["id"]
+    rid = world.review(None, cid, {"action": "promote", "content_override": override}).receipt[
+        "refs"
+    ][1]["id"]
     assert world.record(rid)["content"] == override
     assert world.candidate(cid)["proposed"]["content"] == {"text": "raw words from chat"}
 
 
 def test_fragment_makes_n_records_in_order_with_own_kinds(world):
     [cid] = world.candidate_ids(texts=["Ada likes tea and moved to Porto."], placement=SHARED)
-    fragments = [{"content": {"text": "Ada likes tea."}, "kind": "preference"},
-                 {"content": {"text": "Ada moved to Porto."}}]
+    fragments = [
+        {"content": {"text": "Ada likes tea."}, "kind": "preference"},
+        {"content": {"text": "Ada moved to Porto."}},
+    ]
     refs = world.review(None, cid, {"action": "fragment", "fragments": fragments}).receipt["refs"]
     ids = [r["id"] for r in refs[1:]]
     assert len(ids) == 2
     records = [world.record(i) for i in ids]
     assert [r["content"]["text"] for r in records] == ["Ada likes tea.", "Ada moved to Porto."]
-    assert records[0]["kind"] == "preference" and records[1]["kind"] == "preference"  # label of the candidate
+    assert (
+        records[0]["kind"] == "preference" and records[1]["kind"] == "preference"
+    )  # label of the candidate
     assert all(r["placement"] == SHARED for r in records)
     assert world.candidate(cid)["outcome"] == {"action": "fragment", "record_ids": ids}
     assert world.candidate(cid)["state"] == "fragmented"
@@ -211,21 +310,47 @@ def test_drop_consumes_and_keeps_the_reason(world):
     [cid] = world.candidate_ids()
     answer = world.review(None, cid, {"action": "drop", "reason": "not useful"})
     assert answer.receipt["refs"] == [{"type": "candidate", "id": cid, "revision": 2}]
-    assert world.candidate(cid)["outcome"] == {"action": "drop", "record_ids": [], "reason": "not useful"}
+    assert world.candidate(cid)["outcome"] == {
+        "action": "drop",
+        "record_ids": [],
+        "reason": "not useful",
+    }
     assert world.candidate(cid)["state"] == "dropped" and Record.objects.count() == 0
 
 
-@pytest.mark.parametrize("decision, status, code", [
-    ({"action": "fragment", "fragments": []}, 400, "invalid_input"),
-    ({"action": "fragment"}, 400, "invalid_input"),
-    ({"action": "promote", "fragments": [{"content": {"text": "a"}}]}, 400, "invalid_input"),
-    ({"action": "explode"}, 400, "invalid_input"),
-    ({"action": "promote", "content_override": {"text": "x", "cognition": [{"view": "valid_time"}]}}, 422, "INVALID_INPUT"),
-    ({"action": "promote", "content_override": {"text": "x" * 65_600}}, 413, "CONTENT_TOO_LARGE"),
-    ({"action": "fragment", "fragments": [{"content": {"text": "fine"}},
-                                          {"content": {"text": "bad", "cognition": [cognition_entry(), 3]}}]},
-     422, "INVALID_INPUT"),
-])
+@pytest.mark.parametrize(
+    "decision, status, code",
+    [
+        ({"action": "fragment", "fragments": []}, 400, "invalid_input"),
+        ({"action": "fragment"}, 400, "invalid_input"),
+        ({"action": "promote", "fragments": [{"content": {"text": "a"}}]}, 400, "invalid_input"),
+        ({"action": "explode"}, 400, "invalid_input"),
+        (
+            {
+                "action": "promote",
+                "content_override": {"text": "x", "cognition": [{"view": "valid_time"}]},
+            },
+            422,
+            "INVALID_INPUT",
+        ),
+        (
+            {"action": "promote", "content_override": {"text": "x" * 65_600}},
+            413,
+            "CONTENT_TOO_LARGE",
+        ),
+        (
+            {
+                "action": "fragment",
+                "fragments": [
+                    {"content": {"text": "fine"}},
+                    {"content": {"text": "bad", "cognition": [cognition_entry(), 3]}},
+                ],
+            },
+            422,
+            "INVALID_INPUT",
+        ),
+    ],
+)
 def test_bad_decisions_change_nothing(world, decision, status, code):
     [cid] = world.candidate_ids()
     before = state()
@@ -237,21 +362,42 @@ def test_bad_decisions_change_nothing(world, decision, status, code):
 
 def test_bad_fragment_names_its_index(world):
     [cid] = world.candidate_ids()
-    decision = {"action": "fragment", "fragments": [{"content": {"text": "fine"}},
-                                                    {"content": {"text": "bad", "cognition": [cognition_entry(), 3]}}]}
+    decision = {
+        "action": "fragment",
+        "fragments": [
+            {"content": {"text": "fine"}},
+            {"content": {"text": "bad", "cognition": [cognition_entry(), 3]}},
+        ],
+    }
     details = world.review(None, cid, decision).error["details"]
-    assert details == {"reason": "invalid_cognition_record", "field": "content.cognition", "index": 1,
-                       "fragment_index": 1}
+    assert details == {
+        "reason": "invalid_cognition_record",
+        "field": "content.cognition",
+        "index": 1,
+        "fragment_index": 1,
+    }
 
 
-@pytest.mark.parametrize("grant, code, capability", [
-    ({"capabilities": ["review"]}, "PERMISSION_DENIED", "records_write"),
-    ({"capabilities": ["records_write", "candidates_read"]}, "PERMISSION_DENIED", "review"),
-    ({"capabilities": ["review", "records_write"], "context_ids": ["c2"]}, "NOT_FOUND", None),
-    ({"capabilities": ["review", "candidates_read"], "context_ids": ["c1"], "subject_ids": ["u1"]},
-     "PERMISSION_DENIED", "records_write"),
-])
-def test_review_needs_review_and_records_write_covering_the_capture_scope(world, grant_to, grant, code, capability):
+@pytest.mark.parametrize(
+    "grant, code, capability",
+    [
+        ({"capabilities": ["review"]}, "PERMISSION_DENIED", "records_write"),
+        ({"capabilities": ["records_write", "candidates_read"]}, "PERMISSION_DENIED", "review"),
+        ({"capabilities": ["review", "records_write"], "context_ids": ["c2"]}, "NOT_FOUND", None),
+        (
+            {
+                "capabilities": ["review", "candidates_read"],
+                "context_ids": ["c1"],
+                "subject_ids": ["u1"],
+            },
+            "PERMISSION_DENIED",
+            "records_write",
+        ),
+    ],
+)
+def test_review_needs_review_and_records_write_covering_the_capture_scope(
+    world, grant_to, grant, code, capability
+):
     [cid] = world.candidate_ids()
     who, _ = grant_to(**grant)
     before = state()
@@ -285,13 +431,27 @@ def test_second_review_is_candidate_consumed(world):
     assert state() == before
 
 
-@pytest.mark.parametrize("setup, code", [
-    ({"op": "memory.spaces.freeze", "body": {}}, "SPACE_FROZEN"),
-    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence"}}, "SUBJECT_FENCED"),
-    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "archive"}}, "SUBJECT_ARCHIVED"),
-    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence", "context_id": "c1"}},
-     "CONTEXT_FENCED"),
-])
+@pytest.mark.parametrize(
+    "setup, code",
+    [
+        ({"op": "memory.spaces.freeze", "body": {}}, "SPACE_FROZEN"),
+        (
+            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence"}},
+            "SUBJECT_FENCED",
+        ),
+        (
+            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "archive"}},
+            "SUBJECT_ARCHIVED",
+        ),
+        (
+            {
+                "op": "memory.subjects.fence",
+                "body": {"subject_id": "u1", "action": "fence", "context_id": "c1"},
+            },
+            "CONTEXT_FENCED",
+        ),
+    ],
+)
 def test_review_state_gates(world, admin, setup, code):
     [cid] = world.candidate_ids()
     assert world.api(admin, setup["op"], {"space_id": "s1", **setup["body"]}).status == 200
@@ -312,11 +472,15 @@ def test_failure_mid_review_leaves_the_candidate_pending_and_no_record(world, mo
     before = state()
 
     def broken_index(records):
-        assert Record.objects.filter(record_id__in=[r.record_id for r in records]).exists()  # really mid-way
+        assert Record.objects.filter(
+            record_id__in=[r.record_id for r in records]
+        ).exists()  # really mid-way
         raise RuntimeError("derived index unavailable")
 
     monkeypatch.setattr(derived, "WRITERS", [broken_index])
-    answer = world.review(None, cid, {"action": "fragment", "fragments": [{"content": {"text": "a"}}]})
+    answer = world.review(
+        None, cid, {"action": "fragment", "fragments": [{"content": {"text": "a"}}]}
+    )
     assert answer.status == 500 and answer.code == "internal_error"
     assert state() == before and Candidate.objects.get(candidate_id=cid).state == "pending"
 
@@ -324,7 +488,9 @@ def test_failure_mid_review_leaves_the_candidate_pending_and_no_record(world, mo
 def test_review_receipt_carries_no_content(world):
     secret = "override-secret-text-0042"
     [cid] = world.candidate_ids(texts=["captured-secret-0041"])
-    receipt = world.review(None, cid, {"action": "promote", "content_override": {"text": secret}}).receipt
+    receipt = world.review(
+        None, cid, {"action": "promote", "content_override": {"text": secret}}
+    ).receipt
     dumped = json.dumps(receipt)
     assert secret not in dumped and "captured-secret-0041" not in dumped
 
@@ -333,7 +499,10 @@ def test_pending_candidate_confers_no_authority(world, api, grant_to):
     capturer, _ = grant_to(capabilities=["capture", "candidates_read"])
     world.candidate_ids(capturer)
     listed = api(capturer, "memory.records.list", {"space_id": "s1"})
-    assert (listed.code, listed.error["details"]) == ("PERMISSION_DENIED", {"capability": "records_read"})
+    assert (listed.code, listed.error["details"]) == (
+        "PERMISSION_DENIED",
+        {"capability": "records_read"},
+    )
     assert world.list_records().body["records"] == []
 
 
@@ -350,22 +519,37 @@ def test_racing_reviews_one_wins_the_other_is_consumed():
     admin = make_persona("racer")
     issue_root_grant(Space.objects.get(pk="s1"), admin.principal)
     call(admin.principal, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"})
-    receipt = call(admin.principal, "memory.capture", {"space_id": "s1", "subject_id": "u1",
-                                                       "capture_scope": {"placement": C1},
-                                                       "items": [{"content": {"text": "race me"}}]})
+    receipt = call(
+        admin.principal,
+        "memory.capture",
+        {
+            "space_id": "s1",
+            "subject_id": "u1",
+            "capture_scope": {"placement": C1},
+            "items": [{"content": {"text": "race me"}}],
+        },
+    )
     cid = receipt["receipt"]["refs"][0]["id"]
-    decisions = [{"action": "promote"}, {"action": "fragment", "fragments": [{"content": {"text": "a"}},
-                                                                            {"content": {"text": "b"}}]},
-                 {"action": "drop"}] * 2
+    decisions = [
+        {"action": "promote"},
+        {
+            "action": "fragment",
+            "fragments": [{"content": {"text": "a"}}, {"content": {"text": "b"}}],
+        },
+        {"action": "drop"},
+    ] * 2
     results: list[tuple[int, dict]] = []
     barrier = threading.Barrier(len(decisions))
 
     def worker(decision):
         try:
             barrier.wait()
-            response = Client().post("/v1/ops/memory.candidates.review",
-                                     data=json.dumps({"space_id": "s1", "candidate_id": cid, "decision": decision}),
-                                     content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {admin.token}")
+            response = Client().post(
+                "/v1/ops/memory.candidates.review",
+                data=json.dumps({"space_id": "s1", "candidate_id": cid, "decision": decision}),
+                content_type="application/json",
+                HTTP_AUTHORIZATION=f"Bearer {admin.token}",
+            )
             results.append((response.status_code, response.json()))
         finally:
             connections.close_all()

@@ -1,5 +1,6 @@
 """memory.capture (SPEC §5, §2.6, §2.8, §6.2): candidates in item order, a fixed capture scope,
 advisory classification, coverage, state gates, content rules; every error writes nothing."""
+
 import json
 
 import pytest
@@ -13,9 +14,15 @@ pytestmark = pytest.mark.django_db
 
 def test_capture_makes_one_pending_candidate_per_item_in_item_order(world, admin, space):
     before = Subject.objects.get(subject_id="u1").revision
-    answer = world.capture(texts=["Ada prefers tea over coffee.", {"content": {"text": "Ada will visit Lisbon next week."},
-                                                                   "kind_hint": "plan"}, "ok"],
-                           scope_extra={"source_context_id": "chat-7"}, extensions={"acme": {"batch": 1}})
+    answer = world.capture(
+        texts=[
+            "Ada prefers tea over coffee.",
+            {"content": {"text": "Ada will visit Lisbon next week."}, "kind_hint": "plan"},
+            "ok",
+        ],
+        scope_extra={"source_context_id": "chat-7"},
+        extensions={"acme": {"batch": 1}},
+    )
     assert answer.status == 200, answer.body
     refs = answer.receipt["refs"]
     assert [r["type"] for r in refs] == ["candidate"] * 3 and all(r["revision"] == 1 for r in refs)
@@ -24,16 +31,25 @@ def test_capture_makes_one_pending_candidate_per_item_in_item_order(world, admin
     first, second, third = (world.candidate(i) for i in ids)
     assert first["capture_scope"] == {"placement": C1, "source_context_id": "chat-7"}
     assert first["proposed"] == {"content": {"text": "Ada prefers tea over coffee."}}
-    assert second["proposed"] == {"kind": "plan", "content": {"text": "Ada will visit Lisbon next week."}}
+    assert second["proposed"] == {
+        "kind": "plan",
+        "content": {"text": "Ada will visit Lisbon next week."},
+    }
     assert first["state"] == "pending" and first["captured_by_principal_id"] == admin.id
-    assert first["subject_id"] == "u1" and first["revision"] == 1 and first["extensions"] == {"acme": {"batch": 1}}
+    assert (
+        first["subject_id"] == "u1"
+        and first["revision"] == 1
+        and first["extensions"] == {"acme": {"batch": 1}}
+    )
     assert "consumed_at" not in first and "outcome" not in first
     assert first["classification"]["label"] == "preference"
     assert second["classification"]["label"] == "plan"
     assert third["classification"]["label"] == "noise"
     assert first["classification"]["policy_version"] == "engine/1"
     assert Subject.objects.get(subject_id="u1").revision == before + 1
-    listed = world.api(admin, "memory.candidates.list", {"space_id": "s1", "subject_id": "u1"}).body["candidates"]
+    listed = world.api(
+        admin, "memory.candidates.list", {"space_id": "s1", "subject_id": "u1"}
+    ).body["candidates"]
     assert [c["candidate_id"] for c in listed] == ids
 
 
@@ -44,18 +60,21 @@ def test_classification_uses_the_configured_policy_version(world):
 
 
 def test_non_empty_cognition_is_a_classification_signal(world):
-    [with_cog, empty] = world.candidate_ids(texts=[
-        {"content": {"text": "tea", "cognition": [cognition_entry()]}},
-        {"content": {"text": "tea", "cognition": []}},
-    ])
+    [with_cog, empty] = world.candidate_ids(
+        texts=[
+            {"content": {"text": "tea", "cognition": [cognition_entry()]}},
+            {"content": {"text": "tea", "cognition": []}},
+        ]
+    )
     assert world.candidate(with_cog)["classification"]["label"] == "cognition"
     assert "cognition_present" in world.candidate(with_cog)["classification"]["signals"]
     assert "cognition_present" not in world.candidate(empty)["classification"]["signals"]
 
 
 def test_empty_and_absent_cognition_round_trip_distinctly(world):
-    [absent, empty] = world.candidate_ids(texts=[{"content": {"text": "a b"}},
-                                                 {"content": {"text": "a b", "cognition": []}}])
+    [absent, empty] = world.candidate_ids(
+        texts=[{"content": {"text": "a b"}}, {"content": {"text": "a b", "cognition": []}}]
+    )
     assert "cognition" not in world.candidate(absent)["proposed"]["content"]
     assert world.candidate(empty)["proposed"]["content"]["cognition"] == []
 
@@ -74,19 +93,34 @@ def test_capture_replay_with_same_key_executes_once(world):
     assert Candidate.objects.count() == 1
 
 
-@pytest.mark.parametrize("body_change, status, code", [
-    ({"items": []}, 400, "invalid_input"),
-    ({"items": [{"content": {"text": "x"}}] * 33}, 400, "invalid_input"),
-    ({"capture_scope": {"placement": {"scope": "context"}}}, 400, "invalid_input"),
-    ({"capture_scope": {"placement": {"scope": "shared", "context_id": "c1"}}}, 400, "invalid_input"),
-    ({"items": [{"content": {"text": "x", "extra": 1}}]}, 400, "invalid_input"),
-    ({"items": [{"content": {"text": "x"}, "kind_hint": "Not A Kind"}]}, 400, "invalid_input"),
-    ({"subject_id": "never-ensured"}, 404, "NOT_FOUND"),
-    ({"space_id": "no-such-space"}, 404, "NOT_FOUND"),
-])
-def test_malformed_capture_answers_the_spec_error_and_writes_nothing(world, admin, body_change, status, code):
-    body = {"space_id": "s1", "subject_id": "u1", "capture_scope": {"placement": C1},
-            "items": [{"content": {"text": "fine"}}], "idempotency_key": "bad-1", **body_change}
+@pytest.mark.parametrize(
+    "body_change, status, code",
+    [
+        ({"items": []}, 400, "invalid_input"),
+        ({"items": [{"content": {"text": "x"}}] * 33}, 400, "invalid_input"),
+        ({"capture_scope": {"placement": {"scope": "context"}}}, 400, "invalid_input"),
+        (
+            {"capture_scope": {"placement": {"scope": "shared", "context_id": "c1"}}},
+            400,
+            "invalid_input",
+        ),
+        ({"items": [{"content": {"text": "x", "extra": 1}}]}, 400, "invalid_input"),
+        ({"items": [{"content": {"text": "x"}, "kind_hint": "Not A Kind"}]}, 400, "invalid_input"),
+        ({"subject_id": "never-ensured"}, 404, "NOT_FOUND"),
+        ({"space_id": "no-such-space"}, 404, "NOT_FOUND"),
+    ],
+)
+def test_malformed_capture_answers_the_spec_error_and_writes_nothing(
+    world, admin, body_change, status, code
+):
+    body = {
+        "space_id": "s1",
+        "subject_id": "u1",
+        "capture_scope": {"placement": C1},
+        "items": [{"content": {"text": "fine"}}],
+        "idempotency_key": "bad-1",
+        **body_change,
+    }
     before = state()
     answer = world.api(admin, "memory.capture", body)
     assert (answer.status, answer.code) == (status, code), answer.body
@@ -96,13 +130,23 @@ def test_malformed_capture_answers_the_spec_error_and_writes_nothing(world, admi
 
 def test_invalid_cognition_record_is_422_with_index_and_writes_nothing(world):
     before = state()
-    answer = world.capture(texts=[
-        {"content": {"text": "ok"}},
-        {"content": {"text": "bad", "cognition": [cognition_entry(), cognition_entry(view="valid_time")]}},
-    ], idempotency_key="cog-bad")
+    answer = world.capture(
+        texts=[
+            {"content": {"text": "ok"}},
+            {
+                "content": {
+                    "text": "bad",
+                    "cognition": [cognition_entry(), cognition_entry(view="valid_time")],
+                }
+            },
+        ],
+        idempotency_key="cog-bad",
+    )
     assert (answer.status, answer.code) == (422, "INVALID_INPUT")
     details = answer.error["details"]
-    assert details["reason"] == "invalid_cognition_record" and details["field"] == "content.cognition"
+    assert (
+        details["reason"] == "invalid_cognition_record" and details["field"] == "content.cognition"
+    )
     assert details["index"] == 1 and details["item_index"] == 1
     assert state() == before and not IdempotencyKey.objects.exists()
 
@@ -131,22 +175,27 @@ def test_present_empty_cognition_counts_toward_the_budget(world):
     assert over.code == "CONTENT_TOO_LARGE"
 
 
-@pytest.mark.parametrize("grant, placement, code", [
-    ({"capabilities": ["records_read"]}, C1, "PERMISSION_DENIED"),
-    ({"capabilities": ["capture"], "subject_ids": ["u2"]}, C1, "NOT_FOUND"),
-    ({"capabilities": ["capture"], "context_ids": ["c2"]}, C1, "PERMISSION_DENIED"),
-    ({"capabilities": ["capture"]}, SHARED, "PERMISSION_DENIED"),
-    ({"capabilities": ["capture"], "subject_ids": ["u1"], "context_ids": ["c1"]}, C1, None),
-    ({"capabilities": ["capture"], "shared_access": True, "context_ids": ["c2"]}, SHARED, None),
-    ({"capabilities": ["capture"], "context_ids": ["c2"]}, C2, None),
-])
+@pytest.mark.parametrize(
+    "grant, placement, code",
+    [
+        ({"capabilities": ["records_read"]}, C1, "PERMISSION_DENIED"),
+        ({"capabilities": ["capture"], "subject_ids": ["u2"]}, C1, "NOT_FOUND"),
+        ({"capabilities": ["capture"], "context_ids": ["c2"]}, C1, "PERMISSION_DENIED"),
+        ({"capabilities": ["capture"]}, SHARED, "PERMISSION_DENIED"),
+        ({"capabilities": ["capture"], "subject_ids": ["u1"], "context_ids": ["c1"]}, C1, None),
+        ({"capabilities": ["capture"], "shared_access": True, "context_ids": ["c2"]}, SHARED, None),
+        ({"capabilities": ["capture"], "context_ids": ["c2"]}, C2, None),
+    ],
+)
 def test_capture_coverage(world, grant_to, grant, placement, code):
     who, _ = grant_to(**grant)
     before = state()
     answer = world.capture(who, placement=placement)
     if code is None:
         assert answer.status == 200, answer.body
-        assert world.candidate(answer.receipt["refs"][0]["id"])["captured_by_principal_id"] == who.id
+        assert (
+            world.candidate(answer.receipt["refs"][0]["id"])["captured_by_principal_id"] == who.id
+        )
     else:
         assert answer.code == code
         if code == "PERMISSION_DENIED":
@@ -158,13 +207,27 @@ def test_outsider_sees_no_space(world, outsider):
     assert world.capture(outsider).code == "NOT_FOUND"
 
 
-@pytest.mark.parametrize("setup, code", [
-    ({"op": "memory.spaces.freeze", "body": {}}, "SPACE_FROZEN"),
-    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence"}}, "SUBJECT_FENCED"),
-    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "archive"}}, "SUBJECT_ARCHIVED"),
-    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence", "context_id": "c1"}},
-     "CONTEXT_FENCED"),
-])
+@pytest.mark.parametrize(
+    "setup, code",
+    [
+        ({"op": "memory.spaces.freeze", "body": {}}, "SPACE_FROZEN"),
+        (
+            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence"}},
+            "SUBJECT_FENCED",
+        ),
+        (
+            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "archive"}},
+            "SUBJECT_ARCHIVED",
+        ),
+        (
+            {
+                "op": "memory.subjects.fence",
+                "body": {"subject_id": "u1", "action": "fence", "context_id": "c1"},
+            },
+            "CONTEXT_FENCED",
+        ),
+    ],
+)
 def test_capture_state_gates(world, admin, setup, code):
     assert world.api(admin, setup["op"], {"space_id": "s1", **setup["body"]}).status == 200
     before = state()
@@ -174,7 +237,11 @@ def test_capture_state_gates(world, admin, setup, code):
 
 
 def test_fenced_context_still_takes_captures_elsewhere(world, admin):
-    world.api(admin, "memory.subjects.fence", {"space_id": "s1", "subject_id": "u1", "action": "fence", "context_id": "c1"})
+    world.api(
+        admin,
+        "memory.subjects.fence",
+        {"space_id": "s1", "subject_id": "u1", "action": "fence", "context_id": "c1"},
+    )
     assert world.capture(placement=C2).status == 200
     assert world.capture(placement=SHARED).status == 200
     assert world.capture(placement=C1, subject="u2").status == 200  # fences are per subject

@@ -1,4 +1,5 @@
 """Receipts and durable idempotency (SPEC §2.4, §2.5), including the concurrent race."""
+
 import json
 import threading
 
@@ -29,18 +30,29 @@ def test_replay_returns_the_original_receipt_and_executes_once(api, admin, space
 
 def test_same_key_other_payload_is_key_reused(api, admin, space):
     ensure(api, admin, key="k-1")
-    other = api(admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u2", "idempotency_key": "k-1"})
+    other = api(
+        admin,
+        "memory.subjects.ensure",
+        {"space_id": "s1", "subject_id": "u2", "idempotency_key": "k-1"},
+    )
     assert (other.status, other.code) == (409, "IDEMPOTENCY_KEY_REUSED")
     assert not Subject.objects.filter(subject_id="u2").exists()
 
 
 def test_key_scope_is_space_principal_op(api, admin, space, grant_to):
     ensure(api, admin, key="k-1")
-    fenced = api(admin, "memory.subjects.fence", {"space_id": "s1", "subject_id": "u1", "action": "fence",
-                                                  "idempotency_key": "k-1"})
+    fenced = api(
+        admin,
+        "memory.subjects.fence",
+        {"space_id": "s1", "subject_id": "u1", "action": "fence", "idempotency_key": "k-1"},
+    )
     assert fenced.status == 200  # another op: another key space
     other, _ = grant_to(capabilities=["subjects_write"])
-    theirs = api(other, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u3", "idempotency_key": "k-1"})
+    theirs = api(
+        other,
+        "memory.subjects.ensure",
+        {"space_id": "s1", "subject_id": "u3", "idempotency_key": "k-1"},
+    )
     assert theirs.status == 200  # another principal: another key space
 
 
@@ -65,19 +77,35 @@ def test_receipt_fields_and_no_content(api, admin, space):
 
 
 def test_payload_digest_ignores_the_key_and_member_order(api, admin, space):
-    a = api.raw("/v1/ops/memory.subjects.ensure", '{"space_id":"s1","subject_id":"u1","idempotency_key":"a"}', token=admin.token)
-    b = api.raw("/v1/ops/memory.subjects.ensure", '{"subject_id":"u1","space_id":"s1","idempotency_key":"b"}', token=admin.token)
+    a = api.raw(
+        "/v1/ops/memory.subjects.ensure",
+        '{"space_id":"s1","subject_id":"u1","idempotency_key":"a"}',
+        token=admin.token,
+    )
+    b = api.raw(
+        "/v1/ops/memory.subjects.ensure",
+        '{"subject_id":"u1","space_id":"s1","idempotency_key":"b"}',
+        token=admin.token,
+    )
     assert a.body["receipt"]["payload_digest"] == b.body["receipt"]["payload_digest"]
 
 
 def test_receipts_get_by_id_and_by_key(api, admin, space, outsider):
     receipt = ensure(api, admin, key="k-4").receipt
     by_id = api(admin, "memory.receipts.get", {"receipt_id": receipt["receipt_id"]})
-    by_key = api(admin, "memory.receipts.get", {"space_id": "s1", "op": "memory.subjects.ensure", "idempotency_key": "k-4"})
+    by_key = api(
+        admin,
+        "memory.receipts.get",
+        {"space_id": "s1", "op": "memory.subjects.ensure", "idempotency_key": "k-4"},
+    )
     assert by_id.body["receipt"] == by_key.body["receipt"] == receipt
     hidden = api(outsider, "memory.receipts.get", {"receipt_id": receipt["receipt_id"]})
     assert hidden.code == "NOT_FOUND"
-    missing = api(admin, "memory.receipts.get", {"space_id": "s1", "op": "memory.subjects.ensure", "idempotency_key": "nope"})
+    missing = api(
+        admin,
+        "memory.receipts.get",
+        {"space_id": "s1", "op": "memory.subjects.ensure", "idempotency_key": "nope"},
+    )
     assert missing.code == "NOT_FOUND"
 
 
@@ -86,7 +114,10 @@ def test_space_admin_sees_receipts_of_others(api, admin, grant_to, space):
     receipt = ensure(api, writer).receipt
     assert api(admin, "memory.receipts.get", {"receipt_id": receipt["receipt_id"]}).status == 200
     reader, _ = grant_to(capabilities=["records_read"])
-    assert api(reader, "memory.receipts.get", {"receipt_id": receipt["receipt_id"]}).code == "NOT_FOUND"
+    assert (
+        api(reader, "memory.receipts.get", {"receipt_id": receipt["receipt_id"]}).code
+        == "NOT_FOUND"
+    )
 
 
 @requires_postgres
@@ -108,8 +139,12 @@ def test_racing_requests_with_one_key_execute_once():
     def worker():
         try:
             barrier.wait()
-            response = Client().post("/v1/ops/memory.subjects.ensure", data=body, content_type="application/json",
-                                     HTTP_AUTHORIZATION=f"Bearer {admin.token}")
+            response = Client().post(
+                "/v1/ops/memory.subjects.ensure",
+                data=body,
+                content_type="application/json",
+                HTTP_AUTHORIZATION=f"Bearer {admin.token}",
+            )
             results.append(response.json())
         finally:
             connections.close_all()

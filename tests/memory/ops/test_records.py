@@ -1,5 +1,6 @@
 """memory.records.* (SPEC §3.5, §5, §2.6-§2.8): authored writes, reads under coverage, CAS on
 update/delete/promote (and the lost-update race on PostgreSQL), erasure on delete, state gates."""
+
 import json
 import threading
 
@@ -21,8 +22,11 @@ def rbody(rid, **extra):
 
 # ---- create / get -----------------------------------------------------------------------------
 
+
 def test_create_returns_revision_one_with_authored_provenance(world, admin):
-    answer = world.create(text="Ada works at Acme.", kind="fact", placement=C1, extensions={"acme": {"x": 1}})
+    answer = world.create(
+        text="Ada works at Acme.", kind="fact", placement=C1, extensions={"acme": {"x": 1}}
+    )
     ref = answer.receipt["refs"][0]
     assert ref["type"] == "record" and ref["id"].startswith("rec_") and ref["revision"] == 1
     record = world.record(ref["id"])
@@ -31,7 +35,11 @@ def test_create_returns_revision_one_with_authored_provenance(world, admin):
     assert record["provenance"]["source"] == "authored"
     assert record["provenance"]["author_principal_id"] == admin.id
     assert set(record["provenance"]) == {"source", "author_principal_id", "created_at"}
-    assert record["revision"] == 1 and "tombstone" not in record and record["extensions"] == {"acme": {"x": 1}}
+    assert (
+        record["revision"] == 1
+        and "tombstone" not in record
+        and record["extensions"] == {"acme": {"x": 1}}
+    )
     assert RecordRevision.objects.filter(record__record_id=ref["id"]).count() == 1
 
 
@@ -44,14 +52,21 @@ def test_cognition_absent_vs_empty_round_trips(world):
     assert world.record(full)["content"]["cognition"] == [cognition_entry()]
 
 
-@pytest.mark.parametrize("grant, placement, code", [
-    ({"capabilities": ["records_read"]}, C1, "PERMISSION_DENIED"),
-    ({"capabilities": ["records_write"], "context_ids": ["c2"]}, C1, "PERMISSION_DENIED"),
-    ({"capabilities": ["records_write"]}, SHARED, "PERMISSION_DENIED"),
-    ({"capabilities": ["records_write"], "subject_ids": ["u2"]}, C1, "NOT_FOUND"),
-    ({"capabilities": ["records_write"], "context_ids": ["c1"]}, C1, None),
-    ({"capabilities": ["records_write"], "shared_access": True, "context_ids": ["c9"]}, SHARED, None),
-])
+@pytest.mark.parametrize(
+    "grant, placement, code",
+    [
+        ({"capabilities": ["records_read"]}, C1, "PERMISSION_DENIED"),
+        ({"capabilities": ["records_write"], "context_ids": ["c2"]}, C1, "PERMISSION_DENIED"),
+        ({"capabilities": ["records_write"]}, SHARED, "PERMISSION_DENIED"),
+        ({"capabilities": ["records_write"], "subject_ids": ["u2"]}, C1, "NOT_FOUND"),
+        ({"capabilities": ["records_write"], "context_ids": ["c1"]}, C1, None),
+        (
+            {"capabilities": ["records_write"], "shared_access": True, "context_ids": ["c9"]},
+            SHARED,
+            None,
+        ),
+    ],
+)
 def test_create_coverage(world, grant_to, grant, placement, code):
     who, _ = grant_to(**grant)
     before = state()
@@ -62,14 +77,17 @@ def test_create_coverage(world, grant_to, grant, placement, code):
         assert answer.code == code and state() == before
 
 
-@pytest.mark.parametrize("change, status, code", [
-    ({"subject": "never"}, 404, "NOT_FOUND"),
-    ({"content": {"text": "x", "cognition": [{"view": "valid_time"}]}}, 422, "INVALID_INPUT"),
-    ({"content": {"text": "x" * 65_600}}, 413, "CONTENT_TOO_LARGE"),
-    ({"content": {"structured": {}}}, 400, "invalid_input"),
-    ({"kind": "Fact!"}, 400, "invalid_input"),
-    ({"placement": {"scope": "context"}}, 400, "invalid_input"),
-])
+@pytest.mark.parametrize(
+    "change, status, code",
+    [
+        ({"subject": "never"}, 404, "NOT_FOUND"),
+        ({"content": {"text": "x", "cognition": [{"view": "valid_time"}]}}, 422, "INVALID_INPUT"),
+        ({"content": {"text": "x" * 65_600}}, 413, "CONTENT_TOO_LARGE"),
+        ({"content": {"structured": {}}}, 400, "invalid_input"),
+        ({"kind": "Fact!"}, 400, "invalid_input"),
+        ({"placement": {"scope": "context"}}, 400, "invalid_input"),
+    ],
+)
 def test_bad_create_writes_nothing(world, change, status, code):
     before = state()
     answer = world.create(idempotency_key="c-bad", **change)
@@ -77,13 +95,27 @@ def test_bad_create_writes_nothing(world, change, status, code):
     assert state() == before
 
 
-@pytest.mark.parametrize("setup, code", [
-    ({"op": "memory.spaces.freeze", "body": {}}, "SPACE_FROZEN"),
-    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence"}}, "SUBJECT_FENCED"),
-    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "archive"}}, "SUBJECT_ARCHIVED"),
-    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence", "context_id": "c1"}},
-     "CONTEXT_FENCED"),
-])
+@pytest.mark.parametrize(
+    "setup, code",
+    [
+        ({"op": "memory.spaces.freeze", "body": {}}, "SPACE_FROZEN"),
+        (
+            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence"}},
+            "SUBJECT_FENCED",
+        ),
+        (
+            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "archive"}},
+            "SUBJECT_ARCHIVED",
+        ),
+        (
+            {
+                "op": "memory.subjects.fence",
+                "body": {"subject_id": "u1", "action": "fence", "context_id": "c1"},
+            },
+            "CONTEXT_FENCED",
+        ),
+    ],
+)
 def test_create_state_gates(world, admin, setup, code):
     world.api(admin, setup["op"], {"space_id": "s1", **setup["body"]})
     before = state()
@@ -91,13 +123,16 @@ def test_create_state_gates(world, admin, setup, code):
     assert state() == before
 
 
-@pytest.mark.parametrize("grant, visible", [
-    ({"capabilities": ["records_read"]}, True),
-    ({"capabilities": ["records_write"]}, False),  # reads need records_read
-    ({"capabilities": ["records_read"], "context_ids": ["c2"]}, False),
-    ({"capabilities": ["records_read"], "subject_ids": ["u2"]}, False),
-    ({"capabilities": ["recall", "candidates_read"]}, False),
-])
+@pytest.mark.parametrize(
+    "grant, visible",
+    [
+        ({"capabilities": ["records_read"]}, True),
+        ({"capabilities": ["records_write"]}, False),  # reads need records_read
+        ({"capabilities": ["records_read"], "context_ids": ["c2"]}, False),
+        ({"capabilities": ["records_read"], "subject_ids": ["u2"]}, False),
+        ({"capabilities": ["recall", "candidates_read"]}, False),
+    ],
+)
 def test_get_coverage(world, api, grant_to, grant, visible):
     rid = world.record_id(placement=C1)
     who, _ = grant_to(**grant)
@@ -119,27 +154,46 @@ def test_get_shared_needs_shared_access(world, api, grant_to):
 
 # ---- update -----------------------------------------------------------------------------------
 
+
 def test_update_content_and_kind_with_cas_and_history(world, api, admin):
     rid = world.record_id(text="first")
-    one = api(admin, "memory.records.update", rbody(rid, expected_revision=1, content={"text": "second"}))
+    one = api(
+        admin, "memory.records.update", rbody(rid, expected_revision=1, content={"text": "second"})
+    )
     assert one.receipt["refs"] == [{"type": "record", "id": rid, "revision": 2}]
     two = api(admin, "memory.records.update", rbody(rid, expected_revision=2, kind="preference"))
     assert two.receipt["refs"][0]["revision"] == 3
     record = world.record(rid)
     assert record["content"] == {"text": "second"} and record["kind"] == "preference"
     assert record["placement"] == C1 and record["revision"] == 3
-    history = list(RecordRevision.objects.filter(record__record_id=rid).order_by("revision")
-                   .values_list("revision", "kind", "content"))
-    assert history == [(1, "fact", {"text": "first"}), (2, "fact", {"text": "second"}),
-                       (3, "preference", {"text": "second"})]
+    history = list(
+        RecordRevision.objects.filter(record__record_id=rid)
+        .order_by("revision")
+        .values_list("revision", "kind", "content")
+    )
+    assert history == [
+        (1, "fact", {"text": "first"}),
+        (2, "fact", {"text": "second"}),
+        (3, "preference", {"text": "second"}),
+    ]
     assert Record.objects.get(record_id=rid).text == "second"
-    stale = api(admin, "memory.records.update", rbody(rid, expected_revision=2, kind="fact", idempotency_key="u"))
-    assert (stale.status, stale.code, stale.error["details"]) == (409, "REVISION_CONFLICT", {"current_revision": 3})
+    stale = api(
+        admin,
+        "memory.records.update",
+        rbody(rid, expected_revision=2, kind="fact", idempotency_key="u"),
+    )
+    assert (stale.status, stale.code, stale.error["details"]) == (
+        409,
+        "REVISION_CONFLICT",
+        {"current_revision": 3},
+    )
 
 
 def test_update_needs_content_or_kind_and_cannot_move_the_record(world, api, admin):
     rid = world.record_id()
-    assert api(admin, "memory.records.update", rbody(rid, expected_revision=1)).code == "invalid_input"
+    assert (
+        api(admin, "memory.records.update", rbody(rid, expected_revision=1)).code == "invalid_input"
+    )
     moved = api(admin, "memory.records.update", rbody(rid, expected_revision=1, placement=C2))
     assert moved.code == "invalid_input"
 
@@ -148,16 +202,28 @@ def test_content_validation_comes_before_cas(world, api, admin):
     rid = world.record_id()
     bad = {"text": "x", "cognition": [{"view": "nope"}]}
     answer = api(admin, "memory.records.update", rbody(rid, expected_revision=9, content=bad))
-    assert answer.code == "INVALID_INPUT" and answer.error["details"]["reason"] == "invalid_cognition_record"
+    assert (
+        answer.code == "INVALID_INPUT"
+        and answer.error["details"]["reason"] == "invalid_cognition_record"
+    )
 
 
-@pytest.mark.parametrize("grant, code", [
-    ({"capabilities": ["records_read"]}, "PERMISSION_DENIED"),
-    ({"capabilities": ["records_write"], "context_ids": ["c2"]}, "NOT_FOUND"),
-    ({"capabilities": ["records_read", "records_write"], "context_ids": ["c2"]}, "NOT_FOUND"),
-    ({"capabilities": ["records_read"], "context_ids": ["c1"], "subject_ids": ["u1"]}, "PERMISSION_DENIED"),
-    ({"capabilities": ["records_write"], "context_ids": ["c1"]}, None),  # a writer sees what it may write
-])
+@pytest.mark.parametrize(
+    "grant, code",
+    [
+        ({"capabilities": ["records_read"]}, "PERMISSION_DENIED"),
+        ({"capabilities": ["records_write"], "context_ids": ["c2"]}, "NOT_FOUND"),
+        ({"capabilities": ["records_read", "records_write"], "context_ids": ["c2"]}, "NOT_FOUND"),
+        (
+            {"capabilities": ["records_read"], "context_ids": ["c1"], "subject_ids": ["u1"]},
+            "PERMISSION_DENIED",
+        ),
+        (
+            {"capabilities": ["records_write"], "context_ids": ["c1"]},
+            None,
+        ),  # a writer sees what it may write
+    ],
+)
 def test_update_coverage(world, api, grant_to, grant, code):
     rid = world.record_id(placement=C1)
     who, _ = grant_to(**grant)
@@ -169,18 +235,35 @@ def test_update_coverage(world, api, grant_to, grant, code):
         assert answer.code == code and state() == before
 
 
-@pytest.mark.parametrize("op, extra", [
-    ("memory.records.update", {"kind": "plan"}),
-    ("memory.records.delete", {}),
-    ("memory.records.promote", {"placement": SHARED}),
-])
-@pytest.mark.parametrize("setup, code", [
-    ({"op": "memory.spaces.freeze", "body": {}}, "SPACE_FROZEN"),
-    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence"}}, "SUBJECT_FENCED"),
-    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "archive"}}, "SUBJECT_ARCHIVED"),
-    ({"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence", "context_id": "c1"}},
-     "CONTEXT_FENCED"),
-])
+@pytest.mark.parametrize(
+    "op, extra",
+    [
+        ("memory.records.update", {"kind": "plan"}),
+        ("memory.records.delete", {}),
+        ("memory.records.promote", {"placement": SHARED}),
+    ],
+)
+@pytest.mark.parametrize(
+    "setup, code",
+    [
+        ({"op": "memory.spaces.freeze", "body": {}}, "SPACE_FROZEN"),
+        (
+            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence"}},
+            "SUBJECT_FENCED",
+        ),
+        (
+            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "archive"}},
+            "SUBJECT_ARCHIVED",
+        ),
+        (
+            {
+                "op": "memory.subjects.fence",
+                "body": {"subject_id": "u1", "action": "fence", "context_id": "c1"},
+            },
+            "CONTEXT_FENCED",
+        ),
+    ],
+)
 def test_write_state_gates(world, api, admin, op, extra, setup, code):
     rid = world.record_id(placement=C1)
     world.api(admin, setup["op"], {"space_id": "s1", **setup["body"]})
@@ -190,11 +273,14 @@ def test_write_state_gates(world, api, admin, op, extra, setup, code):
     assert state() == before
 
 
-@pytest.mark.parametrize("op, extra", [
-    ("memory.records.update", {"kind": "plan"}),
-    ("memory.records.delete", {}),
-    ("memory.records.promote", {"placement": SHARED}),
-])
+@pytest.mark.parametrize(
+    "op, extra",
+    [
+        ("memory.records.update", {"kind": "plan"}),
+        ("memory.records.delete", {}),
+        ("memory.records.promote", {"placement": SHARED}),
+    ],
+)
 def test_tombstoned_records_take_no_change(world, api, admin, op, extra):
     rid = world.record_id()
     api(admin, "memory.records.delete", rbody(rid, expected_revision=1))
@@ -208,12 +294,16 @@ def test_tombstoned_records_take_no_change(world, api, admin, op, extra):
 
 # ---- delete -----------------------------------------------------------------------------------
 
+
 def all_stored_text() -> str:
     """Every text and JSON column of every row of every model, as one string."""
     chunks = []
     for model in apps.get_models():
-        fields = [f.attname for f in model._meta.concrete_fields
-                  if isinstance(f, (models.TextField, models.CharField, models.JSONField))]
+        fields = [
+            f.attname
+            for f in model._meta.concrete_fields
+            if isinstance(f, (models.TextField, models.CharField, models.JSONField))
+        ]
         if fields:
             chunks += [json.dumps(row, default=str) for row in model.objects.values_list(*fields)]
     return "\n".join(chunks)
@@ -221,39 +311,70 @@ def all_stored_text() -> str:
 
 def test_delete_erases_every_stored_copy_and_keeps_a_tombstone(world, api, admin):
     secret = "Ada-secret-diagnosis-31337"
-    [cid] = world.candidate_ids(texts=[{"content": {"text": f"{secret} (raw)", "structured": {"s": secret},
-                                                    "cognition": [cognition_entry(proposition=secret)]}}])
+    [cid] = world.candidate_ids(
+        texts=[
+            {
+                "content": {
+                    "text": f"{secret} (raw)",
+                    "structured": {"s": secret},
+                    "cognition": [cognition_entry(proposition=secret)],
+                }
+            }
+        ]
+    )
     override = {"text": secret, "structured": {"s": secret}}
-    rid = world.review(None, cid, {"action": "promote", "content_override": override}).receipt["refs"][1]["id"]
-    api(admin, "memory.records.update", rbody(rid, expected_revision=1, content={"text": f"{secret} v2"}))
+    rid = world.review(None, cid, {"action": "promote", "content_override": override}).receipt[
+        "refs"
+    ][1]["id"]
+    api(
+        admin,
+        "memory.records.update",
+        rbody(rid, expected_revision=1, content={"text": f"{secret} v2"}),
+    )
     erased = []
     derived.ERASERS.append(lambda records: erased.extend(r.record_id for r in records))
     try:
-        answer = api(admin, "memory.records.delete", rbody(rid, expected_revision=2, reason="user asked",
-                                                           idempotency_key="del-1"))
+        answer = api(
+            admin,
+            "memory.records.delete",
+            rbody(rid, expected_revision=2, reason="user asked", idempotency_key="del-1"),
+        )
     finally:
         derived.ERASERS.pop()
     assert answer.status == 200, answer.body
-    assert answer.receipt["refs"] == [{"type": "record", "id": rid, "revision": 3},
-                                      {"type": "candidate", "id": cid, "revision": 3}]
+    assert answer.receipt["refs"] == [
+        {"type": "record", "id": rid, "revision": 3},
+        {"type": "candidate", "id": cid, "revision": 3},
+    ]
     assert erased == [rid]
     assert secret not in all_stored_text()
     record = world.record(rid)
     assert record["content"] == {"text": ""} and record["revision"] == 3
-    assert record["tombstone"]["deleted_by_principal_id"] == admin.id and record["tombstone"]["reason"] == "user asked"
+    assert (
+        record["tombstone"]["deleted_by_principal_id"] == admin.id
+        and record["tombstone"]["reason"] == "user asked"
+    )
     assert "deleted_at" in record["tombstone"]
     assert record["provenance"]["candidate_id"] == cid  # the tombstone keeps provenance
-    history = list(RecordRevision.objects.filter(record__record_id=rid).order_by("revision")
-                   .values_list("revision", "content"))
+    history = list(
+        RecordRevision.objects.filter(record__record_id=rid)
+        .order_by("revision")
+        .values_list("revision", "content")
+    )
     assert history == [(1, {"text": ""}), (2, {"text": ""}), (3, {"text": ""})]
     assert Candidate.objects.get(candidate_id=cid).proposed == {"content": {"text": ""}}
 
 
 def test_deleted_fragment_erases_the_shared_source_but_not_sibling_records(world, api, admin):
     [cid] = world.candidate_ids(texts=["alpha-text and beta-text"])
-    refs = world.review(None, cid, {"action": "fragment", "fragments": [{"content": {"text": "alpha-text"}},
-                                                                        {"content": {"text": "beta-text"}}]}
-                        ).receipt["refs"]
+    refs = world.review(
+        None,
+        cid,
+        {
+            "action": "fragment",
+            "fragments": [{"content": {"text": "alpha-text"}}, {"content": {"text": "beta-text"}}],
+        },
+    ).receipt["refs"]
     alpha, beta = refs[1]["id"], refs[2]["id"]
     api(admin, "memory.records.delete", rbody(alpha, expected_revision=1))
     assert "alpha-text" not in all_stored_text()
@@ -266,18 +387,27 @@ def test_delete_cas_and_coverage(world, api, grant_to):
     assert (stale.code, stale.error["details"]) == ("REVISION_CONFLICT", {"current_revision": 1})
     reader, _ = grant_to(capabilities=["records_read"])
     before = state()
-    assert api(reader, "memory.records.delete", rbody(rid, expected_revision=1)).code == "PERMISSION_DENIED"
-    assert api(world.admin, "memory.records.delete", rbody("rec_gone", expected_revision=1)).code == "NOT_FOUND"
+    assert (
+        api(reader, "memory.records.delete", rbody(rid, expected_revision=1)).code
+        == "PERMISSION_DENIED"
+    )
+    assert (
+        api(world.admin, "memory.records.delete", rbody("rec_gone", expected_revision=1)).code
+        == "NOT_FOUND"
+    )
     assert state() == before
 
 
 def test_delete_receipt_carries_no_content(world, api, admin):
     rid = world.record_id(text="delete-me-secret-99")
-    receipt = api(admin, "memory.records.delete", rbody(rid, expected_revision=1, reason="r")).receipt
+    receipt = api(
+        admin, "memory.records.delete", rbody(rid, expected_revision=1, reason="r")
+    ).receipt
     assert "delete-me-secret-99" not in json.dumps(receipt)
 
 
 # ---- promote ----------------------------------------------------------------------------------
+
 
 def test_promote_changes_placement_and_keeps_provenance(world, api, admin):
     [cid] = world.candidate_ids(placement=C1, scope_extra={"source_context_id": "chat"})
@@ -293,11 +423,17 @@ def test_promote_changes_placement_and_keeps_provenance(world, api, admin):
     assert (stale.code, stale.error["details"]) == ("REVISION_CONFLICT", {"current_revision": 2})
 
 
-@pytest.mark.parametrize("grant, code", [
-    ({"capabilities": ["records_read", "records_write"], "context_ids": ["c1"]}, "PERMISSION_DENIED"),
-    ({"capabilities": ["records_read", "records_write"], "context_ids": ["c2"]}, "NOT_FOUND"),
-    ({"capabilities": ["records_read", "records_write"], "context_ids": ["c1", "c2"]}, None),
-])
+@pytest.mark.parametrize(
+    "grant, code",
+    [
+        (
+            {"capabilities": ["records_read", "records_write"], "context_ids": ["c1"]},
+            "PERMISSION_DENIED",
+        ),
+        ({"capabilities": ["records_read", "records_write"], "context_ids": ["c2"]}, "NOT_FOUND"),
+        ({"capabilities": ["records_read", "records_write"], "context_ids": ["c1", "c2"]}, None),
+    ],
+)
 def test_promote_needs_coverage_of_old_and_new_placement(world, api, grant_to, grant, code):
     rid = world.record_id(placement=C1)
     who, _ = grant_to(**grant)
@@ -313,16 +449,32 @@ def test_promote_with_two_grants_one_per_placement(world, api, grant_to):
     rid = world.record_id(placement=C1)
     who, _ = grant_to(capabilities=["records_write"], context_ids=["c1"])
     grant_to(who, capabilities=["records_write"], shared_access=True, context_ids=["c9"])
-    assert api(who, "memory.records.promote", rbody(rid, expected_revision=1, placement=SHARED)).status == 200
+    assert (
+        api(who, "memory.records.promote", rbody(rid, expected_revision=1, placement=SHARED)).status
+        == 200
+    )
 
 
 def test_promote_into_or_out_of_a_fenced_context(world, api, admin):
     out_of = world.record_id(placement=C1)
     into = world.record_id(placement=SHARED)
-    world.api(admin, "memory.subjects.fence", {"space_id": "s1", "subject_id": "u1", "action": "fence", "context_id": "c1"})
-    assert api(admin, "memory.records.promote", rbody(out_of, expected_revision=1, placement=C2)).code == "CONTEXT_FENCED"
-    assert api(admin, "memory.records.promote", rbody(into, expected_revision=1, placement=C1)).code == "CONTEXT_FENCED"
-    assert api(admin, "memory.records.promote", rbody(into, expected_revision=1, placement=C2)).status == 200
+    world.api(
+        admin,
+        "memory.subjects.fence",
+        {"space_id": "s1", "subject_id": "u1", "action": "fence", "context_id": "c1"},
+    )
+    assert (
+        api(admin, "memory.records.promote", rbody(out_of, expected_revision=1, placement=C2)).code
+        == "CONTEXT_FENCED"
+    )
+    assert (
+        api(admin, "memory.records.promote", rbody(into, expected_revision=1, placement=C1)).code
+        == "CONTEXT_FENCED"
+    )
+    assert (
+        api(admin, "memory.records.promote", rbody(into, expected_revision=1, placement=C2)).status
+        == 200
+    )
 
 
 def test_writes_move_subject_and_space_revisions(world, api, admin):
@@ -330,7 +482,10 @@ def test_writes_move_subject_and_space_revisions(world, api, admin):
     subject_rev = Subject.objects.get(subject_id="u1").revision
     answer = api(admin, "memory.records.update", rbody(rid, expected_revision=1, kind="plan"))
     assert Subject.objects.get(subject_id="u1").revision == subject_rev + 1
-    assert answer.receipt["space_revision"] == world.api(admin, "memory.spaces.list", {}).body["spaces"][0]["revision"]
+    assert (
+        answer.receipt["space_revision"]
+        == world.api(admin, "memory.spaces.list", {}).body["spaces"][0]["revision"]
+    )
 
 
 @requires_postgres
@@ -346,8 +501,17 @@ def test_concurrent_writers_cannot_lose_an_update():
     admin = make_persona("writer")
     issue_root_grant(Space.objects.get(pk="s1"), admin.principal)
     call(admin.principal, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"})
-    created = call(admin.principal, "memory.records.create", {"space_id": "s1", "subject_id": "u1", "kind": "fact",
-                                                              "content": {"text": "v1"}, "placement": C1})
+    created = call(
+        admin.principal,
+        "memory.records.create",
+        {
+            "space_id": "s1",
+            "subject_id": "u1",
+            "kind": "fact",
+            "content": {"text": "v1"},
+            "placement": C1,
+        },
+    )
     rid = created["receipt"]["refs"][0]["id"]
     n = 8
     results: list[tuple[int, dict, str]] = []
@@ -357,9 +521,19 @@ def test_concurrent_writers_cannot_lose_an_update():
         try:
             barrier.wait()
             text = f"writer-{i}"
-            response = Client().post("/v1/ops/memory.records.update", data=json.dumps(
-                {"space_id": "s1", "record_id": rid, "expected_revision": 1, "content": {"text": text}}),
-                content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {admin.token}")
+            response = Client().post(
+                "/v1/ops/memory.records.update",
+                data=json.dumps(
+                    {
+                        "space_id": "s1",
+                        "record_id": rid,
+                        "expected_revision": 1,
+                        "content": {"text": text},
+                    }
+                ),
+                content_type="application/json",
+                HTTP_AUTHORIZATION=f"Bearer {admin.token}",
+            )
             results.append((response.status_code, response.json(), text))
         finally:
             connections.close_all()
@@ -372,8 +546,10 @@ def test_concurrent_writers_cannot_lose_an_update():
     wins = [text for status, _, text in results if status == 200]
     losses = [b for status, b, _ in results if status != 200]
     assert len(wins) == 1 and len(losses) == n - 1
-    assert all(b["error"]["code"] == "REVISION_CONFLICT" and b["error"]["details"]["current_revision"] == 2
-               for b in losses)
+    assert all(
+        b["error"]["code"] == "REVISION_CONFLICT" and b["error"]["details"]["current_revision"] == 2
+        for b in losses
+    )
     record = Record.objects.get(record_id=rid)
     assert record.revision == 2 and record.content == {"text": wins[0]}
     assert RecordRevision.objects.filter(record=record).count() == 2

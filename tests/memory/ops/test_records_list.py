@@ -1,6 +1,7 @@
 """memory.records.list (SPEC §2.3, §2.7, §6.3): newest first, total_authorized over the whole
 filtered authorized set, selection × provenance × kinds × cognition, keyset cursors bound to the
 caller, the request, the subject (or space) revision and the grant state."""
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -18,8 +19,14 @@ def ids(answer) -> list[str]:
 def test_newest_first_ties_by_record_id_desc(world):
     first = world.record_id(text="first")
     [cid] = world.candidate_ids(texts=["a and b"])
-    refs = world.review(None, cid, {"action": "fragment", "fragments": [{"content": {"text": "a"}},
-                                                                        {"content": {"text": "b"}}]}).receipt["refs"]
+    refs = world.review(
+        None,
+        cid,
+        {
+            "action": "fragment",
+            "fragments": [{"content": {"text": "a"}}, {"content": {"text": "b"}}],
+        },
+    ).receipt["refs"]
     frag = [r["id"] for r in refs[1:]]
     last = world.record_id(text="last")
     assert ids(world.list_records(subject_id="u1")) == [last, frag[1], frag[0], first]
@@ -42,11 +49,18 @@ def test_total_authorized_counts_the_whole_filtered_set_across_pages(world):
 def test_tombstoned_only_on_request(world, api, admin):
     keep = world.record_id()
     gone = world.record_id()
-    api(admin, "memory.records.delete", {"space_id": "s1", "record_id": gone, "expected_revision": 1})
+    api(
+        admin,
+        "memory.records.delete",
+        {"space_id": "s1", "record_id": gone, "expected_revision": 1},
+    )
     assert ids(world.list_records()) == [keep]
     both = world.list_records(include_tombstoned=True)
     assert ids(both) == [gone, keep] and both.body["total_authorized"] == 2
-    assert both.body["records"][0]["content"] == {"text": ""} and "tombstone" in both.body["records"][0]
+    assert (
+        both.body["records"][0]["content"] == {"text": ""}
+        and "tombstone" in both.body["records"][0]
+    )
 
 
 @pytest.fixture
@@ -55,39 +69,61 @@ def spread(world, api, grant_to):
     context chat (capturer), captured shared from context web (admin)."""
     writer, _ = grant_to(capabilities=["records_write"], shared_access=True)
     capturer, _ = grant_to(capabilities=["capture"], shared_access=True)
-    r = {"c1_authored": world.record_id(placement=C1, kind="fact"),
-         "shared_authored": world.record_id(writer, placement=SHARED, kind="plan")}
+    r = {
+        "c1_authored": world.record_id(placement=C1, kind="fact"),
+        "shared_authored": world.record_id(writer, placement=SHARED, kind="plan"),
+    }
     [a] = world.candidate_ids(capturer, placement=C2, scope_extra={"source_context_id": "chat"})
     [b] = world.candidate_ids(placement=SHARED, scope_extra={"source_context_id": "web"})
-    r["c2_captured"] = world.review(None, a, {"action": "promote", "kind": "fact"}).receipt["refs"][1]["id"]
-    r["shared_captured"] = world.review(None, b, {"action": "promote", "kind": "event"}).receipt["refs"][1]["id"]
+    r["c2_captured"] = world.review(None, a, {"action": "promote", "kind": "fact"}).receipt["refs"][
+        1
+    ]["id"]
+    r["shared_captured"] = world.review(None, b, {"action": "promote", "kind": "event"}).receipt[
+        "refs"
+    ][1]["id"]
     r["writer"], r["capturer"] = writer.id, capturer.id
     return r
 
 
-@pytest.mark.parametrize("selection, provenance, kinds, expected", [
-    (None, None, None, {"c1_authored", "shared_authored", "c2_captured", "shared_captured"}),
-    ({"mode": "shared"}, None, None, {"shared_authored", "shared_captured"}),
-    ({"mode": "contexts", "context_ids": ["c1"]}, None, None, {"c1_authored"}),
-    ({"mode": "contexts_and_shared", "context_ids": ["c2"]}, None, None,
-     {"shared_authored", "c2_captured", "shared_captured"}),
-    (None, {"sources": ["capture"]}, None, {"c2_captured", "shared_captured"}),
-    ({"mode": "shared"}, {"sources": ["authored"]}, None, {"shared_authored"}),
-    (None, {"source_context_ids": ["chat"]}, None, {"c2_captured"}),
-    ({"mode": "shared"}, {"source_context_ids": ["chat"]}, None, set()),
-    (None, {"principal_ids": ["writer"]}, None, {"shared_authored"}),
-    (None, {"principal_ids": ["capturer"], "sources": ["capture"]}, None, {"c2_captured"}),
-    (None, {"principal_ids": ["capturer"], "sources": ["authored"]}, None, set()),
-    ({"mode": "contexts_and_shared", "context_ids": ["c1", "c2"]}, {"sources": ["capture", "authored"]}, ["fact"],
-     {"c1_authored", "c2_captured"}),
-    ({"mode": "all"}, {"sources": ["import"]}, None, set()),
-])
-def test_selection_provenance_and_kinds_combine_by_and(world, spread, selection, provenance, kinds, expected):
+@pytest.mark.parametrize(
+    "selection, provenance, kinds, expected",
+    [
+        (None, None, None, {"c1_authored", "shared_authored", "c2_captured", "shared_captured"}),
+        ({"mode": "shared"}, None, None, {"shared_authored", "shared_captured"}),
+        ({"mode": "contexts", "context_ids": ["c1"]}, None, None, {"c1_authored"}),
+        (
+            {"mode": "contexts_and_shared", "context_ids": ["c2"]},
+            None,
+            None,
+            {"shared_authored", "c2_captured", "shared_captured"},
+        ),
+        (None, {"sources": ["capture"]}, None, {"c2_captured", "shared_captured"}),
+        ({"mode": "shared"}, {"sources": ["authored"]}, None, {"shared_authored"}),
+        (None, {"source_context_ids": ["chat"]}, None, {"c2_captured"}),
+        ({"mode": "shared"}, {"source_context_ids": ["chat"]}, None, set()),
+        (None, {"principal_ids": ["writer"]}, None, {"shared_authored"}),
+        (None, {"principal_ids": ["capturer"], "sources": ["capture"]}, None, {"c2_captured"}),
+        (None, {"principal_ids": ["capturer"], "sources": ["authored"]}, None, set()),
+        (
+            {"mode": "contexts_and_shared", "context_ids": ["c1", "c2"]},
+            {"sources": ["capture", "authored"]},
+            ["fact"],
+            {"c1_authored", "c2_captured"},
+        ),
+        ({"mode": "all"}, {"sources": ["import"]}, None, set()),
+    ],
+)
+def test_selection_provenance_and_kinds_combine_by_and(
+    world, spread, selection, provenance, kinds, expected
+):
     body = {}
     if selection:
         body["selection"] = selection
     if provenance:
-        provenance = {k: [spread.get(x, x) for x in v] if k == "principal_ids" else v for k, v in provenance.items()}
+        provenance = {
+            k: [spread.get(x, x) for x in v] if k == "principal_ids" else v
+            for k, v in provenance.items()
+        }
         body["provenance_filter"] = provenance
     if kinds:
         body["kinds"] = kinds
@@ -104,13 +140,20 @@ def test_selection_narrows_grants_and_never_widens_them(world, spread, grant_to)
     assert world.list_records(who).body["total_authorized"] == 1
 
 
-@pytest.mark.parametrize("selection, status, code", [
-    ({"mode": "contexts"}, 422, "INVALID_INPUT"),
-    ({"mode": "contexts_and_shared"}, 422, "INVALID_INPUT"),
-    ({"mode": "all", "context_ids": ["c1"]}, 422, "INVALID_INPUT"),
-    ({"mode": "shared", "context_ids": ["c1"]}, 422, "INVALID_INPUT"),
-    ({"mode": "contexts", "context_ids": []}, 400, "invalid_input"),  # minItems: the schema says it
-])
+@pytest.mark.parametrize(
+    "selection, status, code",
+    [
+        ({"mode": "contexts"}, 422, "INVALID_INPUT"),
+        ({"mode": "contexts_and_shared"}, 422, "INVALID_INPUT"),
+        ({"mode": "all", "context_ids": ["c1"]}, 422, "INVALID_INPUT"),
+        ({"mode": "shared", "context_ids": ["c1"]}, 422, "INVALID_INPUT"),
+        (
+            {"mode": "contexts", "context_ids": []},
+            400,
+            "invalid_input",
+        ),  # minItems: the schema says it
+    ],
+)
 def test_bad_selection(world, selection, status, code):
     answer = world.list_records(selection=selection)
     assert (answer.status, answer.code) == (status, code)
@@ -122,7 +165,10 @@ def test_list_without_records_read_is_permission_denied(world, grant_to):
     who, _ = grant_to(capabilities=["capture", "records_write"], subject_ids=["u1"])
     for body in ({"subject_id": "u1"}, {}):
         answer = world.list_records(who, **body)
-        assert (answer.code, answer.error["details"]) == ("PERMISSION_DENIED", {"capability": "records_read"})
+        assert (answer.code, answer.error["details"]) == (
+            "PERMISSION_DENIED",
+            {"capability": "records_read"},
+        )
     elsewhere, _ = grant_to(capabilities=["records_read"], subject_ids=["u2"])
     assert world.list_records(elsewhere).body["records"] == []
 
@@ -135,22 +181,39 @@ def test_subject_not_visible_is_not_found(world, grant_to):
 
 def test_cognition_filter_matches_one_entry_on_all_requirements(world, api, admin):
     session = api.connect(admin)
-    goal = world.record_id(content={"text": "g", "cognition": [cognition_entry(type="goal", confidence=0.9)]})
-    split = world.record_id(content={"text": "s", "cognition": [cognition_entry(type="goal", confidence=0.1),
-                                                               cognition_entry(type="belief", confidence=0.9)]})
+    goal = world.record_id(
+        content={"text": "g", "cognition": [cognition_entry(type="goal", confidence=0.9)]}
+    )
+    split = world.record_id(
+        content={
+            "text": "s",
+            "cognition": [
+                cognition_entry(type="goal", confidence=0.1),
+                cognition_entry(type="belief", confidence=0.9),
+            ],
+        }
+    )
     world.record_id(content={"text": "none"})
     world.record_id(content={"text": "empty", "cognition": []})
-    flt = {"require": [{"dimension": "type", "op": "eq", "value": "goal"},
-                       {"dimension": "confidence", "op": "gte", "value": 0.5}]}
+    flt = {
+        "require": [
+            {"dimension": "type", "op": "eq", "value": "goal"},
+            {"dimension": "confidence", "op": "gte", "value": 0.5},
+        ]
+    }
     answer = world.list_records(session=session, cognition_filter=flt)
     assert ids(answer) == [goal] and answer.body["total_authorized"] == 1
     either = {"require": [{"dimension": "type", "op": "in", "value": ["goal", "belief"]}]}
     page = world.list_records(session=session, cognition_filter=either, page_size=1)
     assert ids(page) == [split] and page.body["total_authorized"] == 2
-    rest = world.list_records(session=session, cognition_filter=either, page_size=1, cursor=page.body["next_cursor"])
+    rest = world.list_records(
+        session=session, cognition_filter=either, page_size=1, cursor=page.body["next_cursor"]
+    )
     assert ids(rest) == [goal] and rest.body["next_cursor"] is None
     # the filter binds the cursor
-    other = world.list_records(session=session, cognition_filter=flt, page_size=1, cursor=page.body["next_cursor"])
+    other = world.list_records(
+        session=session, cognition_filter=flt, page_size=1, cursor=page.body["next_cursor"]
+    )
     assert other.code == "CURSOR_INVALID"
 
 
@@ -170,7 +233,9 @@ def paged(world):
 def test_cursor_survives_an_unrelated_read(world, paged):
     world.list_records(subject_id="u1")
     assert world.list_records(subject_id="u1", page_size=1, cursor=paged).status == 200
-    assert world.list_records(subject_id="u1", page_size=2, cursor=paged).status == 200  # page_size is free
+    assert (
+        world.list_records(subject_id="u1", page_size=2, cursor=paged).status == 200
+    )  # page_size is free
 
 
 def test_cursor_invalid_after_a_write_to_the_subject(world, paged):
@@ -195,16 +260,34 @@ def test_cursor_invalid_after_a_grant_change(world, api, admin, grant_to):
     cursor = world.list_records(who, subject_id="u1", page_size=1).body["next_cursor"]
     assert world.list_records(who, subject_id="u1", page_size=1, cursor=cursor).status == 200
     grant_to(who, capabilities=["recall"])
-    assert world.list_records(who, subject_id="u1", page_size=1, cursor=cursor).code == "CURSOR_INVALID"
+    assert (
+        world.list_records(who, subject_id="u1", page_size=1, cursor=cursor).code
+        == "CURSOR_INVALID"
+    )
 
 
 def test_cursor_tampered_foreign_or_for_another_request(world, paged, grant_to):
-    assert world.list_records(subject_id="u1", page_size=1, cursor=paged[:-3] + "abc").code == "CURSOR_INVALID"
-    assert world.list_records(subject_id="u1", page_size=1, cursor="not-a-cursor").code == "CURSOR_INVALID"
-    assert world.list_records(subject_id="u1", kinds=["fact"], page_size=1, cursor=paged).code == "CURSOR_INVALID"
-    assert world.list_records(subject_id="u1", include_tombstoned=True, cursor=paged).code == "CURSOR_INVALID"
+    assert (
+        world.list_records(subject_id="u1", page_size=1, cursor=paged[:-3] + "abc").code
+        == "CURSOR_INVALID"
+    )
+    assert (
+        world.list_records(subject_id="u1", page_size=1, cursor="not-a-cursor").code
+        == "CURSOR_INVALID"
+    )
+    assert (
+        world.list_records(subject_id="u1", kinds=["fact"], page_size=1, cursor=paged).code
+        == "CURSOR_INVALID"
+    )
+    assert (
+        world.list_records(subject_id="u1", include_tombstoned=True, cursor=paged).code
+        == "CURSOR_INVALID"
+    )
     other, _ = grant_to(capabilities=["records_read"])
-    assert world.list_records(other, subject_id="u1", page_size=1, cursor=paged).code == "CURSOR_INVALID"
+    assert (
+        world.list_records(other, subject_id="u1", page_size=1, cursor=paged).code
+        == "CURSOR_INVALID"
+    )
 
 
 def test_a_later_page_costs_the_same_queries_as_the_first(world):

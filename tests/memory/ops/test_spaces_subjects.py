@@ -1,4 +1,5 @@
 """memory.describe, spaces.*, subjects.* and the state gates of SPEC §2.6."""
+
 import pytest
 
 from memory.models import Space, Subject
@@ -36,7 +37,9 @@ def test_freeze_blocks_mutations_and_unfreeze_reopens(api, admin, space):
     again = api(admin, "memory.spaces.freeze", {"space_id": "s1"})
     assert again.code == "SPACE_FROZEN"
     assert api(admin, "memory.spaces.unfreeze", {"space_id": "s1"}).status == 200
-    assert api(admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"}).status == 200
+    assert (
+        api(admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"}).status == 200
+    )
 
 
 def test_freeze_needs_space_admin(api, grant_to, ensure_subject):
@@ -72,18 +75,28 @@ def test_ensure_is_get_or_create_with_kind_check(api, admin, space):
 
 
 def test_ensure_rejects_a_malformed_kind(api, admin, space):
-    answer = api(admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1", "kind": "NoNamespace"})
+    answer = api(
+        admin,
+        "memory.subjects.ensure",
+        {"space_id": "s1", "subject_id": "u1", "kind": "NoNamespace"},
+    )
     assert answer.code == "invalid_input"
 
 
 def test_subjects_get_and_never_ensured_subject(api, admin, ensure_subject):
     ensure_subject("u1", kind="acme:user", extensions={"acme": {"tier": "gold"}})
-    subject = api(admin, "memory.subjects.get", {"space_id": "s1", "subject_id": "u1"}).body["subject"]
+    subject = api(admin, "memory.subjects.get", {"space_id": "s1", "subject_id": "u1"}).body[
+        "subject"
+    ]
     assert subject["kind"] == "acme:user" and subject["state"] == "active"
     assert subject["extensions"] == {"acme": {"tier": "gold"}}
     assert subject["fenced_context_ids"] == []
     missing = api(admin, "memory.subjects.get", {"space_id": "s1", "subject_id": "ghost"})
-    assert (missing.status, missing.code, missing.error["details"]["resource"]) == (404, "NOT_FOUND", "subject")
+    assert (missing.status, missing.code, missing.error["details"]["resource"]) == (
+        404,
+        "NOT_FOUND",
+        "subject",
+    )
 
 
 def test_subject_outside_grant_scope_is_not_found(api, grant_to, ensure_subject):
@@ -97,14 +110,19 @@ def test_subject_outside_grant_scope_is_not_found(api, grant_to, ensure_subject)
 
 def test_ensure_needs_subjects_write_covering_the_subject(api, grant_to, space):
     writer, _ = grant_to(capabilities=["subjects_write"], subject_ids=["u1"])
-    assert api(writer, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"}).status == 200
+    assert (
+        api(writer, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"}).status == 200
+    )
     denied = api(writer, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u9"})
     assert denied.code == "PERMISSION_DENIED"
 
 
 def test_fence_unfence_archive_and_context_fences(api, admin, ensure_subject):
     ensure_subject("u1")
-    fence = lambda **kw: api(admin, "memory.subjects.fence", {"space_id": "s1", "subject_id": "u1", **kw})  # noqa: E731
+
+    def fence(**kw):
+        return api(admin, "memory.subjects.fence", {"space_id": "s1", "subject_id": "u1", **kw})
+
     r = fence(action="fence")
     assert r.receipt["refs"] == [{"type": "subject", "id": "u1", "revision": 2}]
     blocked = api(admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"})
@@ -125,7 +143,9 @@ def test_fence_unfence_archive_and_context_fences(api, admin, ensure_subject):
 def test_fence_needs_space_admin(api, grant_to, ensure_subject):
     ensure_subject("u1")
     narrow, _ = grant_to(capabilities=["records_write"])
-    answer = api(narrow, "memory.subjects.fence", {"space_id": "s1", "subject_id": "u1", "action": "fence"})
+    answer = api(
+        narrow, "memory.subjects.fence", {"space_id": "s1", "subject_id": "u1", "action": "fence"}
+    )
     assert answer.code == "PERMISSION_DENIED"
 
 

@@ -2,6 +2,7 @@
 client always sees the reference validator's errors. The whole suite runs with
 SPOKE_MEMORY_SCHEMA_CROSSCHECK, so every request it sends is a cross-check too; this file adds
 generated instances per op."""
+
 import pytest
 from django.test import override_settings
 from hypothesis import HealthCheck, given, settings
@@ -10,23 +11,52 @@ from hypothesis import strategies as st
 from memory.wire.validation import ValidatorsDisagree, catalog, request_errors, schema_errors
 
 OPS = sorted(catalog().ops)
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**53) + 1, 2**53 - 1),
-                    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=30))
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**53) + 1, 2**53 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=30),
+)
 
 
 def values(keys):
-    return st.recursive(scalars, lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(keys) | st.text(max_size=8), inner, max_size=5)),
-        max_leaves=12)
+    return st.recursive(
+        scalars,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4),
+            st.dictionaries(st.sampled_from(keys) | st.text(max_size=8), inner, max_size=5),
+        ),
+        max_leaves=12,
+    )
 
 
-KEYS = sorted({k for spec in catalog().ops.values() for k in spec.request.get("properties", {})}
-              | {"text", "scope", "context_id", "action", "content", "placement", "kind", "max_records",
-                 "fragments", "reason", "dimension", "operator", "value", "structured", "cognition"})
+KEYS = sorted(
+    {k for spec in catalog().ops.values() for k in spec.request.get("properties", {})}
+    | {
+        "text",
+        "scope",
+        "context_id",
+        "action",
+        "content",
+        "placement",
+        "kind",
+        "max_records",
+        "fragments",
+        "reason",
+        "dimension",
+        "operator",
+        "value",
+        "structured",
+        "cognition",
+    }
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(op=st.sampled_from(OPS), body=st.dictionaries(st.sampled_from(KEYS), values(KEYS), max_size=6))
+@given(
+    op=st.sampled_from(OPS), body=st.dictionaries(st.sampled_from(KEYS), values(KEYS), max_size=6)
+)
 def test_both_validators_judge_generated_bodies_alike(op, body):
     spec = catalog().ops[op]
     assert spec.request_fast.is_valid(body) == (not schema_errors(spec.request_validator, body))
@@ -36,8 +66,16 @@ def test_valid_minimal_bodies_pass_both():
     for op, body in [
         ("memory.subjects.get", {"space_id": "s1", "subject_id": "u1"}),
         ("memory.recall", {"space_id": "s1", "subject_id": "u1", "query": {"text": "tea"}}),
-        ("memory.records.create", {"space_id": "s1", "subject_id": "u1", "kind": "note",
-                                   "content": {"text": "x"}, "placement": {"scope": "shared"}}),
+        (
+            "memory.records.create",
+            {
+                "space_id": "s1",
+                "subject_id": "u1",
+                "kind": "note",
+                "content": {"text": "x"},
+                "placement": {"scope": "shared"},
+            },
+        ),
     ]:
         spec = catalog().ops[op]
         assert spec.request_fast.is_valid(body)

@@ -1,5 +1,6 @@
 """The schemas are the contract: every op has a request and response schema, the OpenAPI document
 is generated from them, validates as OpenAPI 3.1 and lists all 33 ops."""
+
 import pytest
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
@@ -8,18 +9,46 @@ from memory.wire.canonical import canonical, content_bytes, digest
 from memory.wire.validation import catalog
 
 SPEC_OPS = {
-    "memory.describe", "memory.spaces.list", "memory.spaces.freeze", "memory.spaces.unfreeze",
-    "memory.subjects.ensure", "memory.subjects.get", "memory.subjects.fence", "memory.grants.list",
-    "memory.grants.grant", "memory.grants.revoke", "memory.capture", "memory.candidates.list",
-    "memory.candidates.get", "memory.candidates.dismiss", "memory.candidates.review",
-    "memory.records.create", "memory.records.get", "memory.records.update", "memory.records.delete",
-    "memory.records.list", "memory.records.promote", "memory.recall", "memory.profile.get",
-    "memory.profile.update", "memory.receipts.get", "memory.reflections.state",
-    "memory.reflections.list", "memory.reflections.generate", "memory.exports.create",
-    "memory.exports.get", "memory.imports.stage", "memory.imports.activate", "memory.imports.discard",
+    "memory.describe",
+    "memory.spaces.list",
+    "memory.spaces.freeze",
+    "memory.spaces.unfreeze",
+    "memory.subjects.ensure",
+    "memory.subjects.get",
+    "memory.subjects.fence",
+    "memory.grants.list",
+    "memory.grants.grant",
+    "memory.grants.revoke",
+    "memory.capture",
+    "memory.candidates.list",
+    "memory.candidates.get",
+    "memory.candidates.dismiss",
+    "memory.candidates.review",
+    "memory.records.create",
+    "memory.records.get",
+    "memory.records.update",
+    "memory.records.delete",
+    "memory.records.list",
+    "memory.records.promote",
+    "memory.recall",
+    "memory.profile.get",
+    "memory.profile.update",
+    "memory.receipts.get",
+    "memory.reflections.state",
+    "memory.reflections.list",
+    "memory.reflections.generate",
+    "memory.exports.create",
+    "memory.exports.get",
+    "memory.imports.stage",
+    "memory.imports.activate",
+    "memory.imports.discard",
 }
-PENDING_CAPABLE = {"memory.reflections.generate", "memory.exports.create", "memory.imports.stage",
-                   "memory.imports.activate"}
+PENDING_CAPABLE = {
+    "memory.reflections.generate",
+    "memory.exports.create",
+    "memory.imports.stage",
+    "memory.imports.activate",
+}
 
 
 def test_catalog_holds_exactly_the_33_ops_with_their_flags():
@@ -27,10 +56,17 @@ def test_catalog_holds_exactly_the_33_ops_with_their_flags():
     assert set(ops) == SPEC_OPS
     flags = {name: spec.flag for name, spec in ops.items()}
     assert {n for n, f in flags.items() if f == "spoke-memory-reflection"} == {
-        "memory.reflections.state", "memory.reflections.list", "memory.reflections.generate"}
+        "memory.reflections.state",
+        "memory.reflections.list",
+        "memory.reflections.generate",
+    }
     assert {n for n, f in flags.items() if f == "spoke-memory-transfer"} == {
-        "memory.exports.create", "memory.exports.get", "memory.imports.stage", "memory.imports.activate",
-        "memory.imports.discard"}
+        "memory.exports.create",
+        "memory.exports.get",
+        "memory.imports.stage",
+        "memory.imports.activate",
+        "memory.imports.discard",
+    }
     assert sum(1 for f in flags.values() if f == "spoke-memory") == 25
 
 
@@ -62,8 +98,13 @@ def test_cognition_filter_only_on_the_five_ops():
         props = spec.request.get("properties", {})
         if "cognition_filter" in props:
             accepting.add(name)
-    assert accepting == {"memory.recall", "memory.records.list", "memory.reflections.state",
-                         "memory.reflections.list", "memory.reflections.generate"}
+    assert accepting == {
+        "memory.recall",
+        "memory.records.list",
+        "memory.reflections.state",
+        "memory.reflections.list",
+        "memory.reflections.generate",
+    }
     assert catalog().component_validator("CognitionFilter").is_valid(filt)
 
 
@@ -72,7 +113,9 @@ def test_openapi_document_validates_and_lists_every_op(api):
     validate(doc)
     listed = {p.removeprefix("/v1/ops/") for p in doc["paths"] if p.startswith("/v1/ops/")}
     assert listed == SPEC_OPS
-    assert {"/v1/connect", "/v1/disconnect", "/v1/manifest", "/healthz", "/readyz"} <= set(doc["paths"])
+    assert {"/v1/connect", "/v1/disconnect", "/v1/manifest", "/healthz", "/readyz"} <= set(
+        doc["paths"]
+    )
 
 
 @pytest.mark.django_db

@@ -1,6 +1,7 @@
 """End-to-end harness: Playwright for Python driving Debian's /usr/bin/chromium (never a
 downloaded browser) against pytest-django's live_server. Without Chromium the tests skip with
 the reason, except on CI (CI=true), where a missing browser is a failure."""
+
 from __future__ import annotations
 
 import os
@@ -12,8 +13,14 @@ import pytest
 from tests.reviews.conftest import PASSWORD
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 SCREENSHOTS = Path(__file__).resolve().parents[3] / "docs" / "screenshots"
 ON_CI = os.environ.get("CI", "").lower() == "true"
 

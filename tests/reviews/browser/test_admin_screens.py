@@ -1,4 +1,5 @@
 """Browser: grants (issue, amplification denied, revoke) and freezing a space."""
+
 import pytest
 
 from memory.models import Grant, Space
@@ -15,9 +16,16 @@ def people(transactional_db):
     mod_user, mod = make_user("moderator")
     issue_root_grant(space, mod)
     lead_user, lead = make_user("lead")
-    call(mod, "memory.grants.grant", {"space_id": "s1", "grantee_principal_id": lead.principal_id,
-                                      "capabilities": ["grants_issue", "review", "records_read"],
-                                      "subject_ids": ["user:ada"]})
+    call(
+        mod,
+        "memory.grants.grant",
+        {
+            "space_id": "s1",
+            "grantee_principal_id": lead.principal_id,
+            "capabilities": ["grants_issue", "review", "records_read"],
+            "subject_ids": ["user:ada"],
+        },
+    )
     _, agent = make_user("agent")
     return {"space": space, "mod": mod, "lead": lead, "agent": agent}
 
@@ -36,7 +44,9 @@ def test_issue_a_grant_see_amplification_denied_then_revoke(console, people):
     box.wait_for()
     text = box.inner_text()
     assert "none of your issuing grants holds records_write" in text
-    assert "Subjects: you asked for user:ada, user:grace; your issuing grant covers user:ada." in text
+    assert (
+        "Subjects: you asked for user:ada, user:grace; your issuing grant covers user:ada." in text
+    )
     lead.shot("grants-amplification-denied")
     assert not Grant.objects.filter(grantee=people["agent"]).exists()
 

@@ -1,5 +1,6 @@
 """Browser: a moderator's day — queue, promote with an edit, fragment, drop, the race notice,
 untrusted content, a frozen space, keyboard shortcuts. Screenshots of each main screen."""
+
 import pytest
 
 from memory.models import Candidate, Record, Space
@@ -23,10 +24,18 @@ def desk(transactional_db):
     call(app, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "user:ada"})
 
     def capture(*texts, placement=None):
-        receipt = call(app, "memory.capture", {
-            "space_id": "s1", "subject_id": "user:ada",
-            "capture_scope": {"placement": placement or {"scope": "context", "context_id": "support"}},
-            "items": [{"content": {"text": t}} for t in texts]})["receipt"]
+        receipt = call(
+            app,
+            "memory.capture",
+            {
+                "space_id": "s1",
+                "subject_id": "user:ada",
+                "capture_scope": {
+                    "placement": placement or {"scope": "context", "context_id": "support"}
+                },
+                "items": [{"content": {"text": t}} for t in texts],
+            },
+        )["receipt"]
         return [r["id"] for r in receipt["refs"] if r["type"] == "candidate"]
 
     return capture
@@ -58,7 +67,7 @@ def test_queue_promote_with_edit_then_record_is_listed(console, desk):
 
 
 def test_fragment_into_two_records(console, desk):
-    cid, = desk("Ada prefers tea and lives in Lisbon.")
+    (cid,) = desk("Ada prefers tea and lives in Lisbon.")
     tab = console("moderator")
     tab.go(f"/console/s/s1/candidates/{cid}/")
     page = tab.page
@@ -75,11 +84,13 @@ def test_fragment_into_two_records(console, desk):
     page.click("#fragment-button")
     page.locator(".msg-success").wait_for()
     assert sorted(Record.objects.filter(prov_candidate_id=cid).values_list("kind", "text")) == [
-        ("fact", "Ada lives in Lisbon."), ("preference", "Ada prefers tea.")]
+        ("fact", "Ada lives in Lisbon."),
+        ("preference", "Ada prefers tea."),
+    ]
 
 
 def test_drop_with_reason(console, desk):
-    cid, = desk("buy cheap watches")
+    (cid,) = desk("buy cheap watches")
     tab = console("moderator")
     tab.go(f"/console/s/s1/candidates/{cid}/")
     tab.page.fill("#drop-reason", "spam")
@@ -89,7 +100,7 @@ def test_drop_with_reason(console, desk):
 
 
 def test_two_reviewers_second_sees_the_notice(console, desk):
-    cid, = desk("Ada prefers tea.")
+    (cid,) = desk("Ada prefers tea.")
     first, second = console("moderator"), console("second")
     first.go(f"/console/s/s1/candidates/{cid}/")
     second.go(f"/console/s/s1/candidates/{cid}/")
@@ -104,7 +115,7 @@ def test_two_reviewers_second_sees_the_notice(console, desk):
 
 
 def test_untrusted_content_renders_as_text_and_runs_nothing(console, desk):
-    cid, = desk(XSS)
+    (cid,) = desk(XSS)
     tab = console("moderator")
     for path in ("/console/s/s1/queue/", f"/console/s/s1/candidates/{cid}/"):
         tab.go(path)
@@ -122,7 +133,7 @@ def test_untrusted_content_renders_as_text_and_runs_nothing(console, desk):
 
 
 def test_frozen_space_blocks_review_with_a_message(console, desk):
-    cid, = desk("Ada prefers tea.")
+    (cid,) = desk("Ada prefers tea.")
     tab = console("moderator")
     tab.go("/console/s/s1/space/")
     tab.page.fill("#freeze-form input[name=reason]", "audit")
@@ -180,4 +191,6 @@ def test_queue_filter_updates_the_table_in_place(console, desk):
     assert page.locator(f"a[href$='/candidates/{move}/']").count() == 1
     assert page.evaluate("window.__samePage") is True  # swapped by htmx, not a reload
     page.keyboard.press("j")
-    assert page.locator("tr.candidate-row.selected").get_attribute("data-href").endswith(f"/{move}/")
+    assert (
+        page.locator("tr.candidate-row.selected").get_attribute("data-href").endswith(f"/{move}/")
+    )
