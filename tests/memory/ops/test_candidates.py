@@ -12,6 +12,7 @@ from memory.models import Candidate, Receipt, Record
 from memory.ops import derived
 from tests.conftest import make_persona, make_space, requires_postgres
 from tests.memory.ops.capture_world import C1, C2, SHARED, cognition_entry, state, world_fixture  # noqa: F401
+from tests.memory.ops.state_gates import STATE_GATES
 
 pytestmark = pytest.mark.django_db
 
@@ -180,24 +181,7 @@ def test_dismiss_coverage(world, api, grant_to, grant, code):
 
 @pytest.mark.parametrize(
     "setup, code",
-    [
-        ({"op": "memory.spaces.freeze", "body": {}}, "SPACE_FROZEN"),
-        (
-            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence"}},
-            "SUBJECT_FENCED",
-        ),
-        (
-            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "archive"}},
-            "SUBJECT_ARCHIVED",
-        ),
-        (
-            {
-                "op": "memory.subjects.fence",
-                "body": {"subject_id": "u1", "action": "fence", "context_id": "c1"},
-            },
-            "CONTEXT_FENCED",
-        ),
-    ],
+    STATE_GATES,
 )
 def test_dismiss_state_gates(world, api, admin, setup, code):
     [cid] = world.candidate_ids()
@@ -433,24 +417,7 @@ def test_second_review_is_candidate_consumed(world):
 
 @pytest.mark.parametrize(
     "setup, code",
-    [
-        ({"op": "memory.spaces.freeze", "body": {}}, "SPACE_FROZEN"),
-        (
-            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence"}},
-            "SUBJECT_FENCED",
-        ),
-        (
-            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "archive"}},
-            "SUBJECT_ARCHIVED",
-        ),
-        (
-            {
-                "op": "memory.subjects.fence",
-                "body": {"subject_id": "u1", "action": "fence", "context_id": "c1"},
-            },
-            "CONTEXT_FENCED",
-        ),
-    ],
+    STATE_GATES,
 )
 def test_review_state_gates(world, admin, setup, code):
     [cid] = world.candidate_ids()

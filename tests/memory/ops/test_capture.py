@@ -8,6 +8,7 @@ from django.test import override_settings
 
 from memory.models import Candidate, IdempotencyKey, Subject
 from tests.memory.ops.capture_world import C1, C2, SHARED, cognition_entry, state, world_fixture  # noqa: F401
+from tests.memory.ops.state_gates import STATE_GATES
 
 pytestmark = pytest.mark.django_db
 
@@ -209,24 +210,7 @@ def test_outsider_sees_no_space(world, outsider):
 
 @pytest.mark.parametrize(
     "setup, code",
-    [
-        ({"op": "memory.spaces.freeze", "body": {}}, "SPACE_FROZEN"),
-        (
-            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence"}},
-            "SUBJECT_FENCED",
-        ),
-        (
-            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "archive"}},
-            "SUBJECT_ARCHIVED",
-        ),
-        (
-            {
-                "op": "memory.subjects.fence",
-                "body": {"subject_id": "u1", "action": "fence", "context_id": "c1"},
-            },
-            "CONTEXT_FENCED",
-        ),
-    ],
+    STATE_GATES,
 )
 def test_capture_state_gates(world, admin, setup, code):
     assert world.api(admin, setup["op"], {"space_id": "s1", **setup["body"]}).status == 200

@@ -12,6 +12,7 @@ from memory.models import Candidate, Record, RecordRevision, Subject
 from memory.ops import derived
 from tests.conftest import make_persona, make_space, requires_postgres
 from tests.memory.ops.capture_world import C1, C2, SHARED, cognition_entry, state, world_fixture  # noqa: F401
+from tests.memory.ops.state_gates import STATE_GATES
 
 pytestmark = pytest.mark.django_db
 
@@ -97,24 +98,7 @@ def test_bad_create_writes_nothing(world, change, status, code):
 
 @pytest.mark.parametrize(
     "setup, code",
-    [
-        ({"op": "memory.spaces.freeze", "body": {}}, "SPACE_FROZEN"),
-        (
-            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence"}},
-            "SUBJECT_FENCED",
-        ),
-        (
-            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "archive"}},
-            "SUBJECT_ARCHIVED",
-        ),
-        (
-            {
-                "op": "memory.subjects.fence",
-                "body": {"subject_id": "u1", "action": "fence", "context_id": "c1"},
-            },
-            "CONTEXT_FENCED",
-        ),
-    ],
+    STATE_GATES,
 )
 def test_create_state_gates(world, admin, setup, code):
     world.api(admin, setup["op"], {"space_id": "s1", **setup["body"]})
@@ -245,24 +229,7 @@ def test_update_coverage(world, api, grant_to, grant, code):
 )
 @pytest.mark.parametrize(
     "setup, code",
-    [
-        ({"op": "memory.spaces.freeze", "body": {}}, "SPACE_FROZEN"),
-        (
-            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "fence"}},
-            "SUBJECT_FENCED",
-        ),
-        (
-            {"op": "memory.subjects.fence", "body": {"subject_id": "u1", "action": "archive"}},
-            "SUBJECT_ARCHIVED",
-        ),
-        (
-            {
-                "op": "memory.subjects.fence",
-                "body": {"subject_id": "u1", "action": "fence", "context_id": "c1"},
-            },
-            "CONTEXT_FENCED",
-        ),
-    ],
+    STATE_GATES,
 )
 def test_write_state_gates(world, api, admin, op, extra, setup, code):
     rid = world.record_id(placement=C1)
