@@ -53,10 +53,12 @@ def panel(request, space_id: str, subject_id: str, cursor: str = "") -> dict:
 
 @login_required
 def reflections(request, space_id: str, subject_id: str):
-    ctx = panel(request, space_id, subject_id, request.GET.get("cursor", ""))
+    # The receipt is read before the panel: a generation that commits in between then shows as
+    # pending (and its poll brings the panel), never as committed above a list that lacks it.
     receipt_id = request.GET.get("receipt", "").strip()
-    if receipt_id:
-        got = receipt(request, space_id, receipt_id, GENERATE)
+    got = receipt(request, space_id, receipt_id, GENERATE) if receipt_id else None
+    ctx = panel(request, space_id, subject_id, request.GET.get("cursor", ""))
+    if got is not None:
         ctx.update(receipt=got, reflection_id=ref_id(got, "reflection"))
     return render(request, "reviews/reflections.html", ctx)
 
