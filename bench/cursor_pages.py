@@ -133,8 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext, setup_databases, teardown_databases
 
-    from memory.ops import cursors
     from memory.ops.base import call
+    from memory.selectors import cursors
 
     old = setup_databases(verbosity=0, interactive=False)
     try:
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         if os.environ.get("BENCH_EXPLAIN"):
             from memory.access import coverage_for
-            from memory.ops.selection import read_filter, records_queryset
+            from memory.selectors.selection import read_filter, records_queryset
             from memory.timeutil import now
 
             cov = coverage_for("bench", principal, now())

@@ -28,7 +28,7 @@ def load(
 
     from memory.models import Space, Subject
     from memory.ops.base import call
-    from memory.ops.record_store import Placement, Provenance, create_records
+    from memory.services.record_store import Placement, Provenance, create_records
     from memory.timeutil import now
 
     call(principal, "memory.subjects.ensure", {"space_id": space_id, "subject_id": subject_id})
@@ -70,8 +70,8 @@ def main(argv: list[str] | None = None) -> None:
 
     from memory.engine import embed, hybrid
     from memory.models import Subject
-    from memory.ops import hybrid_store
     from memory.ops.base import call
+    from memory.services import hybrid_store
 
     samples = json.loads(args.data.read_text())
     texts = [

@@ -46,7 +46,7 @@ def child(receipt_id: str) -> None:
     _setup_django()
     from django.db import connection
 
-    from memory.ops.transfer_jobs import object_validator
+    from memory.services.transfer_jobs import object_validator
     from memory.tasks import run_job
 
     connection.ensure_connection()
@@ -123,7 +123,7 @@ def fill(space_id: str, n: int) -> None:
 
 def drop(space_id: str) -> None:
     from memory.models import Export, Import, Space
-    from memory.ops.transfer_load import clear_space
+    from memory.services.transfer_load import clear_space
 
     space = Space.objects.filter(pk=space_id).first()
     if space is not None:

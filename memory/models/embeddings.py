@@ -1,6 +1,6 @@
 """Sentence embeddings of record content (hybrid/1 recall engine): a derived copy of content,
 one row per (record, revision) so a reflection's pinned revision keeps its vector, written
-when the content is written and erased with it on delete (memory.ops.hybrid_store)."""
+when the content is written and erased with it on delete (memory.services.hybrid_store)."""
 
 from django.db import models
 

@@ -5,6 +5,12 @@ memory.reflections.list can match it exactly in SQL."""
 from django.db import models
 
 from memory.timeutil import iso
+from memory.wire.canonical import canonical
+
+
+def filter_key(cognition_filter: dict | None) -> str:
+    """The `filter_key` column's value for a pinned cognition filter."""
+    return "" if cognition_filter is None else canonical(cognition_filter).decode("utf-8")
 
 
 class Reflection(models.Model):

@@ -4,23 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime
 
+from memory.context import OpContext
 from memory.models import Principal
-from memory.timeutil import now
 
-Handler = Callable[["OpContext", dict], dict]
+Handler = Callable[[OpContext, dict], dict]
 HANDLERS: dict[str, Handler] = {}
-
-
-@dataclass
-class OpContext:
-    principal: Principal
-    op: str
-    negotiated: tuple[str, ...] = ("spoke-memory",)
-    request_id: str = ""
-    at: datetime = field(default_factory=now)
 
 
 def op(name: str) -> Callable[[Handler], Handler]:

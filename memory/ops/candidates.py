@@ -15,12 +15,12 @@ from memory.access import (
     gate_subject_writable,
 )
 from memory.models import Candidate
-from memory.ops import cursors
 from memory.ops.base import OpContext, op
 from memory.ops.capture import admit, candidate_ref
-from memory.ops.mutation import MutationScope, Outcome, mutate
-from memory.ops.record_store import Placement, Provenance, create_records, record_ref
 from memory.ops.records import require_read
+from memory.selectors import cursors
+from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.record_store import Placement, Provenance, create_records, record_ref
 from memory.timeutil import iso
 from memory.wire.errors import WireError
 

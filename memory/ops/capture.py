@@ -8,9 +8,9 @@ from memory.engine.classify import classify
 from memory.ids import new_id
 from memory.models import Candidate
 from memory.ops.base import OpContext, op
-from memory.ops.content import check_content
-from memory.ops.mutation import MutationScope, Outcome, mutate
-from memory.ops.record_store import Placement
+from memory.services.content import check_content
+from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.record_store import Placement
 from memory.wire.errors import WireError
 
 

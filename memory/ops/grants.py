@@ -12,9 +12,9 @@ from memory.access import (
     grant_has,
 )
 from memory.models import Grant, Principal, Space
-from memory.ops import cursors
 from memory.ops.base import OpContext, op
-from memory.ops.mutation import MutationScope, Outcome, mutate
+from memory.selectors import cursors
+from memory.services.mutation import MutationScope, Outcome, mutate
 from memory.timeutil import iso, now, parse
 from memory.wire.errors import WireError, invalid, not_found, permission_denied
 

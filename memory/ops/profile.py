@@ -12,8 +12,8 @@ from django.conf import settings
 from memory.access import access_subject, coverage_for, gate_space_writable, gate_subject_writable
 from memory.models import ProfileDocument
 from memory.ops.base import OpContext, op
-from memory.ops.content import check_profile_content
-from memory.ops.mutation import MutationScope, Outcome, mutate
+from memory.services.content import check_profile_content
+from memory.services.mutation import MutationScope, Outcome, mutate
 from memory.wire.errors import WireError, not_found
 
 

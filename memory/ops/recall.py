@@ -20,10 +20,10 @@ from django.db.models.expressions import RawSQL
 from memory.access import access_subject, coverage_for
 from memory.engine import rank
 from memory.models import Record, Subject
-from memory.ops import hybrid_store
 from memory.ops.base import OpContext, op
-from memory.ops.selection import ReadFilter, matching, read_filter, records_queryset
 from memory.ops.spaces import engine_policy_version
+from memory.selectors.selection import ReadFilter, matching, read_filter, records_queryset
+from memory.services import hybrid_store
 from memory.wire.canonical import content_bytes
 
 RECALL = ["recall"]

@@ -16,12 +16,13 @@ from memory.access import (
     gate_subject_writable,
 )
 from memory.models import Record, Subject
-from memory.ops import cursors, record_store
 from memory.ops.base import OpContext, op
-from memory.ops.content import check_content
-from memory.ops.mutation import MutationScope, Outcome, mutate
-from memory.ops.record_store import Placement, Provenance, record_ref
-from memory.ops.selection import matching, read_filter, records_queryset
+from memory.selectors import cursors
+from memory.selectors.selection import matching, read_filter, records_queryset
+from memory.services import record_store
+from memory.services.content import check_content
+from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.record_store import Placement, Provenance, record_ref
 from memory.timeutil import iso
 from memory.wire.errors import WireError, permission_denied
 

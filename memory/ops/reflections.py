@@ -26,10 +26,11 @@ from memory.engine.reflect import basis_digest, coverage_includes
 from memory.ids import new_id
 from memory.models import Job, ProfileDocument, Record, RecordRevision, Reflection, Subject
 from memory.models.records import CONTEXT, SHARED
-from memory.ops import cursors
+from memory.models.reflections import filter_key
 from memory.ops.base import OpContext, op
-from memory.ops.mutation import MutationScope, Outcome, mutate
-from memory.ops.selection import check_selection, cognition_q, selection_q
+from memory.selectors import cursors
+from memory.selectors.selection import check_selection, cognition_q, selection_q
+from memory.services.mutation import MutationScope, Outcome, mutate
 from memory.tasks import job_handler
 from memory.timeutil import iso, now, parse
 from memory.wire.canonical import canonical
@@ -38,10 +39,6 @@ from memory.wire.validation import catalog, schema_errors
 
 READ = "reflections_read"
 JOB_KIND = "reflection.generate"
-
-
-def filter_key(cognition_filter: dict | None) -> str:
-    return "" if cognition_filter is None else canonical(cognition_filter).decode("utf-8")
 
 
 def view_q(view: dict) -> Q:

@@ -6,7 +6,7 @@ from django.db.models import Count
 from memory.access import effective_grants
 from memory.models import Grant, Receipt, Space
 from memory.ops.base import OpContext, op
-from memory.ops.mutation import MutationScope, Outcome, mutate
+from memory.services.mutation import MutationScope, Outcome, mutate
 from memory.wire.errors import WireError
 
 LIMIT_NAMES = [

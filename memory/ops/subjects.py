@@ -3,7 +3,7 @@
 from memory.access import access_subject, gate_space_writable, grant_covers_subject
 from memory.models import Subject
 from memory.ops.base import OpContext, op
-from memory.ops.mutation import MutationScope, Outcome, mutate
+from memory.services.mutation import MutationScope, Outcome, mutate
 from memory.wire.errors import WireError, not_found, permission_denied
 
 

@@ -1,6 +1,6 @@
 """Op family: transfer (SPEC §3.12, §3.13, §5 Transfer): memory.exports.create, .get,
 memory.imports.stage, .activate, .discard. The pending work (building an export, verifying a
-staged import, activating it) runs on the workers: memory/ops/transfer_jobs.py.
+staged import, activating it) runs on the workers: memory/services/transfer_jobs.py.
 Decisions in docs/transfer.md. Frozen spaces accept all of these (SPEC §2.6)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import json
 
 from memory.access import Coverage, access_subject, coverage_for, grant_has
 from memory.models import Export, ExportChunk, Import, ImportChunk
-from memory.ops import transfer_jobs as jobs
 from memory.ops.base import OpContext, op
-from memory.ops.mutation import MutationScope, Outcome, mutate
+from memory.services import transfer_jobs as jobs
+from memory.services.mutation import MutationScope, Outcome, mutate
 from memory.wire.canonical import canonical
 from memory.wire.errors import WireError, invalid, not_found, permission_denied
 

@@ -1,7 +1,7 @@
 """Fault: the broker is down when a pending op is accepted (SPEC §2.4; docs/reliability.md).
 The op still answers `pending`, its job row stays queued (the job table is the outbox), and once
 the broker is back the sweeper sends the job again and the work completes. Runs the real
-mutation framework (`memory.ops.mutation.mutate`) and the real Celery publish path against an
+mutation framework (`memory.services.mutation.mutate`) and the real Celery publish path against an
 unreachable broker (a closed loopback port); only the worker is in-process (eager) once the
 broker is "back", so the test does not need a worker process."""
 
@@ -12,7 +12,7 @@ from django.test import override_settings
 
 from memory.models import Job, Receipt
 from memory.ops.base import OpContext
-from memory.ops.mutation import Outcome, mutate
+from memory.services.mutation import Outcome, mutate
 from memory.tasks import JOB_HANDLERS, JobHandler, sweep_jobs
 from memory.timeutil import now
 from spokememory.celery import app

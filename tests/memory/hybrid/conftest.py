@@ -17,7 +17,7 @@ needs_semantic = pytest.mark.skipif(
 def hybrid_engine(settings):
     """SPOKE_MEMORY_ENGINE=hybrid/1 for this test, with the embedding writer registered as
     MemoryConfig.ready() registers it when the provider starts on that setting."""
-    from memory.ops import derived, hybrid_store
+    from memory.services import derived, hybrid_store
 
     settings.SPOKE_MEMORY_ENGINE = "hybrid/1"
     added = hybrid_store.write_embeddings not in derived.WRITERS

@@ -5,7 +5,7 @@ engine/1. No torch needed here: the vectors are stored bytes."""
 import pytest
 
 from memory.models import Record, RecordEmbedding
-from memory.ops import derived, hybrid_store
+from memory.services import derived, hybrid_store
 
 pytestmark = pytest.mark.django_db
 

@@ -153,7 +153,7 @@ def test_a_record_without_embedding_is_still_recalled_lexically_then_backfilled(
     settings, hybrid_engine, space, write, recall
 ):
     from memory.models import Subject
-    from memory.ops import derived, hybrid_store
+    from memory.services import derived, hybrid_store
 
     derived.WRITERS.remove(hybrid_store.write_embeddings)  # as if written under engine/1
     try:

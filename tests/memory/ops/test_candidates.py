@@ -9,7 +9,7 @@ import pytest
 from django.db import connections
 
 from memory.models import Candidate, Receipt, Record
-from memory.ops import derived
+from memory.services import derived
 from tests.conftest import make_persona, make_space, requires_postgres
 from tests.memory.ops.capture_world import C1, C2, SHARED, cognition_entry, state, world_fixture  # noqa: F401
 from tests.memory.ops.state_gates import STATE_GATES

@@ -9,7 +9,7 @@ from django.apps import apps
 from django.db import connections, models
 
 from memory.models import Candidate, Record, RecordRevision, Subject
-from memory.ops import derived
+from memory.services import derived
 from tests.conftest import make_persona, make_space, requires_postgres
 from tests.memory.ops.capture_world import C1, C2, SHARED, cognition_entry, state, world_fixture  # noqa: F401
 from tests.memory.ops.state_gates import STATE_GATES

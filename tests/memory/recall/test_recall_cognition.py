@@ -4,7 +4,7 @@ dispatch, applied after authorization and before counts, ranking and budgets."""
 import pytest
 
 from memory.models import Record
-from memory.ops.selection import cognition_q
+from memory.selectors.selection import cognition_q
 from tests.conftest import requires_postgres
 from tests.memory.engine.test_cognition import entry, flt
 

@@ -19,8 +19,8 @@ from django.db import IntegrityError, InterfaceError, OperationalError, transact
 from django.db.models import F
 
 from memory.access import Coverage, coverage_for
+from memory.context import OpContext
 from memory.models import IdempotencyKey, Job, Receipt, Space, Subject
-from memory.ops.base import OpContext
 from memory.outage import is_outage, unavailable
 from memory.timeutil import now
 from memory.wire.canonical import digest

@@ -1,6 +1,6 @@
 """The write service for retained records: every path that makes, changes or erases a record's
 content (records ops, review) goes through here, so the revision history (RecordRevision) and
-the derived copies (`memory.ops.derived`) stay in step with the record row. Callers run inside
+the derived copies (`memory.services.derived`) stay in step with the record row. Callers run inside
 the op's transaction (`mutate`) and have already passed coverage, gates, content and CAS."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from datetime import datetime
 from memory.ids import new_id
 from memory.models import Candidate, Record, RecordRevision, Space, Subject
 from memory.models.records import SHARED
-from memory.ops import derived
+from memory.services import derived
 
 ERASED = {"text": ""}
 

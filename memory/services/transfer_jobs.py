@@ -32,7 +32,7 @@ from memory.models import (
     Space,
     Subject,
 )
-from memory.ops import transfer_load as load
+from memory.services import transfer_load as load
 from memory.tasks import job_handler
 from memory.timeutil import iso, now
 from memory.wire.canonical import digest_bytes

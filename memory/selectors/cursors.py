@@ -8,7 +8,7 @@ from django.core import signing
 from django.db.models import Q, QuerySet
 
 from memory.access import Coverage
-from memory.ops.base import OpContext
+from memory.context import OpContext
 from memory.timeutil import parse
 from memory.wire.canonical import digest
 from memory.wire.errors import WireError

@@ -14,8 +14,8 @@ from memory.models import (
     Subject,
 )
 from memory.models.records import CONTEXT
-from memory.ops import derived
-from memory.ops.reflections import filter_key
+from memory.models.reflections import filter_key
+from memory.services import derived
 from memory.timeutil import parse
 
 BATCH = 1000

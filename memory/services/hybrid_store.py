@@ -26,7 +26,7 @@ from django.db.models import F
 
 from memory.engine import embed, hybrid
 from memory.models import Record, RecordEmbedding, Subject
-from memory.ops import derived
+from memory.services import derived
 
 CACHE_SUBJECTS = 16
 
@@ -172,7 +172,7 @@ def fused_ranking(
     the cosine ranking over `eligible` (the queryset of authorized ∩ filtered records of the
     subject, before any lexical narrowing). Returns the fused ranking and record_id → pk of the
     records the semantic side added."""
-    from memory.ops.selection import matching
+    from memory.selectors.selection import matching
 
     pks: dict[str, int] = {}
 

@@ -1,0 +1,19 @@
+"""The context every op handler and write service receives: who calls, which op, with which
+negotiated flags, at what time. Below ops, services and selectors, so each can import it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memory.models import Principal
+from memory.timeutil import now
+
+
+@dataclass
+class OpContext:
+    principal: Principal
+    op: str
+    negotiated: tuple[str, ...] = ("spoke-memory",)
+    request_id: str = ""
+    at: datetime = field(default_factory=now)
