@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from functools import wraps
 
 from django.conf import settings
@@ -17,8 +16,8 @@ from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 from ulid import ULID
 
+from memory.admission import admit, check_storable
 from memory.dispatch import auth
-from memory.dispatch.gates import check_request
 from memory.ops.base import HANDLERS, OpContext
 from memory.outage import is_outage, unavailable
 from memory.timeutil import now
@@ -69,7 +68,7 @@ class PrincipalThrottle(SimpleRateThrottle):
 
 
 def read_body(request) -> dict:
-    """Gate 3: size, then JSON object."""
+    """Gate 3 at the edge: size, then a JSON object (its storability is judged by `admit`)."""
     limit = settings.SPOKE_MEMORY_LIMITS["max_request_bytes"]
     declared = request.META.get("CONTENT_LENGTH")
     too_large = WireError(
@@ -95,68 +94,11 @@ def read_body(request) -> dict:
         raise malformed
     if not isinstance(body, dict):
         raise malformed
-    found = unstorable(body)
-    if found is not None:
-        path, message = found
-        raise WireError(
-            "invalid_input",
-            "The request does not match the op's schema.",
-            reason="schema",
-            errors=[{"path": path, "message": message}],
-        )
     return body
 
 
 def _reject_constant(name: str):
     raise ValueError(f"{name} is not JSON")
-
-
-MAX_SAFE_INTEGER = 2**53 - 1
-_BAD_CHARS = re.compile("[\x00\ud800-\udfff]")
-
-
-def _bad_string(value: str) -> str | None:
-    match = _BAD_CHARS.search(value)
-    if match is None:
-        return None
-    if match.group() == "\x00":
-        return "must not contain the NUL character (U+0000)"
-    return "must not contain a lone surrogate (U+D800-U+DFFF)"
-
-
-def unstorable(node, path: str = "") -> tuple[str, str] | None:
-    """The first value no store (PostgreSQL text/jsonb) or RFC 8785 can hold: U+0000 or a lone
-    surrogate in a string or member name, a number outside I-JSON's exact integer range (RFC
-    7493) whatever its spelling: PostgreSQL's jsonb keeps 1e20 as the numeric
-    100000000000000000000, which reads back as an integer RFC 8785 refuses. Refused at the edge
-    on every database, so both stores stay identical. Returns (pointer, why)."""
-    if isinstance(node, str):
-        why = _bad_string(node)
-        return None if why is None else (path or "/", why)
-    if isinstance(node, bool) or node is None:
-        return None
-    if isinstance(node, float):
-        if abs(node) > MAX_SAFE_INTEGER:
-            return (path or "/", "must be a number within ±(2**53-1)")
-        return None
-    if isinstance(node, int):
-        if abs(node) > MAX_SAFE_INTEGER:
-            return (path or "/", "must be an integer within ±(2**53-1)")
-        return None
-    if isinstance(node, dict):
-        for key, value in node.items():
-            why = _bad_string(key)
-            if why is not None:
-                return (path or "/", why)
-            found = unstorable(value, f"{path}/{key}")
-            if found is not None:
-                return found
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            found = unstorable(value, f"{path}/{index}")
-            if found is not None:
-                return found
-    return None
 
 
 class WireView(APIView):
@@ -221,8 +163,8 @@ class OpView(WireView):
             negotiated = tuple(auth.session_for(self.principal, session_id).negotiated_capabilities)
         # 3. body
         body = read_body(request._request)
-        # 4-6. capability, schema, cognition grammar
-        check_request(op, body, negotiated)
+        # 3 (storability) and 4-6 (capability, schema, cognition grammar): one admission path
+        admit(op, body, negotiated)
         handler = HANDLERS.get(op)
         if handler is None:  # in the contract, not yet served by this build
             raise WireError("unknown_op", "This op is not served by this provider build.", op=op)
@@ -232,6 +174,7 @@ class OpView(WireView):
 
 def _validated(request, endpoint: str) -> dict:
     body = read_body(request._request)
+    check_storable(body)
     errors = schema_errors(catalog().validator(catalog().endpoints[endpoint]["request"]), body)
     if errors:
         raise WireError(

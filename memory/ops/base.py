@@ -25,12 +25,13 @@ def op(name: str) -> Callable[[Handler], Handler]:
 def call(
     principal: Principal, op_name: str, request: dict, negotiated: tuple[str, ...] | None = None
 ) -> dict:
-    """Run an op in-process, past the HTTP edge but through the same schema and grammar gates:
-    the console, management commands and benchmarks use this, never a shortcut."""
-    from memory.dispatch.gates import check_request  # the gates live at the edge; reuse them
+    """Run an op in-process, past the HTTP edge but through the same admission (storability,
+    capability, schema, grammar): the console, management commands and benchmarks use this,
+    never a shortcut."""
+    from memory.admission import admit  # admission imports the catalog, which imports the ops
 
     negotiated = negotiated or tuple(_all_served())
-    check_request(op_name, request, negotiated)
+    admit(op_name, request, negotiated)
     return HANDLERS[op_name](
         OpContext(principal=principal, op=op_name, negotiated=negotiated), request
     )
