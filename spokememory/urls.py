@@ -1,17 +1,17 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from memory.dispatch import views
+from memory.dispatch import discovery, health, views
 
 urlpatterns = [
     path("v1/ops/<str:op>", views.OpView.as_view()),
     path("v1/connect", views.ConnectView.as_view()),
     path("v1/disconnect", views.DisconnectView.as_view()),
-    path("v1/manifest", views.manifest),
-    path("v1/openapi.json", views.openapi),
-    path("v1/docs", views.api_docs),
-    path("healthz", views.healthz),
-    path("readyz", views.readyz),
+    path("v1/manifest", discovery.manifest),
+    path("v1/openapi.json", discovery.openapi),
+    path("v1/docs", discovery.api_docs),
+    path("healthz", health.healthz),
+    path("readyz", health.readyz),
     path("admin/", admin.site.urls),
     path("console/", include("reviews.urls")),
 ]

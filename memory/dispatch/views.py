@@ -1,60 +1,24 @@
-"""HTTP views. `OpView` runs the gates of SPEC §1.4 in order, then the op's handler; every error
-leaves through `error_response`, the single mapping of WireError to the envelope."""
+"""The wire's op and session views. `OpView` runs the edge's gates of SPEC §1.4 in order (route,
+method, token, session, throttle, body), then `memory.admission.admit`, then the op's handler;
+every error leaves through `responses.error_response`. Discovery (manifest, OpenAPI, docs) is in
+`discovery.py`, health in `health.py`."""
 
 from __future__ import annotations
 
 import json
-import logging
-from functools import wraps
 
 from django.conf import settings
-from django.db import connection
-from django.http import HttpResponse
-from django.shortcuts import render
-from django.views.decorators.csrf import csrf_exempt
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
-from ulid import ULID
 
 from memory.admission import admit, check_storable
 from memory.dispatch import auth
+from memory.dispatch.responses import error_response, internal_error, json_response, outage
 from memory.ops.base import HANDLERS, OpContext
-from memory.outage import is_outage, unavailable
+from memory.outage import is_outage
 from memory.timeutil import now
 from memory.wire.errors import WireError
 from memory.wire.validation import catalog, schema_errors
-
-log = logging.getLogger("memory.dispatch")
-
-
-def json_response(payload: dict, status: int = 200, headers: dict | None = None) -> HttpResponse:
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    response = HttpResponse(body.encode("utf-8"), status=status, content_type="application/json")
-    for k, v in (headers or {}).items():
-        response[k] = v
-    return response
-
-
-def error_response(err: WireError) -> HttpResponse:
-    return json_response(err.envelope(), status=err.status, headers=err.headers)
-
-
-def internal_error(exc: BaseException) -> HttpResponse:
-    request_id = f"req_{ULID()}"
-    # The request id ties the log line to the client's report; the exception type and trace go
-    # to the log, never request content or stored memory content.
-    log.error("internal error %s: %s", request_id, type(exc).__name__, exc_info=exc)
-    err = WireError("internal_error", "An internal error occurred.", request_id=request_id)
-    return error_response(err)
-
-
-def outage(exc: BaseException) -> HttpResponse:
-    """The database went away under the request (docs/decisions.md "Database unavailable").
-    Any transaction was already rolled back by its atomic block (or the connection dropped,
-    which rolls it back on the server); Django discards the broken connection at the end of
-    the request and the next one reconnects."""
-    log.warning("database unavailable: %s", type(exc.__cause__ or exc).__name__)
-    return error_response(unavailable())
 
 
 class PrincipalThrottle(SimpleRateThrottle):
@@ -206,98 +170,3 @@ class DisconnectView(WireView):
         session.closed_at = now()
         session.save(update_fields=["closed_at"])
         return json_response({"closed": True, "session_id": session.session_id})
-
-
-def wire_get(view):
-    """A GET-only endpoint whose other methods answer the JSON 405 envelope (no CSRF: it reads)."""
-
-    @csrf_exempt
-    @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        if request.method not in ("GET", "HEAD"):
-            return error_response(WireError("method_not_allowed", "Only GET is allowed here."))
-        return view(request, *args, **kwargs)
-
-    return wrapped
-
-
-def manifest_payload() -> dict:
-    return {
-        "manifest": {
-            "schema_version": 1,
-            "provider_id": settings.SPOKE_MEMORY_PROVIDER_ID,
-            "protocol_version": "1",
-            "role": "memory-provider",
-            "capabilities": list(settings.SPOKE_MEMORY_SERVED_CAPABILITIES),
-            "extensions": {},
-        }
-    }
-
-
-@wire_get
-def manifest(request):
-    return json_response(manifest_payload())
-
-
-@wire_get
-def openapi(request):
-    from memory.wire.openapi import document
-
-    return json_response(document())
-
-
-@wire_get
-def api_docs(request):
-    return render(request, "memory/api_docs.html", {"spec": document_for_docs()})
-
-
-def document_for_docs() -> list[dict]:
-    from memory.wire.openapi import document
-
-    doc = document()
-    out = []
-    for path, item in doc["paths"].items():
-        for method, operation in item.items():
-            body = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
-            ok = (
-                operation.get("responses", {})
-                .get("200", {})
-                .get("content", {})
-                .get("application/json", {})
-            )
-            out.append(
-                {
-                    "method": method.upper(),
-                    "path": path,
-                    "summary": operation.get("summary", ""),
-                    "flag": operation.get("x-spoke-flag", ""),
-                    "request": json.dumps(body.get("schema"), indent=2) if body else "",
-                    "response": json.dumps(ok.get("schema"), indent=2) if ok else "",
-                }
-            )
-    return out
-
-
-@wire_get
-def healthz(request):
-    return json_response({"status": "ok"})
-
-
-@wire_get
-def readyz(request):
-    problems = []
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-    except Exception:  # noqa: BLE001
-        problems.append("database")
-    try:
-        from spokememory.celery import app
-
-        with app.connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, timeout=2)
-    except Exception:  # noqa: BLE001
-        problems.append("broker")
-    if problems:
-        return json_response({"status": "unavailable", "unavailable": problems}, status=503)
-    return json_response({"status": "ok"})

@@ -1,0 +1,33 @@
+"""Health: liveness (`/healthz`: the process answers) and readiness (`/readyz`: the database and
+the broker answer)."""
+
+from __future__ import annotations
+
+from django.db import connection
+
+from memory.dispatch.responses import json_response, wire_get
+
+
+@wire_get
+def healthz(request):
+    return json_response({"status": "ok"})
+
+
+@wire_get
+def readyz(request):
+    problems = []
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except Exception:  # noqa: BLE001
+        problems.append("database")
+    try:
+        from spokememory.celery import app
+
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+    except Exception:  # noqa: BLE001
+        problems.append("broker")
+    if problems:
+        return json_response({"status": "unavailable", "unavailable": problems}, status=503)
+    return json_response({"status": "ok"})
