@@ -39,6 +39,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy memory reviews spokememory
 
 format: $(STAMP)
 	$(BIN)/ruff format .

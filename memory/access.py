@@ -230,7 +230,9 @@ def coverage_for(space_id: str, principal: Principal, at: datetime, lock: bool =
         grants = effective_grants(space_id, principal, at)
     else:
         grants = effective_grants(space_id, principal, at, with_space=True)
-        space = grants[0].space if grants else None
+        if not grants:
+            raise not_found("space")
+        space = grants[0].space
     if not grants:
         raise not_found("space")
     return Coverage(space=space, principal=principal, grants=grants, at=at)
@@ -248,7 +250,7 @@ def access_subject(
         and (capabilities is None or any(grant_has(g, c) for c in capabilities))
         for g in cov.grants
     )
-    if not visible:
+    if subject is None or not visible:
         raise not_found("subject")
     return subject
 

@@ -9,14 +9,17 @@ and turns result rows back into model instances through the same field converter
 from __future__ import annotations
 
 from functools import cache
+from typing import Generic, TypeVar
 
 from django.db import connection, models
 
+M = TypeVar("M", bound=models.Model)
 
-class Columns:
+
+class Columns(Generic[M]):
     """A model's concrete columns under a table alias, and how to build instances from them."""
 
-    def __init__(self, model: type[models.Model], alias: str) -> None:
+    def __init__(self, model: type[M], alias: str) -> None:
         self.model = model
         self.fields = [f for f in model._meta.concrete_fields]
         self.names = [f.attname for f in self.fields]
@@ -31,7 +34,7 @@ class Columns:
         col = field.get_col(field.model._meta.db_table)
         return [*connection.ops.get_db_converters(col), *field.get_db_converters(connection)], col
 
-    def build(self, row, start: int = 0) -> models.Model:
+    def build(self, row, start: int = 0) -> M:
         values = list(row[start : start + self.width])
         for i, (funcs, col) in enumerate(self.converters):
             for func in funcs:
@@ -40,13 +43,16 @@ class Columns:
 
 
 @cache
-def columns(model: type[models.Model], alias: str) -> Columns:
+def columns(model: type[M], alias: str) -> Columns[M]:
     """One `Columns` per (model, alias) for the process (models and the vendor do not change)."""
     return Columns(model, alias)
 
 
 def quoted(model: type[models.Model], column: str) -> str:
-    return connection.ops.quote_name(model._meta.get_field(column).column)
+    field = model._meta.get_field(column)
+    if not isinstance(field, models.Field):  # a relation's reverse side has no column
+        raise TypeError(f"{model.__name__}.{column} is not a concrete field")
+    return connection.ops.quote_name(field.column)
 
 
 def fetch(sql: str, params: list) -> list[tuple]:

@@ -4,6 +4,7 @@ filesystem broker under var/, so `make run` needs no server. See docs/deployment
 import os
 import warnings
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 
@@ -21,7 +22,7 @@ def env_bool(name: str, default: bool) -> bool:
 
 def env_int(name: str, default: int) -> int:
     value = os.environ.get(name)
-    return default if value in (None, "") else int(value)
+    return default if value is None or value == "" else int(value)
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -139,7 +140,7 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 # the body itself; Django's own limit sits above it so it never pre-empts the wire error.
 DATA_UPLOAD_MAX_MEMORY_SIZE = None
 
-REST_FRAMEWORK = {
+REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,

@@ -6,6 +6,7 @@ every error leaves through `responses.error_response`. Discovery (manifest, Open
 from __future__ import annotations
 
 import json
+from typing import NoReturn
 
 from django.conf import settings
 from rest_framework.throttling import SimpleRateThrottle
@@ -14,6 +15,7 @@ from rest_framework.views import APIView
 from memory.admission import admit, check_storable
 from memory.dispatch import auth
 from memory.dispatch.responses import error_response, internal_error, json_response, outage
+from memory.models import Principal
 from memory.ops.base import HANDLERS, OpContext
 from memory.outage import is_outage
 from memory.timeutil import now
@@ -72,19 +74,21 @@ class WireView(APIView):
     authentication_classes: list = []
     permission_classes: list = []
     throttle_classes = [PrincipalThrottle]
-    principal = None
+    principal: Principal | None = None
 
     def initial(self, request, *args, **kwargs) -> None:
         pass
 
-    def throttled(self, request, wait) -> None:
+    def throttled(self, request, wait) -> NoReturn:
         err = WireError("rate_limited", "Too many requests: slow down and retry later.")
         err.headers["Retry-After"] = str(max(1, int((wait or 1) + 0.999)))
         raise err
 
-    def authenticate(self, request) -> None:
-        self.principal = auth.principal_for_header(request.META.get("HTTP_AUTHORIZATION"))
+    def authenticate(self, request) -> Principal:
+        principal = auth.principal_for_header(request.META.get("HTTP_AUTHORIZATION"))
+        self.principal = principal
         self.check_throttles(request)
+        return principal
 
     def handle_exception(self, exc):
         if isinstance(exc, WireError):
@@ -119,12 +123,12 @@ class OpView(WireView):
         if request.method != "POST":
             raise WireError("method_not_allowed", "Only POST is allowed here.")
         # 2. authentication, session
-        self.authenticate(request)
+        principal = self.authenticate(request)
         session_id = request.META.get("HTTP_SPOKE_SESSION")
         if session_id is None:
             negotiated = auth.default_negotiated()
         else:
-            negotiated = tuple(auth.session_for(self.principal, session_id).negotiated_capabilities)
+            negotiated = tuple(auth.session_for(principal, session_id).negotiated_capabilities)
         # 3. body
         body = read_body(request._request)
         # 3 (storability) and 4-6 (capability, schema, cognition grammar): one admission path
@@ -132,7 +136,7 @@ class OpView(WireView):
         handler = HANDLERS.get(op)
         if handler is None:  # in the contract, not yet served by this build
             raise WireError("unknown_op", "This op is not served by this provider build.", op=op)
-        ctx = OpContext(principal=self.principal, op=op, negotiated=negotiated, at=now())
+        ctx = OpContext(principal=principal, op=op, negotiated=negotiated, at=now())
         return json_response(handler(ctx, body))
 
 
@@ -152,21 +156,19 @@ def _validated(request, endpoint: str) -> dict:
 
 class ConnectView(WireView):
     def post(self, request):
-        self.authenticate(request)
+        principal = self.authenticate(request)
         body = _validated(request, "connect")
-        session = auth.open_session(
-            self.principal, body["capabilities"], body.get("extensions", {})
-        )
+        session = auth.open_session(principal, body["capabilities"], body.get("extensions", {}))
         return json_response({"session": session.to_wire()})
 
 
 class DisconnectView(WireView):
     def post(self, request):
-        self.authenticate(request)
+        principal = self.authenticate(request)
         session_id = request.META.get("HTTP_SPOKE_SESSION")
         if not session_id:
             raise auth.session_invalid()
-        session = auth.session_for(self.principal, session_id)
+        session = auth.session_for(principal, session_id)
         session.closed_at = now()
         session.save(update_fields=["closed_at"])
         return json_response({"closed": True, "session_id": session.session_id})

@@ -1,5 +1,7 @@
 """Captured candidates awaiting review (SPEC §3.6). The capture scope never changes."""
 
+from typing import Any
+
 from django.db import models
 
 from memory.timeutil import iso
@@ -55,7 +57,7 @@ class Candidate(models.Model):
         return placement_wire(self.scope_placement_scope, self.scope_context_id)
 
     def capture_scope_wire(self) -> dict:
-        out = {"placement": self.placement}
+        out: dict[str, Any] = {"placement": self.placement}
         if self.source_context_id is not None:
             out["source_context_id"] = self.source_context_id
         return out

@@ -1,5 +1,7 @@
 """Authored profile documents (SPEC §3.7): trusted author material that grants nothing."""
 
+from typing import Any
+
 from django.db import models
 
 from memory.timeutil import iso
@@ -26,7 +28,7 @@ class ProfileDocument(models.Model):
         ]
 
     def to_wire(self, subject_id: str, include_space: bool = True) -> dict:
-        out = {"schema_version": 1}
+        out: dict[str, Any] = {"schema_version": 1}
         if include_space:
             out["space_id"] = self.space_id
         out.update(

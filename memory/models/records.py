@@ -2,6 +2,8 @@
 so lists and recall filter in SQL; `text` is the searchable copy of content.text and is erased
 with the content on delete, as is every history row."""
 
+from typing import Any
+
 from django.db import models
 
 from memory.timeutil import iso
@@ -73,7 +75,7 @@ class Record(models.Model):
         return placement_wire(self.placement_scope, self.placement_context_id)
 
     def provenance_wire(self) -> dict:
-        out = {"source": self.prov_source}
+        out: dict[str, Any] = {"source": self.prov_source}
         if self.prov_source_context_id is not None:
             out["source_context_id"] = self.prov_source_context_id
         if self.prov_candidate_id is not None:

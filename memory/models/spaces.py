@@ -1,5 +1,7 @@
 """Memory spaces and the subjects memory is about (SPEC §3.1, §3.2)."""
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
@@ -78,7 +80,7 @@ class Subject(models.Model):
         return f"{self.space_id}/{self.subject_id}"
 
     def to_wire(self, include_space: bool = True) -> dict:
-        out = {"schema_version": 1}
+        out: dict[str, Any] = {"schema_version": 1}
         if include_space:
             out["space_id"] = self.space_id
         out["subject_id"] = self.subject_id
