@@ -15,10 +15,9 @@ from __future__ import annotations
 import re
 
 from memory.engine.cognition import grammar_error
+from memory.flags import COGNITION
 from memory.wire.errors import WireError
 from memory.wire.validation import catalog, request_errors
-
-COGNITION_FLAG = "spoke-cognition"
 
 
 def capability_missing(required: str, negotiated) -> WireError:
@@ -36,8 +35,8 @@ def admit(op: str, body: dict, negotiated) -> None:
     spec = catalog().ops[op]
     if spec.flag not in negotiated:
         raise capability_missing(spec.flag, negotiated)
-    if "cognition_filter" in body and COGNITION_FLAG not in negotiated:
-        raise capability_missing(COGNITION_FLAG, negotiated)
+    if "cognition_filter" in body and COGNITION not in negotiated:
+        raise capability_missing(COGNITION, negotiated)
     errors = request_errors(spec, body)
     if errors:
         raise WireError(

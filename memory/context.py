@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from memory.flags import CORE
 from memory.models import Principal
 from memory.timeutil import now
 
@@ -14,6 +15,5 @@ from memory.timeutil import now
 class OpContext:
     principal: Principal
     op: str
-    negotiated: tuple[str, ...] = ("spoke-memory",)
-    request_id: str = ""
+    negotiated: tuple[str, ...] = (CORE,)
     at: datetime = field(default_factory=now)

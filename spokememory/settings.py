@@ -8,6 +8,8 @@ from typing import Any
 
 import dj_database_url
 
+from memory.flags import ALL_FLAGS
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("SPOKE_MEMORY_VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -148,7 +150,6 @@ REST_FRAMEWORK: dict[str, Any] = {
 }
 
 # --- spoke-memory -------------------------------------------------------------------------
-ALL_FLAGS = ["spoke-cognition", "spoke-memory", "spoke-memory-reflection", "spoke-memory-transfer"]
 SPOKE_MEMORY_PROVIDER_ID = os.environ.get("SPOKE_MEMORY_PROVIDER_ID", "spoke-memory-local")
 SPOKE_MEMORY_SERVED_CAPABILITIES = sorted(env_list("SPOKE_MEMORY_SERVED_CAPABILITIES", ALL_FLAGS))
 SPOKE_MEMORY_REQUIRED_PROFILE_KINDS = env_list("SPOKE_MEMORY_REQUIRED_PROFILE_KINDS", [])

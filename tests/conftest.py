@@ -21,7 +21,7 @@ from memory.timeutil import now
 os.environ["SPOKE_MEMORY_SCHEMA_CROSSCHECK"] = "1"
 settings.SPOKE_MEMORY_SCHEMA_CROSSCHECK = True
 
-ALL_FLAGS = ["spoke-cognition", "spoke-memory", "spoke-memory-reflection", "spoke-memory-transfer"]
+from memory.flags import ALL_FLAGS  # noqa: E402  (re-exported for the tests)
 
 
 @dataclass

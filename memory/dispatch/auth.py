@@ -8,13 +8,12 @@ from functools import cache, partial
 from django.conf import settings
 
 from memory import rows
+from memory.flags import CORE, SUB_FLAGS
 from memory.models import ApiToken, Principal, WireSession
 from memory.models.principals import hash_token
 from memory.timeutil import now
 from memory.wire.errors import WireError
 
-CORE = "spoke-memory"
-SUB_FLAGS = ("spoke-memory-reflection", "spoke-memory-transfer")
 # A session's expiry slides on use; the row is rewritten at most this often.
 SESSION_REFRESH_S = 60
 

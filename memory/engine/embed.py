@@ -64,9 +64,3 @@ def to_bytes(vector) -> bytes:
     import numpy as np
 
     return np.asarray(vector, dtype="<f4").tobytes()
-
-
-def from_bytes(blob: bytes):
-    import numpy as np
-
-    return np.frombuffer(blob, dtype="<f4")

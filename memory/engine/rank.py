@@ -36,7 +36,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-POLICY_VERSION = "engine/1"
 K1, B = 1.2, 0.75
 RELEVANCE_WEIGHT, RECENCY_WEIGHT = 0.8, 0.2
 HALF_LIFE_MS = 30 * 24 * 3600 * 1000
