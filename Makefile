@@ -40,6 +40,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy memory reviews spokememory
+	$(BIN)/lint-imports
 
 format: $(STAMP)
 	$(BIN)/ruff format .
