@@ -14,7 +14,7 @@ from django.db import connection
 from django.db.models import Q
 
 from memory import rows
-from memory.models import Candidate, Grant, Principal, Record, Space, Subject
+from memory.models import Candidate, Grant, Principal, Receipt, Record, Space, Subject
 from memory.models.records import CONTEXT, SHARED
 from memory.wire.canonical import digest
 from memory.wire.errors import WireError, not_found, permission_denied
@@ -185,12 +185,7 @@ class Coverage:
             part = Q()
             if g.subject_ids is not None:
                 part &= Q(**{f"{subject_field}__in": g.subject_ids})
-            place = Q(**{scope_field: CONTEXT})
-            if g.context_ids is not None:
-                place &= Q(**{f"{context_field}__in": g.context_ids})
-            if g.shared_access:
-                place |= Q(**{scope_field: SHARED})
-            q |= part & place
+            q |= part & placed_q(g.context_ids, g.shared_access, scope_field, context_field)
         return q
 
     def subject_view(self, capabilities: list[str], subject_id: str) -> dict:
@@ -217,6 +212,22 @@ class Coverage:
     def state_digest(self) -> str:
         """Identity of the caller's grant state; a cursor is bound to it (SPEC §2.7)."""
         return digest([[g.grant_id, g.revision] for g in self.grants])
+
+
+def placed_q(
+    context_ids: list[str] | None,
+    shared: bool,
+    scope_field: str = "placement_scope",
+    context_field: str = "placement_context_id",
+) -> Q:
+    """Objects placed in these contexts (`None`: every context) or, with `shared`, in the
+    subject's shared scope: the placement half of a grant, and of a subject view."""
+    place = Q(**{scope_field: CONTEXT})
+    if context_ids is not None:
+        place &= Q(**{f"{context_field}__in": context_ids})
+    if shared:
+        place |= Q(**{scope_field: SHARED})
+    return place
 
 
 def coverage_for(space_id: str, principal: Principal, at: datetime, lock: bool = False) -> Coverage:
@@ -339,3 +350,26 @@ def access_candidate(
         "candidate",
         lock,
     )
+
+
+def access_receipt(principal: Principal, at: datetime, receipt: Receipt | None) -> Receipt:
+    """A receipt is visible to the principal that caused it and to the admins of its space;
+    anything else, and no receipt at all, is NOT_FOUND (resource "receipt")."""
+    if receipt is not None:
+        if receipt.principal_id == principal.principal_id:
+            return receipt
+        if receipt.space_id is not None and any(
+            grant_has(g, "space_admin") for g in effective_grants(receipt.space_id, principal, at)
+        ):
+            return receipt
+    raise not_found("receipt")
+
+
+def access_grant(cov: Coverage, grant_id: str, lock: bool = False) -> Grant:
+    """A grant of the covered space by id (NOT_FOUND, resource "grant", when the space has none);
+    `lock` takes its row lock. Who may act on it is the op's gate (issuer or space admin)."""
+    qs = Grant.objects.select_for_update() if lock else Grant.objects
+    grant = qs.filter(space=cov.space, grant_id=grant_id).first()
+    if grant is None:
+        raise not_found("grant")
+    return grant

@@ -5,6 +5,7 @@ from django.db.models import F
 
 from memory.access import (
     Coverage,
+    access_grant,
     coverage_for,
     effective_ids,
     effective_q,
@@ -114,13 +115,7 @@ def grant(ctx: OpContext, req: dict) -> dict:
 def revoke(ctx: OpContext, req: dict) -> dict:
     def body(scope: MutationScope) -> Outcome:
         cov = scope.coverage(req["space_id"])
-        target = (
-            Grant.objects.select_for_update()
-            .filter(space=cov.space, grant_id=req["grant_id"])
-            .first()
-        )
-        if target is None:
-            raise not_found("grant")
+        target = access_grant(cov, req["grant_id"], lock=True)
         if target.issuer_id != ctx.principal.principal_id and not cov.is_admin():
             raise permission_denied("space_admin")
         gate_space_writable(cov.space)

@@ -1,21 +1,9 @@
 """memory.receipts.get: by id, or by (space_id, op, idempotency_key) for a client that lost a
 response. Visible to the principal that caused the receipt and to the space's admins."""
 
-from memory.access import effective_grants, grant_has
+from memory.access import access_receipt
 from memory.models import IdempotencyKey, Receipt
 from memory.ops.base import OpContext, op
-from memory.wire.errors import not_found
-
-
-def _visible(ctx: OpContext, receipt: Receipt) -> bool:
-    if receipt.principal_id == ctx.principal.principal_id:
-        return True
-    if receipt.space_id is None:
-        return False
-    return any(
-        grant_has(g, "space_admin")
-        for g in effective_grants(receipt.space_id, ctx.principal, ctx.at)
-    )
 
 
 @op("memory.receipts.get")
@@ -34,6 +22,4 @@ def get(ctx: OpContext, req: dict) -> dict:
             .first()
         )
         receipt = hit.receipt if hit else None
-    if receipt is None or not _visible(ctx, receipt):
-        raise not_found("receipt")
-    return {"receipt": receipt.to_wire()}
+    return {"receipt": access_receipt(ctx.principal, ctx.at, receipt).to_wire()}

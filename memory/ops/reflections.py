@@ -20,12 +20,12 @@ from memory.access import (
     coverage_for,
     gate_space_writable,
     gate_subject_writable,
+    placed_q,
 )
 from memory.engine.cognition import content_matches
 from memory.engine.reflect import basis_digest, coverage_includes
 from memory.ids import new_id
 from memory.models import Job, ProfileDocument, Record, RecordRevision, Reflection, Subject
-from memory.models.records import CONTEXT, SHARED
 from memory.models.reflections import filter_key
 from memory.ops.base import OpContext, op
 from memory.selectors import cursors
@@ -43,14 +43,9 @@ JOB_KIND = "reflection.generate"
 
 def view_q(view: dict) -> Q:
     """Records placed inside a subject view."""
-    place = Q(placement_scope=CONTEXT)
-    if not view["all_contexts"]:
-        place &= Q(placement_context_id__in=view["context_ids"])
-    if view["shared"]:
-        place |= Q(placement_scope=SHARED)
     if not view["all_contexts"] and not view["context_ids"] and not view["shared"]:
         return Q(pk__in=[])
-    return place
+    return placed_q(None if view["all_contexts"] else view["context_ids"], view["shared"])
 
 
 def eligible_records(
