@@ -16,7 +16,7 @@ from django.db.models import Q
 from memory import rows
 from memory.models import Candidate, Grant, Principal, Receipt, Record, Space, Subject
 from memory.models.records import CONTEXT, SHARED
-from memory.wire.canonical import digest
+from memory.wire.canonical import canonical, digest
 from memory.wire.errors import WireError, not_found, permission_denied
 
 ADMIN = "space_admin"
@@ -209,9 +209,30 @@ class Coverage:
             "shared": shared,
         }
 
+    def footprint(self, capability: str) -> list[dict]:
+        """What this capability covers in the space, as plain data: one rectangle
+        {subject_ids, context_ids, shared} per grant holding it (None = every), deduplicated and
+        sorted. Stored with an export; memory.engine.transfer.footprint_includes compares two."""
+        rects = {
+            canonical_str(r): r
+            for r in (
+                {
+                    "subject_ids": None if g.subject_ids is None else sorted(g.subject_ids),
+                    "context_ids": None if g.context_ids is None else sorted(g.context_ids),
+                    "shared": bool(g.shared_access),
+                }
+                for g in self.with_capability(capability)
+            )
+        }
+        return [rects[k] for k in sorted(rects)]
+
     def state_digest(self) -> str:
         """Identity of the caller's grant state; a cursor is bound to it (SPEC §2.7)."""
         return digest([[g.grant_id, g.revision] for g in self.grants])
+
+
+def canonical_str(value: object) -> str:
+    return canonical(value).decode("utf-8")
 
 
 def placed_q(

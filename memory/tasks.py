@@ -59,6 +59,27 @@ def job_handler(kind: str, on_failure: Callable[[Job, dict], None] | None = None
     return register
 
 
+class RunAgain(Exception):  # noqa: N818 - an instruction, not an error
+    """Raised by a handler whose work must be redone from the start (its snapshot is outdated):
+    its transaction rolls back and the job is queued again, within MAX_ATTEMPTS. A serialization
+    failure of the database (SQLSTATE 40001) is treated the same way."""
+
+
+def _serialization_failure(err: BaseException) -> bool:
+    return isinstance(err, DatabaseError) and getattr(err.__cause__, "sqlstate", None) == "40001"
+
+
+def _run_again(job: Job) -> None:
+    if job.attempts >= MAX_ATTEMPTS:
+        fail(job, "internal_error", "The job kept conflicting with concurrent changes.")
+        return
+    if Job.objects.filter(pk=job.pk, state=Job.RUNNING).update(state=Job.QUEUED, enqueued_at=now()):
+        try:
+            run_job.delay(job.receipt_id)
+        except Exception:
+            log.warning("broker unavailable; job %s stays queued", job.receipt_id)
+
+
 class _Superseded(Exception):
     """The receipt was completed by another run: roll this run's work back."""
 
@@ -171,7 +192,11 @@ def _execute(job: Job, handler: JobHandler) -> None:
         log.info("job %s was completed by another run; this run rolled back", job.receipt_id)
     except WireError as err:
         fail(job, err.code, err.message)
-    except Exception:
+    except Exception as err:
+        if isinstance(err, RunAgain) or _serialization_failure(err):
+            log.info("job %s (%s) runs again: %s", job.receipt_id, job.kind, type(err).__name__)
+            _run_again(job)
+            return
         log.exception("job %s (%s) failed", job.receipt_id, job.kind)
         fail(job, "internal_error", "The job failed.")
 

@@ -165,6 +165,8 @@ SPOKE_MEMORY_LIMITS = {
     "max_recall_records": env_int("SPOKE_MEMORY_MAX_RECALL_RECORDS", 100),
     "max_recall_bytes": env_int("SPOKE_MEMORY_MAX_RECALL_BYTES", 262_144),
     "export_chunk_bytes": env_int("SPOKE_MEMORY_EXPORT_CHUNK_BYTES", 262_144),
+    # A stored export is withdrawn this long after it commits (SPEC §5; docs/transfer.md).
+    "export_retention_s": env_int("SPOKE_MEMORY_EXPORT_RETENTION_S", 86_400),
     "reflection_min_records": env_int("SPOKE_MEMORY_REFLECTION_MIN_RECORDS", 3),
     "idempotency_retention_s": env_int("SPOKE_MEMORY_IDEMPOTENCY_RETENTION_S", 86_400),
     "session_ttl_s": env_int("SPOKE_MEMORY_SESSION_TTL_S", 3_600),
@@ -200,6 +202,10 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-jobs": {
         "task": "memory.tasks.sweep_jobs",
         "schedule": float(env_int("SPOKE_MEMORY_SWEEP_INTERVAL_S", 30)),
+    },
+    "withdraw-expired-exports": {
+        "task": "memory.tasks.sweep_exports",
+        "schedule": float(env_int("SPOKE_MEMORY_EXPORT_SWEEP_INTERVAL_S", 300)),
     },
 }
 

@@ -36,6 +36,36 @@ def object_key(obj: dict) -> tuple:
     return (TYPE_RANK[kind], ident)
 
 
+_EVERY_OTHER = "*"  # stands for every id no rectangle names (ids never hold "*")
+_SHARED = ("shared",)
+
+
+def footprint_includes(current: list[dict], made: list[dict]) -> bool:
+    """Does coverage `current` cover everything coverage `made` covers? Each is a union of
+    rectangles {subject_ids, context_ids, shared} (None = every; memory.access.Coverage.footprint).
+    Exact, not per grant: the subject and placement ids the rectangles name cut the space into
+    finitely many classes (each named id, plus one class for every other id, plus the shared
+    placement), and inclusion is decided on one point of each."""
+
+    def named(key: str) -> set[str]:
+        return {i for r in current + made for i in (r[key] or [])} | {_EVERY_OTHER}
+
+    def covers(rect: dict, subject: str, place: tuple) -> bool:
+        if rect["subject_ids"] is not None and subject not in rect["subject_ids"]:
+            return False
+        if place == _SHARED:
+            return bool(rect["shared"])
+        return rect["context_ids"] is None or place[1] in rect["context_ids"]
+
+    places = [("context", c) for c in named("context_ids")] + [_SHARED]
+    return all(
+        any(covers(r, subject, place) for r in current)
+        for subject in named("subject_ids")
+        for place in places
+        if any(covers(r, subject, place) for r in made)
+    )
+
+
 def partition(objects: Iterable[dict], limit: int) -> Iterator[tuple[list[dict], bytes]]:
     """Group objects, in the order given, into chunks whose canonical JSON is at most `limit`
     bytes. Yields (objects, canonical bytes of the objects array). Always yields at least one

@@ -7,7 +7,14 @@ from memory.ids import new_export_id, new_import_id
 
 
 class Export(models.Model):
-    PENDING, READY, FAILED = "pending", "ready", "failed"
+    """`coverage` is the creator's `export` coverage the export was made with (its footprint,
+    memory.access.Coverage.footprint): exports.get answers only while the creator's current
+    coverage includes it. `committed_at` starts the retention clock (limits.export_retention_s).
+    `erasures` counts records erased in the space while the export was pending: a job whose
+    snapshot predates one does not publish (memory.services.erasure). A withdrawn export (expired
+    or erased) keeps its row, without chunks, and answers NOT_FOUND."""
+
+    PENDING, READY, FAILED, WITHDRAWN = "pending", "ready", "failed", "withdrawn"
 
     export_id = models.CharField(primary_key=True, max_length=40, default=new_export_id)
     space = models.ForeignKey("memory.Space", on_delete=models.CASCADE, related_name="exports")
@@ -16,10 +23,18 @@ class Export(models.Model):
     )
     subject_ids = models.JSONField(null=True, blank=True)
     state = models.CharField(
-        max_length=16, default=PENDING, choices=[(s, s) for s in (PENDING, READY, FAILED)]
+        max_length=16,
+        default=PENDING,
+        choices=[(s, s) for s in (PENDING, READY, FAILED, WITHDRAWN)],
     )
     bundle = models.JSONField(null=True, blank=True)
+    coverage = models.JSONField(null=True, blank=True)
+    erasures = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField()
+    committed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["state", "committed_at"], name="export_retention")]
 
 
 class ExportChunk(models.Model):

@@ -6,8 +6,12 @@ Decisions in docs/transfer.md. Frozen spaces accept all of these (SPEC §2.6).""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
+
+from django.conf import settings
 
 from memory.access import Coverage, access_subject, coverage_for, grant_has
+from memory.engine import transfer as policy
 from memory.models import Export, ExportChunk, Import, ImportChunk
 from memory.ops.base import OpContext, op
 from memory.services import transfer_jobs as jobs
@@ -54,6 +58,7 @@ def exports_create(ctx: OpContext, req: dict) -> dict:
             space=cov.space,
             principal=ctx.principal,
             subject_ids=sorted(subject_ids) if subject_ids else None,
+            coverage=cov.footprint("export"),  # the job stores the coverage it builds with
             created_at=ctx.at,
         )
         return Outcome(
@@ -66,17 +71,34 @@ def exports_create(ctx: OpContext, req: dict) -> dict:
     return mutate(ctx, req, body)
 
 
+def expired(export: Export, at: datetime) -> bool:
+    retention = settings.SPOKE_MEMORY_LIMITS["export_retention_s"]
+    return (
+        export.committed_at is not None and export.committed_at + timedelta(seconds=retention) <= at
+    )
+
+
+def readable(export: Export, cov: Coverage) -> bool:
+    """SPEC §5: re-authorized on every call. Only the creator (the caller's lookup), only while
+    its current `export` coverage includes the coverage the export was made with, and only while
+    stored: not withdrawn (erasure, retention), not past its retention even before the sweeper
+    withdraws it. An export with no stored coverage (made before coverage was stored) is not."""
+    return (
+        export.state != Export.WITHDRAWN
+        and not expired(export, cov.at)
+        and export.coverage is not None
+        and policy.footprint_includes(cov.footprint("export"), export.coverage)
+    )
+
+
 @op("memory.exports.get")
 def exports_get(ctx: OpContext, req: dict) -> dict:
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
-    # An export is readable by the principal that made it (it holds what that principal's
-    # coverage read), while it still holds the export capability in the space.
     export = Export.objects.filter(
         space_id=cov.space_id, export_id=req["export_id"], principal=ctx.principal
     ).first()
-    if export is None:
+    if export is None or not readable(export, cov):
         raise not_found("export")
-    require_export(cov)
     if export.state != Export.READY:
         raise WireError("EXPORT_NOT_READY", "The export is not ready.", state=export.state)
     bundle = export.bundle

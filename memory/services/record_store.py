@@ -11,7 +11,7 @@ from datetime import datetime
 from memory.ids import new_id
 from memory.models import Candidate, Record, RecordRevision, Space, Subject
 from memory.models.records import SHARED
-from memory.services import derived
+from memory.services import derived, erasure
 
 ERASED = {"text": ""}
 
@@ -153,6 +153,7 @@ def erase_record(
     RecordRevision.objects.filter(record=record).update(content=dict(ERASED))
     _snapshot(record).save(force_insert=True)
     derived.content_erased([record])
+    erasure.record_erased(record)
     if record.prov_candidate_id is None:
         return None
     candidate = (

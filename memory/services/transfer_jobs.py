@@ -8,14 +8,16 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from functools import lru_cache
 
+from celery import shared_task
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Collate
 
-from memory.access import coverage_for
+from memory.access import Coverage, coverage_for
 from memory.engine import transfer as policy
 from memory.engine.reflect import coverage_includes
 from memory.models import (
@@ -33,7 +35,8 @@ from memory.models import (
     Subject,
 )
 from memory.services import transfer_load as load
-from memory.tasks import job_handler
+from memory.services.erasure import withdraw_exports
+from memory.tasks import RunAgain, job_handler
 from memory.timeutil import iso, now
 from memory.wire.canonical import digest_bytes
 from memory.wire.errors import WireError
@@ -58,10 +61,14 @@ def _snapshot() -> None:
             cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
 
 
-def export_objects(export: Export) -> Iterator[dict]:
-    """Every object the export's principal may export, in the SPEC order, streamed."""
+def export_coverage(export: Export) -> Coverage:
+    """The export principal's coverage now (the job's), which decides what the export holds."""
     principal = Principal.objects.get(pk=export.principal_id)
-    cov = coverage_for(export.space_id, principal, now())
+    return coverage_for(export.space_id, principal, now())
+
+
+def export_objects(export: Export, cov: Coverage) -> Iterator[dict]:
+    """Every object the export's principal may export, in the SPEC order, streamed."""
     grants = cov.with_capability("export")
     if not grants:
         raise WireError(
@@ -137,17 +144,20 @@ def export_objects(export: Export) -> Iterator[dict]:
 )
 def run_export(job: Job) -> list[dict]:
     _snapshot()  # the first statement of the job's transaction
-    export = Export.objects.select_for_update().get(pk=job.params["export_id"])
+    # Not locked here: a delete marks pending exports while this runs (memory.services.erasure);
+    # the final conditional update below is where a stale snapshot is caught.
+    export = Export.objects.get(pk=job.params["export_id"])
     ref = [{"type": "export", "id": export.export_id}]
-    if export.state == Export.READY:
-        return ref
+    if export.state != Export.PENDING:
+        return ref  # a redelivery: done (or withdrawn) already
+    cov = export_coverage(export)
     space = Space.objects.get(pk=export.space_id)
     limit = settings.SPOKE_MEMORY_LIMITS["export_chunk_bytes"]
     pause = float(getattr(settings, "SPOKE_MEMORY_EXPORT_CHUNK_PAUSE_S", 0) or 0)
     counts = policy.empty_counts()
 
     def counted() -> Iterator[dict]:
-        for obj in export_objects(export):
+        for obj in export_objects(export, cov):
             counts[obj["type"]] += 1
             yield obj
 
@@ -178,8 +188,16 @@ def run_export(job: Job) -> list[dict]:
         ),
         "extensions": {},
     }
-    export.state, export.bundle = Export.READY, bundle
-    export.save(update_fields=["state", "bundle"])
+    published = Export.objects.filter(
+        pk=export.pk, state=Export.PENDING, erasures=export.erasures
+    ).update(
+        state=Export.READY,
+        bundle=bundle,
+        coverage=cov.footprint("export"),
+        committed_at=now(),
+    )
+    if not published:
+        raise RunAgain("A record was erased in the space while this export was being built.")
     return ref
 
 
@@ -297,3 +315,23 @@ def run_activate(job: Job) -> list[dict]:
     imp.save(update_fields=["state", "updated_at"])
     ImportChunk.objects.filter(imp=imp).delete()
     return [{"type": "import", "id": imp.import_id}]
+
+
+@shared_task(name="memory.tasks.sweep_exports")
+def sweep_exports() -> dict:
+    """Beat (every SPOKE_MEMORY_EXPORT_SWEEP_INTERVAL_S): withdraw the exports committed more
+    than limits.export_retention_s ago (chunks deleted; memory.exports.get already answers
+    NOT_FOUND for them before this runs). One short transaction per batch."""
+    retention = settings.SPOKE_MEMORY_LIMITS["export_retention_s"]
+    cutoff = now() - timedelta(seconds=retention)
+    withdrawn = 0
+    while True:
+        with transaction.atomic():
+            ids = list(
+                Export.objects.select_for_update()
+                .filter(state=Export.READY, committed_at__lte=cutoff)
+                .values_list("pk", flat=True)[:100]
+            )
+            if not ids:
+                return {"withdrawn": withdrawn}
+            withdrawn += withdraw_exports(ids)

@@ -1,0 +1,110 @@
+"""Erasure beyond the record's own rows (SPEC §2.8): when a record is deleted, every reflection
+whose basis holds it loses its content, every stored export whose snapshot holds it is withdrawn,
+and every staged import of this provider's bundle of the space that holds it is discarded. Runs
+inside the delete's transaction, under the space lock (memory.services.record_store.erase_record).
+Retention (limits.export_retention_s) withdraws exports through the same `withdraw_exports`.
+
+Concurrent jobs (PostgreSQL; on SQLite every write transaction is BEGIN IMMEDIATE, so none
+interleave):
+- A reflection job locks its subject row from its start to its commit. The delete locks the same
+  row before it looks for reflections, so a job that read the record before the delete has
+  committed its reflection by then (and it is erased here), and one that starts later reads the
+  tombstone (its pinned revisions of a deleted record are left out).
+- An export job reads one repeatable-read snapshot and does not lock its Export row until its
+  final conditional update. The delete bumps `erasures` on every pending export of the space: a
+  job whose snapshot predates that bump cannot publish (PostgreSQL refuses its update with a
+  serialization failure; elsewhere the `erasures` it read no longer matches) and runs again on a
+  fresh snapshot (memory.tasks.RunAgain). A job that published first has committed chunks by the
+  time the delete's next statement looks for them, and is withdrawn here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.db.models import F
+
+from memory.models import Export, ExportChunk, Import, ImportChunk, Record, Reflection, Subject
+from memory.timeutil import now
+from memory.wire.canonical import canonical
+
+ERASED = {"text": ""}
+# Imports staged but not yet activating: what a delete at the bundle's origin discards.
+STAGED = ("staging", "verifying", "verified", "rejected")
+
+
+def record_erased(record: Record) -> None:
+    """Call after `record` was tombstoned, inside the delete's transaction."""
+    erase_reflections(record)
+    withdraw_exports_holding(record)
+    discard_imports_holding(record)
+
+
+def _needle(record_id: str) -> str:
+    """How a record id appears in a chunk's canonical JSON: as a JSON string. Any object naming
+    the record (the record, the candidate whose outcome made it, a reflection whose basis pins it)
+    holds it or material derived from it. On SQLite the match ignores ASCII case, which only ever
+    withdraws more."""
+    return canonical(record_id).decode("utf-8")
+
+
+def erase_reflections(record: Record) -> int:
+    Subject.objects.select_for_update().filter(pk=record.subject_id).exists()
+    held = [
+        pk
+        for pk, basis in Reflection.objects.filter(subject_id=record.subject_id).values_list(
+            "pk", "basis"
+        )
+        if any(ref["record_id"] == record.record_id for ref in basis["record_refs"])
+    ]
+    return Reflection.objects.filter(pk__in=held).update(content=dict(ERASED))
+
+
+def withdraw_exports(export_ids: Iterable[str]) -> int:
+    """Withdraw exports: chunks deleted, state `withdrawn` (exports.get: NOT_FOUND)."""
+    ids = list(export_ids)
+    if not ids:
+        return 0
+    ExportChunk.objects.filter(export_id__in=ids).delete()
+    return Export.objects.filter(pk__in=ids).update(state=Export.WITHDRAWN)
+
+
+def withdraw_exports_holding(record: Record) -> int:
+    Export.objects.filter(space_id=record.space_id, state=Export.PENDING).update(
+        erasures=F("erasures") + 1
+    )
+    held = (
+        ExportChunk.objects.filter(
+            export__space_id=record.space_id,
+            export__state=Export.READY,
+            objects_json__contains=_needle(record.record_id),
+        )
+        .values_list("export_id", flat=True)
+        .distinct()
+    )
+    return withdraw_exports(set(held))
+
+
+def discard_imports_holding(record: Record) -> int:
+    """Staged imports (into any space) of a bundle this provider exported from the record's
+    space, holding the record: their chunks are deleted and they end `discarded`. An activated
+    import is the target space's own memory, not a copy in transit: it is left alone."""
+    held = set(
+        ImportChunk.objects.filter(
+            imp__state__in=STAGED,
+            imp__bundle__space_id=record.space_id,
+            imp__bundle__provider_id=settings.SPOKE_MEMORY_PROVIDER_ID,
+            objects_json__contains=_needle(record.record_id),
+        ).values_list("imp_id", flat=True)
+    )
+    if not held:
+        return 0
+    ImportChunk.objects.filter(imp_id__in=held).delete()
+    return Import.objects.filter(pk__in=held, state__in=STAGED).update(
+        state="discarded",
+        updated_at=now(),
+        failure={
+            "code": "NOT_FOUND",
+            "message": "A record this import holds was erased at its origin.",
+        },
+    )
