@@ -46,7 +46,7 @@ def child(receipt_id: str) -> None:
     _setup_django()
     from django.db import connection
 
-    from memory.services.transfer_jobs import object_validator
+    from memory.services.transfer_verify import object_validator
     from memory.tasks import run_job
 
     connection.ensure_connection()

@@ -9,7 +9,6 @@ import json
 import time
 from collections.abc import Iterator
 from datetime import timedelta
-from functools import lru_cache
 
 from celery import shared_task
 from django.conf import settings
@@ -36,11 +35,11 @@ from memory.models import (
 )
 from memory.services import transfer_load as load
 from memory.services.erasure import withdraw_exports
+from memory.services.transfer_verify import BundleChecker, reject
 from memory.tasks import RunAgain, job_handler
 from memory.timeutil import iso, now
 from memory.wire.canonical import digest_bytes
 from memory.wire.errors import WireError
-from memory.wire.validation import URN, catalog
 
 EXPORT, VERIFY, ACTIVATE = "export.create", "import.verify", "import.activate"
 BATCH = 2000
@@ -201,19 +200,6 @@ def run_export(job: Job) -> list[dict]:
     return ref
 
 
-@lru_cache(maxsize=1)
-def object_validator():
-    """A validator of ExportObject built from the same schema files as the edge: the compiled
-    one (~100x faster per object) when jsonschema-rs is installed, else the reference one."""
-    cat = catalog()
-    schema = {"$ref": URN + "ExportObject"}
-    return cat.fast_validator(schema) or cat.validator(schema)
-
-
-def _reject(message: str) -> WireError:
-    return WireError("INVALID_INPUT", message)
-
-
 def _reject_import(job: Job, failure: dict) -> None:
     Import.objects.filter(pk=job.params["import_id"], state="verifying").update(
         state="rejected", failure=failure, updated_at=now()
@@ -227,14 +213,14 @@ def staged_objects(imp: Import) -> Iterator[tuple[int, list[dict]]]:
     for chunk in ImportChunk.objects.filter(imp=imp).order_by("ordinal").iterator(chunk_size=4):
         computed = digest_bytes(chunk.objects_json.encode("utf-8"))
         if computed != chunk.digest or computed != bundle["chunk_digests"][chunk.ordinal]:
-            raise _reject(
+            raise reject(
                 f"Chunk {chunk.ordinal}: its digest does not match its objects or the bundle."
             )
         objects = json.loads(chunk.objects_json)
         try:
             objects = [policy.translate(o, bundle["format_version"]) for o in objects]
         except policy.UnsupportedFormat:
-            raise _reject("The bundle's format_version is not supported.")
+            raise reject("The bundle's format_version is not supported.")
         yield chunk.ordinal, objects
 
 
@@ -248,7 +234,7 @@ def run_verify(job: Job) -> list[dict]:
         )
     b = imp.bundle
     if len(b["chunk_digests"]) != b["chunk_count"]:
-        raise _reject("The bundle's chunk_digests do not match its chunk_count.")
+        raise reject("The bundle's chunk_digests do not match its chunk_count.")
     if (
         policy.bundle_digest(
             b["export_id"],
@@ -259,28 +245,15 @@ def run_verify(job: Job) -> list[dict]:
         )
         != b["bundle_digest"]
     ):
-        raise _reject("The bundle digest does not match the bundle.")
-    validator = object_validator()
-    counts = policy.empty_counts()
-    subjects: set[str] = set()
-    previous = None
+        raise reject("The bundle digest does not match the bundle.")
+    checker = BundleChecker()
     for ordinal, objects in staged_objects(imp):
         for index, obj in enumerate(objects):
-            where = f"Chunk {ordinal}, object {index}"
-            if not validator.is_valid(obj):
-                raise _reject(f"{where}: does not match its schema.")
-            key = policy.object_key(obj)
-            if previous is not None and key <= previous:
-                raise _reject(f"{where}: out of order or repeated.")
-            previous = key
-            if obj["type"] == "subject":
-                subjects.add(obj["data"]["subject_id"])
-            elif obj["data"]["subject_id"] not in subjects:
-                raise _reject(f"{where}: names a subject that is not in the bundle.")
-            counts[obj["type"]] += 1
+            checker.check(f"Chunk {ordinal}, object {index}", obj)
+    counts = checker.counts
     declared = {t: b["object_counts"].get(t, 0) for t in policy.TYPE_ORDER}
     if counts != declared or set(b["object_counts"]) - set(policy.TYPE_ORDER):
-        raise _reject("The objects do not match the bundle's object_counts.")
+        raise reject("The objects do not match the bundle's object_counts.")
     imp.state, imp.updated_at = "verified", now()
     imp.save(update_fields=["state", "updated_at"])
     return ref

@@ -498,7 +498,7 @@ def test_records_with_history_import_their_current_revision(api, admin, sess, fi
 def test_the_fast_object_validator_agrees_with_the_reference_schema(
     api, admin, sess, filled, run_job_now
 ):
-    from memory.services.transfer_jobs import object_validator
+    from memory.services.transfer_verify import object_validator
     from memory.wire.validation import catalog
 
     reference = catalog().component_validator("ExportObject")
