@@ -130,7 +130,9 @@ def erase_record(
     """Delete: the content becomes {"text": ""} on the record, on every history row (the rows
     and their revision numbers stay, so pinned revisions still resolve, to erased content), and
     on the proposed content of the candidate the record came from, which holds the same
-    material. A tombstone is kept. Returns the candidate it erased, if any."""
+    material; derived and exported copies through memory.services.erasure (reflections, stored
+    exports, staged imports) and memory.services.derived (embeddings). A tombstone is kept.
+    Returns the candidate it erased, if any."""
     record.content, record.text = dict(ERASED), ""
     record.deleted_at, record.deleted_by_principal_id, record.delete_reason = (
         at,
