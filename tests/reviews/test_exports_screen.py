@@ -175,5 +175,5 @@ def test_a_ready_export_its_creator_can_no_longer_read_shows_the_error(
     assert 'class="bundle-digest"' in fragment(client, receipt_id)
     ops("memory.grants.revoke", {"space_id": "s1", "grant_id": export_grant})
     html = client.get(PAGE).content.decode()
-    assert 'data-status="committed"' in html and "(PERMISSION_DENIED)" in html
+    assert 'data-status="committed"' in html and "(NOT_FOUND)" in html
     assert 'class="bundle-digest"' not in html
