@@ -130,7 +130,11 @@ def test_a_job_longer_than_three_timeouts_finishes_on_its_first_attempt(api, adm
         seconds=3 * 2
     )  # it really outlived the timeout
     assert len(beats) >= 3  # and was stamped while it ran
-    assert not JobHeartbeat.objects.filter(receipt_id=receipt_id).exists()  # removed at the end
+    # Removed at the end: the worker stops its heartbeat right after the job's commit.
+    wait_for(
+        lambda: not JobHeartbeat.objects.filter(receipt_id=receipt_id).exists(),
+        what="the heartbeat row to be removed",
+    )
     assert Export.objects.get().bundle["object_counts"]["record"] == 300
 
 
