@@ -16,11 +16,12 @@ from memory.access import (
 )
 from memory.models import Candidate
 from memory.ops.base import OpContext, op
-from memory.ops.capture import admit, candidate_ref
+from memory.ops.capture import admit
 from memory.ops.records import require_read
 from memory.selectors import cursors
 from memory.services.mutation import MutationScope, Outcome, mutate
-from memory.services.record_store import Placement, Provenance, create_records, record_ref
+from memory.services.record_store import Placement, Provenance, create_records
+from memory.services.refs import candidate_ref, record_ref
 from memory.timeutil import iso
 from memory.wire.errors import WireError
 

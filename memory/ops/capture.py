@@ -11,6 +11,7 @@ from memory.ops.base import OpContext, op
 from memory.services.content import check_content
 from memory.services.mutation import MutationScope, Outcome, mutate
 from memory.services.record_store import Placement
+from memory.services.refs import candidate_ref
 from memory.wire.errors import WireError
 
 
@@ -22,10 +23,6 @@ def admit(content: dict, **where: int) -> None:
     except WireError as err:
         err.details.update(where)
         raise
-
-
-def candidate_ref(candidate: Candidate) -> dict:
-    return {"type": "candidate", "id": candidate.candidate_id, "revision": candidate.revision}
 
 
 @op("memory.capture")

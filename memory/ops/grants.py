@@ -16,6 +16,7 @@ from memory.models import Grant, Principal, Space
 from memory.ops.base import OpContext, op
 from memory.selectors import cursors
 from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.refs import grant_ref
 from memory.timeutil import iso, now, parse
 from memory.wire.errors import WireError, invalid, not_found, permission_denied
 
@@ -67,10 +68,6 @@ def choose_parent(cov: Coverage, want: dict, parent_id: str | None) -> Grant:
         "The grant asks for more than any issuing grant of the caller covers.",
         exceeds=[d for d in DIMENSIONS if d in (best or [])],
     )
-
-
-def grant_ref(grant: Grant) -> dict:
-    return {"type": "grant", "id": grant.grant_id, "revision": grant.revision}
 
 
 @op("memory.grants.grant")

@@ -22,7 +22,8 @@ from memory.selectors.selection import matching, read_filter, records_queryset
 from memory.services import record_store
 from memory.services.content import check_content
 from memory.services.mutation import MutationScope, Outcome, mutate
-from memory.services.record_store import Placement, Provenance, record_ref
+from memory.services.record_store import Placement, Provenance
+from memory.services.refs import candidate_ref, record_ref
 from memory.timeutil import iso
 from memory.wire.errors import WireError, permission_denied
 
@@ -129,9 +130,7 @@ def delete(ctx: OpContext, req: dict) -> dict:
         scope.touch(record.subject)
         refs = [record_ref(record)]
         if candidate is not None:
-            refs.append(
-                {"type": "candidate", "id": candidate.candidate_id, "revision": candidate.revision}
-            )
+            refs.append(candidate_ref(candidate))
         return Outcome(refs=refs)
 
     return mutate(ctx, req, body)

@@ -7,6 +7,7 @@ from memory.access import effective_grants
 from memory.models import Grant, Receipt, Space
 from memory.ops.base import OpContext, op
 from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.refs import space_ref
 from memory.wire.errors import WireError
 
 LIMIT_NAMES = [
@@ -70,10 +71,6 @@ def spaces_list(ctx: OpContext, req: dict) -> dict:
     spaces = Space.objects.filter(space_id__in=visible).order_by("space_id")
     counts = pending_counts(visible)
     return {"spaces": [s.to_wire(counts.get(s.space_id, 0)) for s in spaces]}
-
-
-def space_ref(space: Space) -> dict:
-    return {"type": "space", "id": space.space_id, "revision": space.revision + 1}
 
 
 @op("memory.spaces.freeze")
