@@ -8,14 +8,14 @@ records its records_write grants cover, as a reader sees those its records_read 
 from itertools import islice
 
 from memory.access import (
-    Coverage,
     access_record,
     access_subject,
     coverage_for,
     gate_space_writable,
     gate_subject_writable,
+    require_read,
 )
-from memory.models import Record, Subject
+from memory.models import Record
 from memory.ops.base import OpContext, op
 from memory.selectors import cursors
 from memory.selectors.selection import matching, read_filter, records_queryset
@@ -25,21 +25,10 @@ from memory.services.mutation import MutationScope, Outcome, mutate
 from memory.services.record_store import Placement, Provenance
 from memory.services.refs import candidate_ref, record_ref
 from memory.timeutil import iso
-from memory.wire.errors import WireError, permission_denied
+from memory.wire.errors import WireError
 
 READ = ["records_read"]
 WRITE_VISIBLE = ["records_read", "records_write"]
-
-
-def require_read(cov: Coverage, capabilities: list[str], subject: Subject | None) -> None:
-    """A list needs a read capability: on the subject when it names one, else anywhere in the
-    space. A visible subject without it is PERMISSION_DENIED (SPEC §2.6 b), not an empty page."""
-    if subject is None:
-        held = any(cov.with_capability(c) for c in capabilities)
-    else:
-        held = cov.covers_any(capabilities, subject.subject_id)
-    if not held:
-        raise permission_denied(capabilities[0])
 
 
 def gate_record(record: Record, space, placements: list[Placement]) -> None:

@@ -24,10 +24,6 @@ LIMIT_NAMES = [
 ]
 
 
-def engine_policy_version() -> str:
-    return settings.SPOKE_MEMORY_ENGINE
-
-
 @op("memory.describe")
 def describe(ctx: OpContext, req: dict) -> dict:
     limits = settings.SPOKE_MEMORY_LIMITS
@@ -39,7 +35,7 @@ def describe(ctx: OpContext, req: dict) -> dict:
             "served_capabilities": list(settings.SPOKE_MEMORY_SERVED_CAPABILITIES),
             "limits": {name: limits[name] for name in LIMIT_NAMES},
             "required_profile_kinds": list(settings.SPOKE_MEMORY_REQUIRED_PROFILE_KINDS),
-            "engine_policy_version": engine_policy_version(),
+            "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
             "extensions": {},
         }
     }
