@@ -35,6 +35,7 @@ from memory.models import (
 )
 from memory.services import transfer_load as load
 from memory.services.erasure import withdraw_exports
+from memory.services.refs import export_ref, import_ref
 from memory.services.transfer_verify import BundleChecker, reject
 from memory.tasks import RunAgain, job_handler
 from memory.timeutil import iso, now
@@ -146,7 +147,7 @@ def run_export(job: Job) -> list[dict]:
     # Not locked here: a delete marks pending exports while this runs (memory.services.erasure);
     # the final conditional update below is where a stale snapshot is caught.
     export = Export.objects.get(pk=job.params["export_id"])
-    ref = [{"type": "export", "id": export.export_id}]
+    ref = [export_ref(export.export_id)]
     if export.state != Export.PENDING:
         return ref  # a redelivery: done (or withdrawn) already
     cov = export_coverage(export)
@@ -227,7 +228,7 @@ def staged_objects(imp: Import) -> Iterator[tuple[int, list[dict]]]:
 @job_handler(VERIFY, on_failure=_reject_import)
 def run_verify(job: Job) -> list[dict]:
     imp = Import.objects.select_for_update().get(pk=job.params["import_id"])
-    ref = [{"type": "import", "id": imp.import_id}]
+    ref = [import_ref(imp.import_id)]
     if imp.state != "verifying":
         raise WireError(
             "IMPORT_STATE_CONFLICT", "The import is not being verified.", state=imp.state
@@ -287,7 +288,7 @@ def run_activate(job: Job) -> list[dict]:
     imp.state, imp.updated_at = "activated", at
     imp.save(update_fields=["state", "updated_at"])
     ImportChunk.objects.filter(imp=imp).delete()
-    return [{"type": "import", "id": imp.import_id}]
+    return [import_ref(imp.import_id)]
 
 
 @shared_task(name="memory.tasks.sweep_exports")
