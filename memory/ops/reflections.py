@@ -30,6 +30,7 @@ from memory.models.reflections import filter_key
 from memory.ops.base import OpContext, op
 from memory.selectors import cursors
 from memory.selectors.selection import check_selection, cognition_q, selection_q
+from memory.services import erasure
 from memory.services.mutation import MutationScope, Outcome, mutate
 from memory.services.refs import reflection_ref
 from memory.tasks import job_handler
@@ -272,11 +273,9 @@ def pinned_records(space_id: str, refs: list[dict]) -> list[dict]:
 @job_handler(JOB_KIND)
 def run_generate(job: Job) -> list[dict]:
     p = job.params
-    subject = (
-        Subject.objects.select_for_update()
-        .filter(space_id=p["space_id"], subject_id=p["subject_id"])
-        .first()
-    )
+    # No lock while reading and synthesizing (a synthesizer may be slow): the locks are taken
+    # before the writes below, in the mutations' order (space, then subject).
+    subject = Subject.objects.filter(space_id=p["space_id"], subject_id=p["subject_id"]).first()
     if subject is None:
         raise WireError("NOT_FOUND", "The subject no longer exists.", resource="subject")
     basis = p["basis"]
@@ -300,6 +299,11 @@ def run_generate(job: Job) -> list[dict]:
     )
     if schema_errors(catalog().component_validator("ProfileContent"), content):
         raise WireError("internal_error", "The synthesizer returned content of the wrong shape.")
+    erasure.hold_space_against_writers(p["space_id"])
+    if not Subject.objects.filter(pk=subject.pk).exists():  # an import replaced the space
+        raise WireError("NOT_FOUND", "The subject no longer exists.", resource="subject")
+    if erasure.erased_since_read(p["space_id"], [r["record_id"] for r in records]):
+        content = dict(erasure.ERASED)  # SPEC §2.8: a record it read was deleted meanwhile
     at = now()
     Reflection.objects.create(
         space_id=p["space_id"],

@@ -6,10 +6,11 @@ Retention (limits.export_retention_s) withdraws exports through the same `withdr
 
 Concurrent jobs (PostgreSQL; on SQLite every write transaction is BEGIN IMMEDIATE, so none
 interleave):
-- A reflection job locks its subject row from its start to its commit. The delete locks the same
-  row before it looks for reflections, so a job that read the record before the delete has
-  committed its reflection by then (and it is erased here), and one that starts later reads the
-  tombstone (its pinned revisions of a deleted record are left out).
+- A reflection job reads its pinned revisions without locks, then, before it writes, waits for
+  every mutation in flight in the space (hold_space_against_writers) and checks whether a record
+  it read was deleted meanwhile (erased_since_read): if so its reflection is stored erased. A
+  delete that starts later waits for the job's commit (the space row lock) and then erases the
+  reflection like any other.
 - An export job reads one repeatable-read snapshot and does not lock its Export row until its
   final conditional update. The delete bumps `erasures` on every pending export of the space: a
   job whose snapshot predates that bump cannot publish (PostgreSQL refuses its update with a
@@ -22,9 +23,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import F
 
-from memory.models import Export, ExportChunk, Import, ImportChunk, Record, Reflection, Subject
+from memory.models import Export, ExportChunk, Import, ImportChunk, Record, Reflection, Space
 from memory.timeutil import now
 from memory.wire.canonical import canonical
 
@@ -49,7 +51,6 @@ def _needle(record_id: str) -> str:
 
 
 def erase_reflections(record: Record) -> int:
-    Subject.objects.select_for_update().filter(pk=record.subject_id).exists()
     held = [
         pk
         for pk, basis in Reflection.objects.filter(subject_id=record.subject_id).values_list(
@@ -58,6 +59,34 @@ def erase_reflections(record: Record) -> int:
         if any(ref["record_id"] == record.record_id for ref in basis["record_refs"])
     ]
     return Reflection.objects.filter(pk__in=held).update(content=dict(ERASED))
+
+
+def hold_space_against_writers(space_id: str) -> None:
+    """For a job about to write derived data it read without locks: wait until every mutation
+    in flight in the space has committed, and keep new ones waiting until this transaction ends
+    (PostgreSQL FOR KEY SHARE on the space row, which every mutation locks FOR UPDATE first, so
+    the lock order is the mutations' own: no deadlock). Nothing to do on SQLite, where write
+    transactions never interleave."""
+    if connection.vendor != "postgresql":
+        return
+    table = connection.ops.quote_name(Space._meta.db_table)
+    column = connection.ops.quote_name(Space._meta.pk.column)
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT 1 FROM {table} WHERE {column} = %s FOR KEY SHARE", [space_id])  # noqa: S608 - names from model metadata
+
+
+def erased_since_read(space_id: str, record_ids: list[str]) -> bool:
+    """Whether any of these records (read live by a job) is tombstoned now. Call after
+    hold_space_against_writers: a delete that ran meanwhile has committed by then, and one that
+    comes later waits for the job and then finds what it wrote."""
+    return any(
+        Record.objects.filter(
+            space_id=space_id,
+            record_id__in=record_ids[start : start + 1000],
+            deleted_at__isnull=False,
+        ).exists()
+        for start in range(0, len(record_ids), 1000)
+    )
 
 
 def withdraw_exports(export_ids: Iterable[str]) -> int:

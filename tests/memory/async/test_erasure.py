@@ -419,6 +419,124 @@ def test_an_export_whose_snapshot_predates_a_delete_does_not_publish(api, admin,
     assert rows_holding(SECRET) == []
 
 
+@requires_postgres  # SQLite: every write transaction is BEGIN IMMEDIATE, none interleave
+@pytest.mark.django_db(transaction=True)
+def test_a_reflection_synthesized_while_the_record_is_deleted_is_erased(api, admin, monkeypatch):
+    """The reflection job has read the pinned revisions (the text) when the delete commits; the
+    job then writes: it must store the reflection erased. (Before, the job also locked the
+    subject from its start while a delete locks the space, then the subject: a delete meeting a
+    running job deadlocked.)"""
+    from memory.ops import reflections
+    from memory.tasks import _claim, execute
+
+    sess = api.connect(admin)
+    ensure(api, admin, sess)
+    refs = [create(api, admin, sess, f"{SECRET} raced {i}") for i in range(3)]
+    receipt_id = pending(api, admin, sess, "memory.reflections.generate", {"subject_id": "u1"})
+    read, release = threading.Event(), threading.Event()
+    original = reflections.pinned_records
+    seen: list[str] = []
+
+    def paused(space_id, record_refs):
+        out = original(space_id, record_refs)
+        seen.append(json.dumps(out))
+        read.set()
+        assert release.wait(60)
+        return out
+
+    monkeypatch.setattr(reflections, "pinned_records", paused)
+
+    def run():
+        try:
+            execute(_claim(receipt_id))
+        finally:
+            connection.close()
+
+    job = threading.Thread(target=run)
+    job.start()
+    assert read.wait(60)
+    delete(api, admin, sess, refs[0])  # commits while the job holds what it read
+    release.set()
+    job.join(60)
+    assert not job.is_alive()
+    assert f"{SECRET} raced 0" in "".join(seen)  # the job did read the text
+    assert receipt_status(receipt_id) == "committed"
+    [reflection] = Reflection.objects.all()
+    assert reflection.content == {"text": ""}
+    listed = api(admin, "memory.reflections.list", {"space_id": "s1", "subject_id": "u1"}, sess)
+    assert listed.body["reflections"][0]["stale"] is True
+    assert rows_holding(f"{SECRET} raced 0") == []
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_reflection_job_and_a_delete_in_flight_do_not_deadlock(api, admin, monkeypatch):
+    """A delete holding the space lock while the job is about to write: the job waits for it
+    (and then stores its reflection erased); neither fails."""
+    from memory.services import erasure
+    from memory.tasks import _claim, execute
+
+    sess = api.connect(admin)
+    ensure(api, admin, sess)
+    refs = [create(api, admin, sess, f"{SECRET} flight {i}") for i in range(3)]
+    receipt_id = pending(api, admin, sess, "memory.reflections.generate", {"subject_id": "u1"})
+    in_delete, release_delete = threading.Event(), threading.Event()
+    original_erase = erasure.erase_reflections
+
+    def slow_erase(record):
+        out = original_erase(record)
+        in_delete.set()
+        assert release_delete.wait(60)
+        return out
+
+    monkeypatch.setattr(erasure, "erase_reflections", slow_erase)
+    answers = []
+
+    def run_delete():
+        try:
+            answers.append(
+                api(
+                    admin,
+                    "memory.records.delete",
+                    {"space_id": "s1", "record_id": refs[0]["id"], "expected_revision": 1},
+                    sess,
+                )
+            )
+        finally:
+            connection.close()
+
+    def run_job():
+        try:
+            execute(_claim(receipt_id))
+        finally:
+            connection.close()
+
+    deleting = threading.Thread(target=run_delete)
+    deleting.start()
+    assert in_delete.wait(60)  # the delete holds the space lock, its reflections step done
+    job = threading.Thread(target=run_job)
+    job.start()
+
+    def job_waits() -> bool:
+        with connection.cursor() as cur:
+            cur.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND wait_event_type = 'Lock'"
+            )
+            return cur.fetchone()[0] > 0
+
+    wait_for(job_waits, what="the job to wait for the delete")
+    release_delete.set()
+    deleting.join(60)
+    job.join(60)
+    assert not deleting.is_alive() and not job.is_alive()
+    assert answers and answers[0].status == 200, answers and answers[0].body
+    assert receipt_status(receipt_id) == "committed"
+    [reflection] = Reflection.objects.all()
+    assert reflection.content == {"text": ""}
+    assert rows_holding(f"{SECRET} flight 0") == []
+
+
 def test_an_export_that_keeps_conflicting_fails_after_its_attempts(api, admin, sess, monkeypatch):
     """RunAgain is bounded: the third conflicting run fails the receipt and the export."""
     from memory.tasks import MAX_ATTEMPTS, RunAgain
