@@ -165,6 +165,7 @@ SPOKE_MEMORY_LIMITS = {
     "max_recall_records": env_int("SPOKE_MEMORY_MAX_RECALL_RECORDS", 100),
     "max_recall_bytes": env_int("SPOKE_MEMORY_MAX_RECALL_BYTES", 262_144),
     "export_chunk_bytes": env_int("SPOKE_MEMORY_EXPORT_CHUNK_BYTES", 262_144),
+    "max_extensions_bytes": env_int("SPOKE_MEMORY_MAX_EXTENSIONS_BYTES", 4_096),
     "reflection_min_records": env_int("SPOKE_MEMORY_REFLECTION_MIN_RECORDS", 3),
     "idempotency_retention_s": env_int("SPOKE_MEMORY_IDEMPOTENCY_RETENTION_S", 86_400),
     "session_ttl_s": env_int("SPOKE_MEMORY_SESSION_TTL_S", 3_600),
