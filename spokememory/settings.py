@@ -170,6 +170,9 @@ SPOKE_MEMORY_LIMITS = {
     "idempotency_retention_s": env_int("SPOKE_MEMORY_IDEMPOTENCY_RETENTION_S", 86_400),
     "session_ttl_s": env_int("SPOKE_MEMORY_SESSION_TTL_S", 3_600),
 }
+# What one list page may weigh (its items' JSON, bytes); a page reaching it ends early with a
+# next_cursor (docs/decisions.md). Not a wire limit: clients follow next_cursor either way.
+SPOKE_MEMORY_PAGE_BYTES = env_int("SPOKE_MEMORY_PAGE_BYTES", 1_048_576)
 # Pending work still pending after this long is re-queued (then failed) by the sweeper.
 # Judge every request with both schema validators and fail on a disagreement (the test suite).
 SPOKE_MEMORY_SCHEMA_CROSSCHECK = os.environ.get("SPOKE_MEMORY_SCHEMA_CROSSCHECK", "") == "1"

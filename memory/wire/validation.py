@@ -105,9 +105,7 @@ def component_paths(spec: OpSpec, name: str) -> list[tuple[str, ...]]:
     Extensions), as member paths with `*` for any array index: read from the op's schema, so a
     new op or member is covered without a list to keep."""
     if name not in spec.paths:
-        spec.paths[name] = _walk_paths(
-            spec.request, name, catalog().components, (), frozenset()
-        )
+        spec.paths[name] = _walk_paths(spec.request, name, catalog().components, (), frozenset())
     return spec.paths[name]
 
 
