@@ -75,7 +75,7 @@ T = TypeVar("T")
 
 
 def take_page(
-    rows: Iterable[T], size: int, wire: Callable[[T], dict]
+    rows: Iterable[T], size: int, wire: Callable[[Any], dict]
 ) -> tuple[list[dict], T | None, bool]:
     """A list page: up to `size` rows, as wire items, whose JSON weighs at most
     SPOKE_MEMORY_PAGE_BYTES together (docs/decisions.md, "What one answer may weigh"); a page
