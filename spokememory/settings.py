@@ -62,12 +62,18 @@ def _secret_key() -> str:
             "docs/deployment.md."
         )
     key = secrets.token_urlsafe(50)
-    try:
-        fd = os.open(SECRET_KEY_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process made it first: use theirs
-        return SECRET_KEY_FILE.read_text(encoding="utf-8").strip()
+    # Written whole to a private temporary file, then linked into place: a web process and a
+    # worker starting together both end up with the one key that won, never a half-written one.
+    tmp = SECRET_KEY_FILE.with_name(f".secret_key.{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(key + "\n")
+    try:
+        os.link(tmp, SECRET_KEY_FILE)
+    except FileExistsError:
+        key = SECRET_KEY_FILE.read_text(encoding="utf-8").strip()
+    finally:
+        tmp.unlink()
     return key
 
 
