@@ -5,6 +5,7 @@ revision of what is read and the caller's grant state. Any change or tampering: 
 import json
 import re
 from collections.abc import Callable, Iterable
+from itertools import islice
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -72,30 +73,39 @@ def _position_ok(position: Any) -> bool:
 
 
 T = TypeVar("T")
+# The response's own spelling (memory/dispatch/responses.py), built once: json.dumps with
+# arguments builds a new encoder per call, which cost more than the weighing itself.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+def _weight(value: Any) -> int:
+    """Bytes of `value` as the response spells it (UTF-8 JSON, no spaces)."""
+    text = _ENCODER.encode(value)
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def take_page(
     rows: Iterable[T], size: int, wire: Callable[[Any], dict]
 ) -> tuple[list[dict], T | None, bool]:
-    """A list page: up to `size` rows, as wire items, whose JSON weighs at most
-    SPOKE_MEMORY_PAGE_BYTES together (docs/decisions.md, "What one answer may weigh"); a page
-    always holds its first item, so a listing moves on whatever one item weighs. Returns the
-    items, the last row taken (the next cursor's position) and whether rows are left, in which
-    case the page ends with a next_cursor. `rows` is read lazily: one row past the page at most."""
+    """A list page: up to `size` rows, as wire items, whose JSON array weighs at most
+    SPOKE_MEMORY_PAGE_BYTES (docs/decisions.md, "What one answer may weigh"); a page always
+    holds its first item, so a listing moves on whatever one item weighs. Returns the items, the
+    last row taken (the next cursor's position) and whether rows are left, in which case the
+    page ends with a next_cursor. `rows` is read lazily, one row past the page at most."""
+    taken = list(islice(rows, size + 1))
+    page, more = taken[:size], len(taken) > size
+    items = [wire(row) for row in page]
     ceiling = settings.SPOKE_MEMORY_PAGE_BYTES
-    items: list[dict] = []
-    last: T | None = None
-    weight = 0
-    for row in rows:
-        if len(items) == size:
-            return items, last, True
-        item = wire(row)
-        weight += len(json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
-        if items and weight > ceiling:
-            return items, last, True
-        items.append(item)
-        last = row
-    return items, last, False
+    # One encoding of the whole page decides nearly every page (far below the ceiling) ...
+    if len(items) <= 1 or _weight(items) <= ceiling:
+        return items, (page[-1] if page else None), more
+    # ... and a page over it is cut before the item that passes it.
+    weight = 1  # "["
+    for n, item in enumerate(items):
+        weight += _weight(item) + 1  # the item, then "," or "]"
+        if n > 0 and weight > ceiling:
+            return items[:n], page[n - 1], True
+    return items, page[-1], more
 
 
 def page_size(req: dict) -> int:
