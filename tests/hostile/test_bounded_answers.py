@@ -97,26 +97,29 @@ def test_an_extensions_map_over_the_limit_is_refused_and_stores_nothing(
         assert call(op, body).status == 200, op
 
 
-def test_an_import_objects_extensions_are_bounded_too(call):
-    bundle = {
-        "export_id": "exp_X",
-        "space_id": "s1",
-        "format_version": "1",
-        "created_at": "2026-01-01T00:00:00.000Z",
-        "chunk_count": 1,
-        "chunk_digests": ["sha256:" + "0" * 64],
-        "object_counts": {},
-        "bundle_digest": "sha256:" + "0" * 64,
-        "extensions": extensions_of(LIMIT + 1),
-    }
-    answer = call(
-        "memory.imports.stage",
-        {"space_id": "s1", "bundle": bundle, "chunk": {"ordinal": 0}},
-    )
-    # whatever else is wrong with this bundle, no oversized map gets past the edge
-    assert answer.status in (400, 422), answer.body
-    if answer.status == 422:
+def test_an_import_bundles_and_objects_extensions_are_bounded_too(world, call):
+    world.record_id()
+    receipt = call("memory.exports.create", {"space_id": "s1"}).receipt
+    run_pending(receipt["receipt_id"])
+    done = call("memory.receipts.get", {"receipt_id": receipt["receipt_id"]}).body["receipt"]
+    export_id = done["refs"][-1]["id"]
+    got = call("memory.exports.get", {"space_id": "s1", "export_id": export_id, "ordinal": 0})
+    bundle, chunk = got.body["bundle"], got.body["chunk"]
+    big = extensions_of(LIMIT + 1)
+    index = next(i for i, o in enumerate(chunk["objects"]) if o["type"] == "record")
+    objects = [dict(o) for o in chunk["objects"]]
+    objects[index] = {**objects[index], "data": {**objects[index]["data"], "extensions": big}}
+    for body, field in [
+        ({"bundle": {**bundle, "extensions": big}, "chunk": chunk}, "bundle.extensions"),
+        (
+            {"bundle": bundle, "chunk": {**chunk, "objects": objects}},
+            f"chunk.objects.{index}.data.extensions",
+        ),
+    ]:
+        answer = call("memory.imports.stage", {"space_id": "s1", **body})
+        assert (answer.status, answer.code) == (422, "INVALID_INPUT"), answer.body
         assert answer.error["details"]["reason"] == "extensions_too_large"
+        assert answer.error["details"]["field"] == field
 
 
 def test_a_captures_extensions_are_stored_once_per_candidate_within_bounds(world, call):
