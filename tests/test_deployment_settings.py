@@ -32,7 +32,17 @@ PRODUCTION = {
     "CSRF_COOKIE_SECURE": "1",
     "SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto",
 }
-UNSET = ("SECRET_KEY", "DEBUG", "DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL", *PRODUCTION)
+# what the environment of this test run may hold that a deployment's would not (the browser
+# tests set DJANGO_ALLOW_ASYNC_UNSAFE for Playwright, which check --deploy rightly refuses)
+UNSET = (
+    "SECRET_KEY",
+    "DEBUG",
+    "DATABASE_URL",
+    "CELERY_BROKER_URL",
+    "REDIS_URL",
+    "DJANGO_ALLOW_ASYNC_UNSAFE",
+    *PRODUCTION,
+)
 
 
 def run(args: list[str], var: Path, **env: str) -> subprocess.CompletedProcess:
