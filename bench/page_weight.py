@@ -13,17 +13,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
 
-
-def _median_ms(fn, repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
+from bench.cursor_pages import _median_ms
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     from django.db import connection
     from django.test.utils import setup_databases, teardown_databases
 
-    from bench.cursor_pages import fill
+    from bench.cursor_pages import fill  # after django.setup(): it imports models
     from memory.dispatch.responses import json_response
     from memory.models import Record
     from memory.ops.base import call
