@@ -15,7 +15,7 @@ def start_retention(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0005_job_heartbeat'),
+        ('memory', '0009_client_time_range'),
     ]
 
     operations = [

@@ -19,6 +19,7 @@ LIMIT_NAMES = [
     "max_recall_bytes",
     "export_chunk_bytes",
     "export_retention_s",
+    "max_extensions_bytes",
     "reflection_min_records",
     "idempotency_retention_s",
     "session_ttl_s",
