@@ -135,6 +135,9 @@ TAMPERINGS = {
     "reflection basis naming a profile kind not in the bundle": lambda c: first(c, "reflection")[
         "basis"
     ]["profile_refs"].append({"kind": "personality", "revision": 1}),
+    "reflection basis with a malformed selection": lambda c: first(c, "reflection")["basis"].update(
+        selection={"mode": "contexts", "context_ids": []}
+    ),
     "reflection state_digest not of its basis": lambda c: first(c, "reflection")["basis"].update(
         state_digest="sha256:" + "0" * 64
     ),
@@ -148,9 +151,6 @@ TAMPERINGS = {
 EDGE_TAMPERINGS = {
     "reflection basis with a malformed coverage": lambda c: first(c, "reflection")["basis"].update(
         coverage={"contexts": "all"}
-    ),
-    "reflection basis with a malformed selection": lambda c: first(c, "reflection")["basis"].update(
-        selection={"mode": "contexts", "context_ids": []}
     ),
 }
 
