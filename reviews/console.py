@@ -78,6 +78,24 @@ def new_key() -> str:
     return str(ULID())
 
 
+def field_words(path: str) -> str:
+    """A JSON pointer of a request as words: `/decision/fragments/0/kind` → "Fragment 1 kind"."""
+    parts = [p for p in path.split("/") if p and p not in ("decision", "content_override")]
+    words: list[str] = []
+    for part in parts:
+        if part.isdigit():
+            words.append(str(int(part) + 1))
+        else:
+            words.append(part.rstrip("s") if part == "fragments" else part.replace("_", " "))
+    text = " ".join(words) or "The request"
+    return text[:1].upper() + text[1:]
+
+
 def describe(err: WireError) -> str:
-    """A message for people: the wire message (it never echoes content) and the code."""
+    """A message for people: the wire message (it never echoes content) and the code; a schema
+    refusal names each field in words from `details.errors`."""
+    errors = err.details.get("errors") if err.details.get("reason") == "schema" else None
+    if errors:
+        named = "; ".join(f"{field_words(e['path'])}: {e['message']}" for e in errors[:5])
+        return f"{named} ({err.code})"
     return f"{err.message} ({err.code})"

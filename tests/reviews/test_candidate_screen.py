@@ -62,8 +62,10 @@ def test_page_shows_content_classification_scope_and_who(mod, ops, moderator):
     assert "Ada prefers tea." in html
     assert "&quot;drink&quot;: &quot;tea&quot;" in html  # pretty-printed, escaped
     assert "<td>tea is better</td>" in html and "<td>belief</td>" in html
-    assert "context <code>support</code>, from <code>chat</code>" in html
-    assert moderator.principal.principal_id in html
+    assert "context <code>support</code>" in html and "<code>chat</code>" in html
+    # captured by: the display name, the id in the tooltip
+    assert f'title="{moderator.principal.principal_id}"' in html
+    assert ">Moderator</span>" in html
     assert "preference_verb" in html  # a signal of the classification
 
 
@@ -172,7 +174,10 @@ def test_frozen_space_blocks_review_with_a_message(mod, capture):
 def test_bad_kind_is_explained_and_changes_nothing(mod, capture):
     (cid,) = capture("x")
     response = review(mod, cid, action="promote", kind="Not A Kind")
-    assert response.status_code == 400 and b"invalid_input" in response.content
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'id="kind-error"' in html and "Kind: lower-case letters" in html
+    assert "got &#x27;Not A Kind&#x27;" in html
     assert Candidate.objects.get(candidate_id=cid).state == "pending"
 
 

@@ -69,7 +69,13 @@ def test_bulk_dismiss_and_drop(mod, capture):
     )
     mod.post(
         "/console/s/s1/queue/bulk/",
-        {"action": "drop", "candidate_ids": [c], "reason": "spam", "idempotency_key": "k2"},
+        {
+            "action": "drop",
+            "candidate_ids": [c],
+            "reason": "spam",
+            "idempotency_key": "k2",
+            "confirmed": "1",
+        },
     )
     states = dict(Candidate.objects.values_list("candidate_id", "state"))
     assert states == {a: "dismissed", b: "dismissed", c: "dropped"}
@@ -90,7 +96,7 @@ def test_bulk_resubmit_does_each_once_and_reports_taken_ones(mod, capture):
     assert b"already been handled" not in again.content  # same key: a replay, not a second try
     other = mod.post(
         "/console/s/s1/queue/bulk/",
-        {"action": "drop", "candidate_ids": [a, b], "idempotency_key": "k2"},
+        {"action": "drop", "candidate_ids": [a, b], "idempotency_key": "k2", "confirmed": "1"},
         follow=True,
     )
     assert b"1 had already been handled by another reviewer" in other.content

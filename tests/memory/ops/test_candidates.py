@@ -208,7 +208,9 @@ def test_list_order_newest_pages_backwards_with_its_own_cursor(world, api, admin
 
 
 def test_list_cursor_is_bound_to_selection_labels_and_order(world, api, admin):
-    world.candidate_ids(texts=["Ada works at Acme.", "Bob works at Initech.", "Cy works at Globex."])
+    world.candidate_ids(
+        texts=["Ada works at Acme.", "Bob works at Initech.", "Cy works at Globex."]
+    )
     req = {"labels": ["fact"], "selection": {"mode": "contexts", "context_ids": ["c1"]}}
     _, page = listed(api, admin, page_size=1, **req)
     cursor = page["next_cursor"]
@@ -232,7 +234,12 @@ def test_list_cursor_is_bound_to_selection_labels_and_order(world, api, admin):
     [
         ({"selection": {"mode": "contexts"}}, 422, "INVALID_INPUT", "selection"),
         ({"selection": {"mode": "contexts_and_shared"}}, 422, "INVALID_INPUT", "selection"),
-        ({"selection": {"mode": "shared", "context_ids": ["c1"]}}, 422, "INVALID_INPUT", "selection"),
+        (
+            {"selection": {"mode": "shared", "context_ids": ["c1"]}},
+            422,
+            "INVALID_INPUT",
+            "selection",
+        ),
         # minItems of ReadSelection (shared with records.list and recall): the schema says it
         ({"selection": {"mode": "contexts", "context_ids": []}}, 400, "invalid_input", None),
         ({"selection": {"mode": "nearby"}}, 400, "invalid_input", None),
