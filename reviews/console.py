@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.http import Http404, HttpRequest
 from ulid import ULID
 
-from memory.models import Principal
+from memory.models import Principal, Receipt
 from memory.ops.base import call
 from memory.wire.errors import WireError
 
@@ -68,6 +68,16 @@ def receipt(request: HttpRequest, space_id: str, receipt_id: str, op: str) -> di
     if got["space_id"] != space_id or got["op"] != op:
         raise Http404("receipt")
     return got
+
+
+def own_receipt_ids(request: HttpRequest, space_id: str, ops: list[str], limit: int) -> list[str]:
+    """The ids of the caller's own newest receipts of these ops in the space. The one console read
+    outside the ops: ids the caller was already given; what they say is read per id through
+    memory.receipts.get."""
+    rows = Receipt.objects.filter(space_id=space_id, principal=principal_of(request), op__in=ops)
+    return list(
+        rows.order_by("-created_at", "-receipt_id").values_list("receipt_id", flat=True)[:limit]
+    )
 
 
 def ref_id(receipt: dict, ref_type: str) -> str | None:

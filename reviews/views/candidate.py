@@ -24,6 +24,7 @@ from reviews.console import act, describe, principal_of, read
 from reviews.forms import QueueFilters, ReviewForm
 from reviews.similar import DUPLICATE_AT, overlap
 from reviews.views.queue import list_body
+from reviews.views.space import space_wire
 
 # Labels that are also record kinds (the op falls back to `note` for the others).
 KIND_LABELS = {"preference", "fact", "event", "plan"}
@@ -89,9 +90,8 @@ def evidence(request, space_id: str, cand: dict) -> dict:
 def blocked(request, space_id: str, cand: dict) -> list[str]:
     """Why no review can be committed now (the op's state gates, said before trying)."""
     reasons = []
-    spaces = call(principal_of(request), "memory.spaces.list", {})["spaces"]
-    space = next((s for s in spaces if s["space_id"] == space_id), None)
-    if space and space["state"] == "frozen":
+    space = space_wire(request, space_id)
+    if space["state"] == "frozen":
         why = space.get("freeze_reason")
         reasons.append("The space is frozen" + (f": {why}" if why else "") + ".")
     subject, _ = _try(

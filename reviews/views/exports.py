@@ -15,10 +15,9 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from memory.models import Receipt
 from memory.ops.base import call
 from memory.wire.errors import WireError
-from reviews.console import act, describe, principal_of, receipt, ref_id
+from reviews.console import act, describe, own_receipt_ids, principal_of, receipt, ref_id
 from reviews.forms import id_list
 from reviews.views.space import space_wire
 
@@ -27,10 +26,7 @@ RECENT = 10
 
 
 def recent_receipt_ids(request, space_id: str) -> list[str]:
-    rows = Receipt.objects.filter(space_id=space_id, principal=principal_of(request), op=CREATE)
-    return list(
-        rows.order_by("-created_at", "-receipt_id").values_list("receipt_id", flat=True)[:RECENT]
-    )
+    return own_receipt_ids(request, space_id, [CREATE], RECENT)
 
 
 def export_item(request, space_id: str, got: dict) -> dict:
