@@ -206,7 +206,7 @@ def test_duplicate_badge_for_the_same_text_of_one_subject(mod, capture):
     rows = {x["candidate_id"]: x for x in response.context["candidates"]}
     assert rows[b]["duplicate_of"] == a
     assert "duplicate_of" not in rows[a] and "duplicate_of" not in rows[c]
-    assert b'badge-duplicate' in response.content
+    assert b"badge-duplicate" in response.content
 
 
 def test_queue_escapes_content(mod, capture):
