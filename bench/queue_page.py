@@ -1,6 +1,8 @@
 """Review queue page with 10,000 pending candidates: server time and query count of the first,
-middle and last page, against two floors (a bare Django view through the same middleware, and
-the bare keyset query the queue page needs).
+middle and last page, of filtered pages (label, capture placement, subject, all three, newest
+first; each filter a member of memory.candidates.list) and of one candidate page with its
+evidence panels, against floors measured in the same run (a bare Django view through the same
+middleware, and the bare keyset query + count each page needs).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> python -m bench.queue_page [--candidates N]
 
@@ -66,18 +68,23 @@ def fill(n: int):
                 "space_id": "bench",
                 "subject_id": subject,
                 "capture_scope": {"placement": placement},
-                "items": [
-                    {
-                        "content": {
-                            "text": f"Candidate {made + i}: the user prefers option {i} over the others."
-                        }
-                    }
-                    for i in range(k)
-                ],
+                "items": [{"content": {"text": text(made + i)}} for i in range(k)],
             },
         )
         made += k
     return user, principal
+
+
+TEXTS = [  # classified preference, fact, event, noise (engine/1)
+    "Candidate {n}: the user prefers option {n} over the others.",
+    "Candidate {n}: the user works at company {n}.",
+    "Candidate {n}: meeting on Friday at 3pm.",
+    "Candidate {n}: lol ok",
+]
+
+
+def text(n: int) -> str:
+    return TEXTS[n % len(TEXTS)].format(n=n)
 
 
 def cursors(principal, pages: int) -> list[str | None]:
@@ -107,6 +114,14 @@ def timed(fn) -> tuple[float, int]:
             samples.append((time.perf_counter() - t0) * 1000)
         queries = len(q.captured_queries)
     return statistics.median(samples), queries
+
+
+def getter(client, url: str):
+    def get():
+        response = client.get(url)
+        assert response.status_code == 200, response.status_code
+
+    return get
 
 
 def main() -> None:
@@ -156,16 +171,40 @@ def run(n: int) -> None:
     ):
         cursor = pages[index]
         url = "/console/s/bench/queue/" + (f"?cursor={cursor}" if cursor else "")
+        rows.append((f"{label} (page {index + 1} of {len(pages)})", getter(client, url)))
 
-        def get(url=url):
-            response = client.get(url)
-            assert response.status_code == 200, response.status_code
+    def filtered_floor():
+        qs = Candidate.objects.filter(
+            space_id="bench",
+            state="pending",
+            classification__label__in=["fact"],
+            scope_placement_scope="context",
+            scope_context_id__in=["c1"],
+        ).select_related("subject")
+        list(qs.order_by("captured_at", "candidate_id")[:51])
+        qs.count()
 
-        rows.append((f"{label} (page {index + 1} of {len(pages)})", get))
-    print(f"{'what':48} {'median ms':>10} {'queries':>8}")
+    rows.append(("bare filtered query + count (floor)", filtered_floor))
+    for label, query in (
+        ("filtered: label=fact", "label=fact"),
+        ("filtered: placement=c1", "context=c1"),
+        ("filtered: placement=shared", "context=shared"),
+        ("filtered: subject=user:3", "subject=user:3"),
+        ("filtered: label=fact, placement=c1", "label=fact&context=c1"),
+        ("filtered: all three, newest first", "label=fact&context=c1&subject=user:3&order=newest"),
+    ):
+        rows.append((label, getter(client, f"/console/s/bench/queue/?{query}")))
+    first = Candidate.objects.filter(space_id="bench").order_by("captured_at", "candidate_id")[0]
+    rows.append(
+        (
+            "candidate page with evidence panels",
+            getter(client, f"/console/s/bench/candidates/{first.candidate_id}/?label=preference"),
+        )
+    )
+    print(f"{'what':52} {'median ms':>10} {'queries':>8}")
     for label, fn in rows:
         ms, queries = timed(fn)
-        print(f"{label:48} {ms:10.1f} {queries:8d}")
+        print(f"{label:52} {ms:10.1f} {queries:8d}")
 
 
 if __name__ == "__main__":
