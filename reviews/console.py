@@ -47,13 +47,17 @@ class Result:
 
 
 def act(request: HttpRequest, op: str, body: dict) -> Result:
-    """A mutation: the form's own idempotency key goes along, so a double submit does one thing."""
+    """A mutation: the form's own idempotency key goes along, so a double submit does one thing.
+    A space the caller cannot see is a not-found page (absent and forbidden look the same); any
+    other refusal is the screen's to explain."""
     key = request.POST.get("idempotency_key", "").strip()
     if key:
         body = {**body, "idempotency_key": key[:200]}
     try:
         return Result(True, payload=call(principal_of(request), op, body))
     except WireError as err:
+        if err.code == "NOT_FOUND" and err.details.get("resource") == "space":
+            raise Http404(err.message) from err
         return Result(False, error=err)
 
 

@@ -94,6 +94,22 @@ def reason_member(reason: str) -> dict:
     return {"reason": reason} if reason else {}
 
 
+class ReasonForm(forms.Form):
+    """The optional reason of freeze, fence, revoke, delete."""
+
+    reason = ReasonField()
+
+    @classmethod
+    def member_of(cls, data) -> dict:
+        form = cls(data)
+        return reason_member(form.cleaned_data["reason"]) if form.is_valid() else {}
+
+
+class RecordEditForm(forms.Form):
+    text = TextField()
+    kind = forms.CharField(required=False, max_length=200)
+
+
 # ---- queue --------------------------------------------------------------------------------------
 
 LABELS = ["preference", "fact", "event", "plan", "cognition", "noise"]

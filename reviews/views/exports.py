@@ -11,7 +11,6 @@ export's creator, so these are the only exports the caller could read anyway. do
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -83,8 +82,6 @@ def create(request, space_id: str):
             f"Export {ref_id(result.receipt, 'export')} admitted: a worker builds it, "
             "its progress is shown below.",
         )
-    elif result.code == "NOT_FOUND" and result.error.details.get("resource") == "space":
-        raise Http404("space")
     else:
         messages.error(request, describe(result.error))
     return redirect("reviews:exports", space_id)

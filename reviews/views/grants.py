@@ -12,7 +12,7 @@ from memory.ops.base import call
 from memory.timeutil import iso
 from memory.wire.errors import WireError
 from reviews.console import act, describe, principal_of, read
-from reviews.forms import GrantForm
+from reviews.forms import GrantForm, ReasonForm
 
 DIMENSION_TEXT = {
     "capabilities": "Capabilities: you asked for {asked}; none of your issuing grants holds {missing} (they hold {held}).",
@@ -124,8 +124,6 @@ def issue(request, space_id: str):
     if result.ok:
         messages.success(request, f"Grant {result.receipt['refs'][0]['id']} issued.")
         return redirect("reviews:grants", space_id)
-    if result.code == "NOT_FOUND" and result.error.details.get("resource") == "space":
-        raise Http404("space")
     denied = []
     if result.code == "AMPLIFICATION_DENIED":
         denied = explain(
@@ -150,17 +148,13 @@ def _find_grant(request, space_id: str, grant_id: str) -> dict:
 @login_required
 def revoke(request, space_id: str, grant_id: str):
     if request.method == "POST":
-        body = {"space_id": space_id, "grant_id": grant_id}
-        if request.POST.get("reason", "").strip():
-            body["reason"] = request.POST["reason"].strip()[:1000]
+        body = {"space_id": space_id, "grant_id": grant_id, **ReasonForm.member_of(request.POST)}
         result = act(request, "memory.grants.revoke", body)
         if result.ok:
             messages.success(
                 request,
                 f"Grant {grant_id} revoked; grants issued under it are no longer effective.",
             )
-        elif result.code == "NOT_FOUND" and result.error.details.get("resource") == "space":
-            raise Http404("space")
         else:
             messages.error(request, describe(result.error))
         return redirect("reviews:grants", space_id)
