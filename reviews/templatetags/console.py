@@ -9,6 +9,7 @@ from django import template
 from django.utils.html import format_html
 
 from memory.timeutil import iso, parse
+from reviews import people
 from reviews.console import new_key
 
 register = template.Library()
@@ -44,11 +45,19 @@ def get(mapping, key):
     return mapping.get(key) if hasattr(mapping, "get") else None
 
 
-@register.simple_tag
-def who(principal_id, name=None) -> str:
-    """A principal by display name, its `prn_…` id in the tooltip (and copyable on select)."""
+@register.simple_tag(takes_context=True)
+def who(context, principal_id, name=None) -> str:
+    """A principal by display name, its `prn_…` id in the tooltip (and copyable on select).
+    Without a name from the view (`people.annotate`, one query per page) the name is read here,
+    once per id per render."""
     if not principal_id:
         return "—"
+    if name is None:
+        known = context.render_context.setdefault("principal_names", {})
+        if principal_id not in known:
+            known.update(people.names([principal_id]))
+            known.setdefault(principal_id, principal_id)
+        name = known[principal_id]
     return format_html(
         '<span class="who-name" title="{}" data-id="{}">{}</span>',
         principal_id,

@@ -11,6 +11,7 @@ from memory.access import CAPABILITIES
 from memory.ops.base import call
 from memory.timeutil import iso
 from memory.wire.errors import WireError
+from reviews import people
 from reviews.console import act, describe, principal_of, read
 from reviews.forms import GrantForm, ReasonForm
 
@@ -87,6 +88,7 @@ def _page(
 ):
     listing, view = _listing(request, space_id, request.GET.get("cursor"))
     grants = listing["grants"]
+    people.annotate(grants, "grantee_principal_id", "issuer_principal_id")
     children: dict[str, list[str]] = {}
     for g in grants:
         if g["parent_grant_id"]:
