@@ -5,7 +5,7 @@ import pytest
 
 from memory.models import Candidate, Receipt, Record, Space
 from memory.ops.base import call
-from memory.ops.grants import issue_root_grant
+from memory.services.operators import issue_root_grant
 from memory.wire.errors import WireError
 from reviews.console import describe, field_words
 from tests.reviews.conftest import ctx, logged_in, make_user
