@@ -47,6 +47,7 @@ urlpatterns = [
     path(S + "exports/", exports.exports, name="exports"),
     path(S + "exports/create/", exports.create, name="exports_create"),
     path(S + "exports/<str:receipt_id>/", exports.item, name="export"),
+    path(S + "exports/<str:receipt_id>/download/", exports.download, name="export_download"),
     path("operate/<str:space_id>/", operate.operate, name="operate"),
     path("operate/<str:space_id>/principals/", operate.create_principal, name="operate_principal"),
     path("operate/<str:space_id>/tokens/", operate.issue_token, name="operate_token"),

@@ -24,4 +24,3 @@ def test_grants_and_record_pages_name_people(mod, moderator, capture, give):
     page = mod.get(f"/console/s/s1/records/{record.record_id}/").content.decode()
     assert ">Moderator</span>" in page
     assert f'title="{moderator.principal.principal_id}"' in page
-
