@@ -29,7 +29,7 @@ from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext, override_settings, setup_test_environment  # noqa: E402
 from django.urls import include, path  # noqa: E402
 
-RUNS = 15
+RUNS = 21
 
 
 def bare(request):
@@ -103,17 +103,25 @@ def cursors(principal, pages: int) -> list[str | None]:
     return out
 
 
-def timed(fn) -> tuple[float, int]:
-    fn()  # warm
-    samples = []
-    queries = 0
+def timed(rows) -> list[tuple[float, float, int]]:
+    """Median and p90 ms and the query count of each row. The rows are timed in rounds (every
+    row once per round, RUNS rounds) so a burst of load from other work on a shared machine
+    falls on all rows alike instead of on whichever row was running."""
+    for _, fn in rows:
+        fn()  # warm
+    samples: list[list[float]] = [[] for _ in rows]
+    queries = [0] * len(rows)
     for _ in range(RUNS):
-        with CaptureQueriesContext(connection) as q:
-            t0 = time.perf_counter()
-            fn()
-            samples.append((time.perf_counter() - t0) * 1000)
-        queries = len(q.captured_queries)
-    return statistics.median(samples), queries
+        for i, (_, fn) in enumerate(rows):
+            with CaptureQueriesContext(connection) as q:
+                t0 = time.perf_counter()
+                fn()
+                samples[i].append((time.perf_counter() - t0) * 1000)
+            queries[i] = len(q.captured_queries)
+    return [
+        (statistics.median(s), statistics.quantiles(s, n=10)[-1], n)
+        for s, n in zip(samples, queries, strict=True)
+    ]
 
 
 def getter(client, url: str):
@@ -204,10 +212,9 @@ def run(n: int) -> None:
             getter(client, f"/console/s/bench/candidates/{first.candidate_id}/?label=preference"),
         )
     )
-    print(f"{'what':52} {'median ms':>10} {'queries':>8}")
-    for label, fn in rows:
-        ms, queries = timed(fn)
-        print(f"{label:52} {ms:10.1f} {queries:8d}")
+    print(f"{'what':52} {'median ms':>10} {'p90 ms':>8} {'queries':>8}")
+    for (label, _), (ms, p90, queries) in zip(rows, timed(rows), strict=True):
+        print(f"{label:52} {ms:10.1f} {p90:8.1f} {queries:8d}")
 
 
 if __name__ == "__main__":

@@ -64,12 +64,12 @@ def act(request: HttpRequest, op: str, body: dict) -> Result:
 TERMINAL = ("committed", "failed")
 
 
-def receipt(request: HttpRequest, space_id: str, receipt_id: str, op: str) -> dict:
+def receipt(request: HttpRequest, space_id: str, receipt_id: str, *ops: str) -> dict:
     """A receipt shown as progress of pending work, through memory.receipts.get (visible to the
     principal that caused it and to space admins). A receipt of another space or op is not this
     screen's: a not-found page, like an unreadable one."""
     got = read(request, "memory.receipts.get", {"receipt_id": receipt_id})["receipt"]
-    if got["space_id"] != space_id or got["op"] != op:
+    if got["space_id"] != space_id or got["op"] not in ops:
         raise Http404("receipt")
     return got
 

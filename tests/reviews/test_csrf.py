@@ -16,6 +16,8 @@ POSTS = [
     "/console/s/s1/queue/bulk/",
     "/console/s/s1/candidates/cnd_x/review/",
     "/console/s/s1/recent/rcp_x/undo/",
+    "/console/s/s1/imports/stage/",
+    "/console/s/s1/imports/activate/",
     "/console/s/s1/records/rec_x/edit/",
     "/console/s/s1/records/rec_x/delete/",
     "/console/operate/s1/principals/",
@@ -44,6 +46,7 @@ def test_every_rendered_form_carries_the_token(mod):
         "/console/s/s1/space/",
         "/console/s/s1/queue/",
         "/console/s/s1/recent/",
+        "/console/s/s1/imports/",
     ):
         html = mod.get(url).content.decode()
         assert html.count('<form method="post"') + html.count(
