@@ -197,7 +197,7 @@ class BulkForm(forms.Form):
         """The first refusal, in words."""
         for name in ("candidate_ids", "action", "idempotency_key"):
             if name in self.errors:
-                message = self.errors[name][0]
+                message = str(self.errors[name][0])
                 if name == "action":
                     return "Choose promote, drop or dismiss."
                 if name == "idempotency_key":

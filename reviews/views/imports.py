@@ -126,7 +126,7 @@ def activate(request, space_id: str):
     url = reverse("reviews:imports", args=[space_id])
     if not form.is_valid():
         for errors in form.errors.values():
-            messages.error(request, errors[0])
+            messages.error(request, str(errors[0]))
         back = request.POST.get("receipt", "")
         return redirect(f"{url}?receipt={back}" if back else url)
     result = act(

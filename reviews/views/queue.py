@@ -64,7 +64,8 @@ def queue_page(request, space_id: str, params) -> dict:
     """One screen of the queue; raises Http404 when the space is not visible."""
     filters = QueueFilters(params)
     cursor = params.get("cursor") or None
-    error, answer = None, {"candidates": [], "total_authorized": 0, "next_cursor": None}
+    error = None
+    answer: dict = {"candidates": [], "total_authorized": 0, "next_cursor": None}
     try:
         answer = call(
             principal_of(request),

@@ -35,7 +35,7 @@ def _outcome(request, space_id: str, got: dict) -> dict:
     principal = principal_of(request)
     cid = ref_id(got, "candidate")
     records = [r["id"] for r in got.get("refs", []) if r["type"] == "record"]
-    item = {"receipt": got, "candidate_id": cid, "record_ids": records, "action": "dismiss"}
+    item: dict = {"receipt": got, "candidate_id": cid, "record_ids": records, "action": "dismiss"}
     if got["op"] == REVIEW and cid:
         try:
             cand = call(
