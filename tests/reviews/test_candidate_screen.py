@@ -254,17 +254,9 @@ def test_newest_records_and_profile_documents(mod, ops, capture, record):
     assert "persona" in html and "&lt;i&gt;Ada&lt;/i&gt;" in html
 
 
-def test_panels_without_their_grant_say_so(capture, ops, stranger):
+def test_panels_without_their_grant_say_so(capture, give, stranger):
     (cid,) = capture("Ada prefers tea.")
-    ops(
-        "memory.grants.grant",
-        {
-            "space_id": "s1",
-            "grantee_principal_id": stranger.principal.principal_id,
-            "capabilities": ["review", "records_write"],
-            "shared_access": True,
-        },
-    )
+    give(stranger, "review", "records_write", shared_access=True)
     response = page(logged_in(stranger), cid)
     assert response.status_code == 200
     html = response.content.decode()

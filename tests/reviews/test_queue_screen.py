@@ -280,17 +280,9 @@ def test_bulk_drop_asks_once_on_the_page(mod, capture):
     assert set(Candidate.objects.values_list("state", flat=True)) == {"dropped"}
 
 
-def test_bulk_promote_needs_records_write(capture, ops, stranger):
+def test_bulk_promote_needs_records_write(capture, give, stranger):
     (cid,) = capture("x")
-    ops(
-        "memory.grants.grant",
-        {
-            "space_id": "s1",
-            "grantee_principal_id": stranger.principal.principal_id,
-            "capabilities": ["review"],
-            "shared_access": True,
-        },
-    )
+    give(stranger, "review", shared_access=True)
     response = logged_in(stranger).post(
         "/console/s/s1/queue/bulk/",
         {"action": "promote", "candidate_ids": [cid], "idempotency_key": "k"},
