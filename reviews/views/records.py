@@ -204,6 +204,11 @@ def delete(request, space_id: str, record_id: str):
         "expected_revision": _expected(request),
     }
     body.update(ReasonForm.member_of(request.POST))
+    if not request.POST.get("confirmed"):
+        messages.error(
+            request, "Tick the box to delete: the content cannot be restored. Nothing changed."
+        )
+        return redirect("reviews:record", space_id, record_id)
     return _outcome(
         request,
         space_id,

@@ -98,6 +98,9 @@ def fence(request, space_id: str):
     if request.POST.get("context_id", "").strip():
         body["context_id"] = request.POST["context_id"].strip()
     body.update(ReasonForm.member_of(request.POST))
+    if body["action"] == "archive" and not request.POST.get("confirmed"):
+        messages.error(request, "Tick the box to archive: archiving is terminal. Nothing changed.")
+        return redirect(reverse("reviews:space", args=[space_id]) + "?" + _q(subject_id))
     what = f"context {body['context_id']} of " if "context_id" in body else ""
     _report(
         request,
