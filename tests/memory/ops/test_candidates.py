@@ -240,8 +240,7 @@ def test_list_cursor_is_bound_to_selection_labels_and_order(world, api, admin):
             "INVALID_INPUT",
             "selection",
         ),
-        # minItems of ReadSelection (shared with records.list and recall): the schema says it
-        ({"selection": {"mode": "contexts", "context_ids": []}}, 400, "invalid_input", None),
+        ({"selection": {"mode": "contexts", "context_ids": []}}, 422, "INVALID_INPUT", "selection"),
         ({"selection": {"mode": "nearby"}}, 400, "invalid_input", None),
         ({"labels": []}, 400, "invalid_input", None),
         ({"labels": ["Fact!"]}, 400, "invalid_input", None),
