@@ -1,5 +1,6 @@
 # The README's first two commands: `make run` (the provider on its embedded default: SQLite and a
-# filesystem broker, with a Celery worker) and `make test` (the suite). Both set up from scratch.
+# filesystem broker, served by gunicorn as in production, with a Celery worker) and `make test`
+# (the suite). Both set up from scratch, the semantic extra (hybrid/1 recall engine) included.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -12,23 +13,25 @@ PYTEST_ARGS ?=
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	$(BIN)/python -m pip install -qq --upgrade pip
+	$(BIN)/python -m pip install -qq -e '.[semantic,test,dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
 
 migrate: $(STAMP)
-	$(BIN)/python manage.py migrate --noinput
+	@$(BIN)/python manage.py migrate --noinput --verbosity 1
 
+# `make run` is re-runnable: the demo keeps its data and its credentials (var/demo.json) while
+# they work. The worker's own lines go to var/worker.log, so the last lines before the server's
+# are the console login and the API token.
 run: migrate
-	@$(BIN)/python manage.py spoke demo > var/demo.json
-	@echo "Demo space ready: console login and API token in var/demo.json"
-	@cat var/demo.json; echo
-	@echo "Provider at http://$(HOST):$(PORT)/  (API docs /v1/docs, console /console/)"
-	$(BIN)/celery -A spokememory worker -B --loglevel=WARNING --concurrency=1 --pidfile= & \
+	@$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	@$(BIN)/python manage.py spoke demo --save var/demo.json --welcome http://$(HOST):$(PORT)
+	@$(BIN)/celery -A spokememory --quiet worker -B --loglevel=WARNING --concurrency=1 --pidfile= \
+	    --schedule=var/celerybeat-schedule >var/worker.log 2>&1 & \
 	  WORKER=$$!; trap "kill $$WORKER 2>/dev/null" EXIT INT TERM; \
-	  $(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
+	  $(BIN)/gunicorn -c spokememory/gunicorn_conf.py --bind $(HOST):$(PORT)
 
 worker: $(STAMP)
 	$(BIN)/celery -A spokememory worker -B --loglevel=INFO

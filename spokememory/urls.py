@@ -4,6 +4,7 @@ from django.urls import include, path
 from memory.dispatch import discovery, health, views
 
 urlpatterns = [
+    path("", discovery.home),
     path("v1/ops/<str:op>", views.OpView.as_view()),
     path("v1/connect", views.ConnectView.as_view()),
     path("v1/disconnect", views.DisconnectView.as_view()),
