@@ -8,6 +8,8 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
+# Where the embedded default keeps its files (the settings read the same variable).
+VAR := $(or $(SPOKE_MEMORY_VAR_DIR),var)
 
 .PHONY: run test lint format bench install migrate worker clean
 
@@ -22,14 +24,15 @@ install: $(STAMP)
 migrate: $(STAMP)
 	@$(BIN)/python manage.py migrate --noinput --verbosity 1
 
-# `make run` is re-runnable: the demo keeps its data and its credentials (var/demo.json) while
-# they work. The worker's own lines go to var/worker.log, so the last lines before the server's
-# are the console login and the API token.
+# `make run` is re-runnable: the demo keeps its data and its credentials ($(VAR)/demo.json) while
+# they work. The worker's own lines go to $(VAR)/worker.log, so the last lines before the server's
+# are the console login and the API token. tests/test_first_run.py runs this very recipe.
 run: migrate
+	@mkdir -p $(VAR)
 	@$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	@$(BIN)/python manage.py spoke demo --save var/demo.json --welcome http://$(HOST):$(PORT)
+	@$(BIN)/python manage.py spoke demo --save $(VAR)/demo.json --welcome http://$(HOST):$(PORT)
 	@$(BIN)/celery -A spokememory --quiet worker -B --loglevel=WARNING --concurrency=1 --pidfile= \
-	    --schedule=var/celerybeat-schedule >var/worker.log 2>&1 & \
+	    --schedule=$(VAR)/celerybeat-schedule >$(VAR)/worker.log 2>&1 & \
 	  WORKER=$$!; trap "kill $$WORKER 2>/dev/null" EXIT INT TERM; \
 	  $(BIN)/gunicorn -c spokememory/gunicorn_conf.py --bind $(HOST):$(PORT)
 
@@ -53,4 +56,4 @@ bench: $(STAMP)
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf var/*.sqlite3* var/broker
+	rm -rf $(VAR)/*.sqlite3* $(VAR)/broker $(VAR)/staticfiles $(VAR)/demo.json

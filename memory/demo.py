@@ -91,7 +91,8 @@ def build_demo(space_id: str = "demo", previous: dict | None = None) -> dict:
 
 
 def _previous(previous: dict | None, section: str, key: str) -> str | None:
-    value = ((previous or {}).get(section) or {}).get(key)
+    part = (previous or {}).get(section)
+    value = part.get(key) if isinstance(part, dict) else None
     return value if isinstance(value, str) and value else None
 
 
