@@ -7,7 +7,7 @@ window.addEventListener("load", function () {
     dom_id: "#swagger-ui",
     deepLinking: true,
     validatorUrl: null,
-    docExpansion: "none",
+    docExpansion: "list",
     defaultModelsExpandDepth: 0,
     defaultModelExpandDepth: 3,
     tryItOutEnabled: false,
