@@ -1,5 +1,7 @@
 """`manage.py spoke demo`: a demo space with subjects, candidates, records and profile documents,
-a console login and an API token. Everything is written through the ops layer."""
+a console login and an API token. Principals, tokens and root grants are made by
+`memory.services.operators` (as `manage.py spoke` and the console make them); everything else
+is written through the ops layer."""
 
 import secrets
 
@@ -10,7 +12,7 @@ from guardian.shortcuts import assign_perm
 from memory.models import ApiToken, Principal, ProfileDocument, Space
 from memory.models.principals import hash_token
 from memory.ops.base import HANDLERS, call
-from memory.ops.grants import issue_root_grant
+from memory.services import operators
 from memory.timeutil import now
 
 DEMO_SUBJECTS = {
@@ -118,8 +120,8 @@ def _moderator(space: Space, old_password: str | None) -> str:
             user.set_password(password)
         user.is_staff = True
         user.save()
-    principal = Principal.objects.filter(user=user).first() or Principal.objects.create(
-        display_name="Demo moderator", kind=Principal.USER, user=user
+    principal = Principal.objects.filter(user=user).first() or operators.create_principal(
+        "Demo moderator", Principal.USER, username=user.get_username()
     )
     assign_perm("memory.operate_space", user, space)
     _ensure_root_grant(space, principal)
@@ -131,21 +133,25 @@ def _demo_app(space: Space, old_token: str | None) -> tuple[Principal, str]:
         Principal.objects.filter(kind=Principal.SERVICE, display_name=DEMO_APP_NAME)
         .order_by("created_at", "principal_id")
         .first()
-    ) or Principal.objects.create(display_name=DEMO_APP_NAME, kind=Principal.SERVICE)
+    )
+    if service is None:
+        return operators.create_principal_with_token(
+            DEMO_APP_NAME, Principal.SERVICE, token_label=DEMO_TOKEN_LABEL, root_grant_in=space
+        )
     live = ApiToken.objects.filter(principal=service, revoked_at__isnull=True)
     if old_token and live.filter(token_hash=hash_token(old_token)).exists():
         token = old_token
     else:
         # The earlier demo tokens were printed and lost (or never printed): retire them.
-        live.filter(label=DEMO_TOKEN_LABEL).update(revoked_at=now())
-        token = service.issue_token(label=DEMO_TOKEN_LABEL)
+        operators.revoke_tokens(live.filter(label=DEMO_TOKEN_LABEL))
+        token = operators.issue_token(service, DEMO_TOKEN_LABEL)
     _ensure_root_grant(space, service)
     return service, token
 
 
 def _ensure_root_grant(space: Space, principal: Principal) -> None:
     if not space.grants.filter(grantee=principal, parent__isnull=True, state="active").exists():
-        issue_root_grant(space, principal)
+        operators.issue_root_grant(space, principal)
 
 
 def _seeded(space: Space) -> bool:
