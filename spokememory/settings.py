@@ -133,7 +133,7 @@ USE_TZ = True
 
 # Static files are served by WhiteNoise from the web process itself, under gunicorn and runserver
 # alike. With hashed names on (the default unless DEBUG), `collectstatic` writes compressed
-# (gzip, brotli), content-hashed copies to STATIC_ROOT and pages link those names, cached for a
+# (gzip), content-hashed copies to STATIC_ROOT and pages link those names, cached for a
 # year; `make run` runs collectstatic before it starts the server. With them off (DEBUG, the
 # test suite), files are served straight from the source folders and no collectstatic is needed.
 STATIC_URL = "static/"
@@ -142,7 +142,7 @@ STATICFILES_DIRS: list[Any] = [
     # Swagger UI for /v1/docs, from the drf-spectacular-sidecar wheel (never a CDN).
     ("swagger-ui", Path(drf_spectacular_sidecar.__file__).parent / SWAGGER_UI_DIST),
 ]
-STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "staticfiles"))
 STATIC_HASHED = env_bool("SPOKE_MEMORY_STATIC_HASHED", not DEBUG)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -164,6 +164,9 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
+# Behind a TLS-terminating proxy that always sets X-Forwarded-Proto (docs/deployment.md).
+if env_bool("TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 
 # The request body limit is enforced by the dispatch gate (413 payload_too_large), which reads

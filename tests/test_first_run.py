@@ -217,15 +217,20 @@ def test_the_landing_page_says_what_runs(served):
 def test_the_worker_runs_beside_the_server(served):
     """A pending op finishes: the Celery worker `make run` started is alive and consuming."""
     token = served.runs[1].value("API token")
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
 
-    def call(op: str, body: dict) -> dict:
+    def post(path: str, body: dict) -> dict:
         request = urllib.request.Request(
-            f"{served.base}/v1/ops/{op}",
-            data=json.dumps(body).encode(),
-            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+            served.base + path, data=json.dumps(body).encode(), headers=headers
         )
         with urllib.request.urlopen(request, timeout=60) as answer:
             return json.load(answer)
+
+    flags = ["spoke-memory", "spoke-memory-transfer"]
+    headers["Spoke-Session"] = post("/v1/connect", {"capabilities": flags})["session"]["session_id"]
+
+    def call(op: str, body: dict) -> dict:
+        return post(f"/v1/ops/{op}", body)
 
     receipt = call("memory.exports.create", {"space_id": "demo", "subject_ids": ["user:ada"]})[
         "receipt"
@@ -233,9 +238,7 @@ def test_the_worker_runs_beside_the_server(served):
     deadline = time.monotonic() + 300
     while receipt["status"] == "pending" and time.monotonic() < deadline:
         time.sleep(1)
-        receipt = call(
-            "memory.receipts.get", {"space_id": "demo", "receipt_id": receipt["receipt_id"]}
-        )["receipt"]
+        receipt = call("memory.receipts.get", {"receipt_id": receipt["receipt_id"]})["receipt"]
     assert receipt["status"] == "committed", receipt
 
 
