@@ -8,7 +8,7 @@ from typing import Any
 
 import dj_database_url
 import drf_spectacular_sidecar
-from whitenoise.compress import Compressor
+from whitenoise.compress import Compressor  # type: ignore[import-untyped]
 
 from memory.flags import ALL_FLAGS
 
