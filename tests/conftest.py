@@ -186,3 +186,11 @@ requires_postgres = pytest.mark.skipif(
     not os.environ.get("DATABASE_URL", "").startswith(("postgres", "postgresql")),
     reason="needs PostgreSQL (set DATABASE_URL=postgres://...)",
 )
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium, one per session for every browser test (tests/reviews/browser/)."""
+    from tests.reviews.browser.conftest import launch_browser
+
+    yield from launch_browser()

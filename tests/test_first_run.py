@@ -306,38 +306,26 @@ def test_a_tour_call_with_a_bad_token_fails_loudly(served):
 # --- in a browser --------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def page_factory(served):
-    from tests.reviews.browser.conftest import CHROMIUM, FLAGS, _missing
+@pytest.fixture
+def page_factory(served, browser):
+    contexts = []
 
-    reason = _missing()
-    if reason:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"browser tests must run on CI: {reason}")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
+    def new_page():
+        context = browser.new_context(viewport={"width": 1360, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        page.outside = []
+        page.on(
+            "request",
+            lambda r: (
+                None if r.url.startswith((served.base, "data:")) else page.outside.append(r.url)
+            ),
+        )
+        return page
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        contexts = []
-
-        def new_page():
-            context = browser.new_context(viewport={"width": 1360, "height": 900})
-            contexts.append(context)
-            page = context.new_page()
-            page.outside = []
-            page.on(
-                "request",
-                lambda r: (
-                    None if r.url.startswith((served.base, "data:")) else page.outside.append(r.url)
-                ),
-            )
-            return page
-
-        yield new_page
-        for context in contexts:
-            context.close()
-        browser.close()
+    yield new_page
+    for context in contexts:
+        context.close()
 
 
 @pytest.mark.browser
@@ -359,6 +347,8 @@ def test_the_console_is_styled_and_its_shortcuts_work(served, page_factory):
     page.locator("tr.candidate-row.selected").first.wait_for()
     assert "selected" in (rows.first.get_attribute("class") or "")
     assert page.outside == []
+    # The browser asked for no /favicon.ico (a 404 warning on the user's screen otherwise).
+    assert "/favicon.ico" not in (served.var.parent / "make-run-2.log").read_text()
 
 
 @pytest.mark.browser
