@@ -463,7 +463,7 @@ def render_client_ops(ops: dict[str, Op], mod: Module) -> str:
         lines += [f"    def _init_ops(self, client: {caller}) -> None:"]
         for family in families:
             lines.append(f"        self.{family} = {prefix}{pascal(family)}Ops(client)")
-        lines += [f"        self._c = client"]
+        lines += ["        self._c = client"]
         for op in top:
             lines += method(op, op.name.split(".")[-1], is_async)
     text = "\n".join(lines) + "\n"

@@ -160,8 +160,8 @@ __all__ = [
     "ReviewDecision",
     "ReviewDecisionDrop",
     "ReviewDecisionFragment",
-    "ReviewDecisionFragmentFragmentsItem",
     "ReviewDecisionPromote",
+    "ReviewFragment",
     "SchemaVersion",
     "Session",
     "SessionId",
@@ -811,14 +811,9 @@ class ReviewDecisionPromote(TypedDict):
     content_override: NotRequired[Content]
 
 
-class ReviewDecisionFragmentFragmentsItem(TypedDict):
-    kind: NotRequired[RecordKind]
-    content: Content
-
-
 class ReviewDecisionFragment(TypedDict):
     action: Literal["fragment"]
-    fragments: list[ReviewDecisionFragmentFragmentsItem]
+    fragments: list[ReviewFragment]
 
 
 class ReviewDecisionDrop(TypedDict):
@@ -828,6 +823,14 @@ class ReviewDecisionDrop(TypedDict):
 
 ReviewDecision: TypeAlias = "ReviewDecisionPromote | ReviewDecisionFragment | ReviewDecisionDrop"
 # ReviewDecision: A review decision (SPEC §5): promote (one record), fragment (n records) or drop (none).
+
+
+class ReviewFragment(TypedDict):
+    """One record of a fragment review decision (SPEC §5): its content and, optionally, its kind."""
+
+    kind: NotRequired[RecordKind]
+    content: Content
+
 
 SchemaVersion: TypeAlias = "Literal[1]"
 # SchemaVersion: schema_version of every durable object (SPEC §2.1): now 1.
