@@ -80,7 +80,7 @@ class Op:
 class Module:
     """The definitions of the generated types module, in emission order."""
 
-    lines: list[str] = field(default_factory=list)
+    blocks: dict[str, list[str]] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)
     # TypedDict name -> [(member, type expression, required)]
     fields: dict[str, list[tuple[str, str, bool]]] = field(default_factory=dict)
@@ -159,14 +159,47 @@ class Module:
                 f"{json.dumps(k)}: {t if req else f'NotRequired[{t}]'}" for k, t, req in members
             )
             out.append(f"{name} = TypedDict({json.dumps(name)}, {{{body}}})")
-        self.lines.extend(["", ""] + out)
+        self.blocks[name] = ["", ""] + out
         return name
 
     def alias(self, name: str, expr: str, doc: str | None = None) -> None:
         self.claim(name)
-        self.lines.extend(["", f"{name}: TypeAlias = {json.dumps(expr)}"])
+        block = ["", "", f"{name}: TypeAlias = {expr}"]
         if doc:
-            self.lines.append(f"# {name}: {_oneline(doc)}")
+            block.insert(2, f"# {name}: {_oneline(doc)}")
+        self.blocks[name] = block
+
+    def ordered(self) -> list[str]:
+        """The definitions, each after those it names (they are evaluated at import: no
+        `from __future__ import annotations`, so that TypedDict's required/optional keys are
+        right at run time too)."""
+        token = re.compile(r"\b[A-Z][A-Za-z0-9]*\b")
+        deps = {
+            name: {
+                n
+                for line in block
+                if not line.lstrip().startswith(("#", '"""'))
+                for n in token.findall(line.split(":", 1)[-1] if ":" in line else "")
+                if n in self.blocks and n != name
+            }
+            for name, block in self.blocks.items()
+        }
+        done: list[str] = []
+        placed: set[str] = set()
+
+        def visit(name: str, path: tuple[str, ...]) -> None:
+            if name in placed:
+                return
+            if name in path:
+                raise ValueError(f"cyclic schema references: {' -> '.join(path + (name,))}")
+            for dep in sorted(deps[name]):
+                visit(dep, path + (name,))
+            placed.add(name)
+            done.append(name)
+
+        for name in self.blocks:
+            visit(name, ())
+        return [line for name in done for line in self.blocks[name]]
 
     def define(self, name: str, schema: dict, doc: str | None = None) -> None:
         if "properties" in schema and "$ref" not in schema:
@@ -248,15 +281,13 @@ def render_types(mod: Module, ops: dict[str, Op]) -> str:
         "every op, generated from the JSON Schemas; and MemoryPort, the typed boundary with one method",
         'per op taking the authenticated principal explicitly."""',
         "",
-        "from __future__ import annotations",
-        "",
         "from typing import Any, Literal, NotRequired, Protocol, TypeAlias, TypedDict, TypeVar",
         "",
         "__all__ = [",
     ]
     lines += [f"    {json.dumps(n)}," for n in sorted(mod.names | {"MemoryPort", "OPS", "OpInfo"})]
     lines += ["]"]
-    lines += mod.lines
+    lines += mod.ordered()
     lines += [
         "",
         "",

@@ -3,8 +3,6 @@
 every op, generated from the JSON Schemas; and MemoryPort, the typed boundary with one method
 per op taking the authenticated principal explicitly."""
 
-from __future__ import annotations
-
 from typing import Any, Literal, NotRequired, Protocol, TypeAlias, TypedDict, TypeVar
 
 __all__ = [
@@ -185,8 +183,17 @@ __all__ = [
     "Tombstone",
 ]
 
-CandidateId: TypeAlias = "str"
+
 # CandidateId: Id of a candidate: 'cnd_' + 1-64 alphanumerics. This provider makes 'cnd_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+CandidateId: TypeAlias = str
+
+
+# Reason: A free-text reason given by a caller (freeze, fence, revoke, dismiss, delete, drop).
+Reason: TypeAlias = str
+
+
+# RecordId: Id of a record: 'rec_' + 1-64 alphanumerics. This provider makes 'rec_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+RecordId: TypeAlias = str
 
 
 class CandidateOutcome(TypedDict):
@@ -197,11 +204,45 @@ class CandidateOutcome(TypedDict):
     reason: NotRequired[Reason]
 
 
-Capability: TypeAlias = 'Literal["space_admin", "grants_issue", "subjects_write", "capture", "candidates_read", "review", "records_read", "records_write", "recall", "profile_read", "profile_write", "reflections_read", "reflections_generate", "export", "import"]'
 # Capability: A grant capability (SPEC §4).
+Capability: TypeAlias = Literal[
+    "space_admin",
+    "grants_issue",
+    "subjects_write",
+    "capture",
+    "candidates_read",
+    "review",
+    "records_read",
+    "records_write",
+    "recall",
+    "profile_read",
+    "profile_write",
+    "reflections_read",
+    "reflections_generate",
+    "export",
+    "import",
+]
 
-CapabilityFlag: TypeAlias = "str"
+
 # CapabilityFlag: A wire capability flag (SPEC §1.4), e.g. spoke-memory. Not an enum: unknown flags are ignored by connect.
+CapabilityFlag: TypeAlias = str
+
+
+# ContextId: Id of a placement context (chosen by clients): 1-128 chars of [A-Za-z0-9._:@-] (SPEC §2.1).
+ContextId: TypeAlias = str
+
+
+class PlacementContext(TypedDict):
+    scope: Literal["context"]
+    context_id: ContextId
+
+
+class PlacementShared(TypedDict):
+    scope: Literal["shared"]
+
+
+# Placement: Where a record (or a candidate's capture scope) is placed: one context, or shared (SPEC §2.2).
+Placement: TypeAlias = PlacementContext | PlacementShared
 
 
 class CaptureScope(TypedDict):
@@ -211,6 +252,14 @@ class CaptureScope(TypedDict):
     source_context_id: NotRequired[ContextId]
 
 
+# EnginePolicyVersion: Identity of the engine policy, e.g. engine/1 (SPEC §7).
+EnginePolicyVersion: TypeAlias = str
+
+
+# RecordKind: Record kind, e.g. fact, preference, event, plan, note (SPEC §3.5).
+RecordKind: TypeAlias = str
+
+
 class Classification(TypedDict):
     """Advisory classification of a captured item (SPEC §3.6, §7): it decides nothing. The label is a record kind (engine/1: preference, fact, event, plan, cognition, noise); signals name the rules that fired."""
 
@@ -218,6 +267,14 @@ class Classification(TypedDict):
     confidence: float
     signals: list[str]
     policy_version: EnginePolicyVersion
+
+
+class CognitionRequirement(TypedDict):
+    """One requirement of a cognition filter (SPEC §6.3). Any dimension/op strings pass the schema; the grammar is the separate dispatch gate 6 (400 invalid_input, reason unsupported_cognition_requirement)."""
+
+    dimension: str
+    op: str
+    value: Any
 
 
 class CognitionFilter(TypedDict):
@@ -234,6 +291,10 @@ class CognitionRecordAttribution(TypedDict):
 class CognitionRecordBasis(TypedDict):
     kind: Literal["stated", "observed", "inferred"]
     refs: NotRequired[list[str]]
+
+
+# LooseTime: A client-supplied RFC 3339 time (grant expires_at, cognition record times): Z or a numeric offset, optional fraction. The provider normalizes it to UTC milliseconds.
+LooseTime: TypeAlias = str
 
 
 class CognitionRecordTimes(TypedDict):
@@ -257,14 +318,6 @@ class CognitionRecord(TypedDict):
     intensity: NotRequired[float]
 
 
-class CognitionRequirement(TypedDict):
-    """One requirement of a cognition filter (SPEC §6.3). Any dimension/op strings pass the schema; the grammar is the separate dispatch gate 6 (400 invalid_input, reason unsupported_cognition_requirement)."""
-
-    dimension: str
-    op: str
-    value: Any
-
-
 class Content(TypedDict):
     """Record and candidate content (SPEC §2.8): untrusted, stored and returned verbatim. cognition entries are any JSON value here: each is checked against CognitionRecord by the operations layer (422 INVALID_INPUT with details.index), not by the dispatch schema. The byte budget (limits.max_content_bytes) is judged by the operations layer too."""
 
@@ -273,17 +326,16 @@ class Content(TypedDict):
     cognition: NotRequired[list[Any]]
 
 
-ContextId: TypeAlias = "str"
-# ContextId: Id of a placement context (chosen by clients): 1-128 chars of [A-Za-z0-9._:@-] (SPEC §2.1).
-
-Cursor: TypeAlias = "str"
 # Cursor: Opaque, server-signed list cursor (SPEC §2.7).
+Cursor: TypeAlias = str
 
-Digest: TypeAlias = "str"
+
 # Digest: sha256:<64 lower-case hex>.
+Digest: TypeAlias = str
 
-EnginePolicyVersion: TypeAlias = "str"
-# EnginePolicyVersion: Identity of the engine policy, e.g. engine/1 (SPEC §7).
+
+# Extensions: ExtensionMap (SPEC §2.1): namespaced keys, JSON-object values; unknown namespaces round-trip verbatim.
+Extensions: TypeAlias = dict[str, dict[str, Any]]
 
 
 class ErrorEnvelopeError(TypedDict):
@@ -302,6 +354,22 @@ class ErrorEnvelope(TypedDict):
 class ExportCandidateProposed(TypedDict):
     kind: NotRequired[RecordKind]
     content: Content
+
+
+# PrincipalId: Id of a principal: 'prn_' + 1-64 alphanumerics. This provider makes 'prn_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+PrincipalId: TypeAlias = str
+
+
+# SchemaVersion: schema_version of every durable object (SPEC §2.1): now 1.
+SchemaVersion: TypeAlias = Literal[1]
+
+
+# SubjectId: Id of a subject (chosen by clients): 1-128 chars of [A-Za-z0-9._:@-] (SPEC §2.1).
+SubjectId: TypeAlias = str
+
+
+# Time: A server-made time: RFC 3339 UTC with Z and exactly millisecond precision (SPEC §2.1).
+Time: TypeAlias = str
 
 
 class ExportCandidate(TypedDict):
@@ -323,8 +391,26 @@ class ExportCandidate(TypedDict):
     extensions: Extensions
 
 
-ExportId: TypeAlias = "str"
 # ExportId: Id of a export: 'exp_' + 1-64 alphanumerics. This provider makes 'exp_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+ExportId: TypeAlias = str
+
+
+# SubjectKind: Namespaced subject kind, e.g. acme:user (SPEC §3.2).
+SubjectKind: TypeAlias = str
+
+
+class ExportSubject(TypedDict):
+    """A Subject inside an export chunk: the model without space_id (SPEC §5)."""
+
+    schema_version: SchemaVersion
+    subject_id: SubjectId
+    kind: NotRequired[SubjectKind]
+    state: Literal["active", "fenced", "archived"]
+    fenced_context_ids: list[ContextId]
+    revision: int
+    created_at: Time
+    updated_at: Time
+    extensions: Extensions
 
 
 class ExportObjectSubject(TypedDict):
@@ -332,42 +418,24 @@ class ExportObjectSubject(TypedDict):
     data: ExportSubject
 
 
-class ExportObjectRecord(TypedDict):
-    type: Literal["record"]
-    data: ExportRecord
+class Provenance(TypedDict):
+    """Where a record's material came from (SPEC §3.5); promote never changes it."""
 
-
-class ExportObjectCandidate(TypedDict):
-    type: Literal["candidate"]
-    data: ExportCandidate
-
-
-class ExportObjectProfileDocument(TypedDict):
-    type: Literal["profile_document"]
-    data: ExportProfileDocument
-
-
-class ExportObjectReflection(TypedDict):
-    type: Literal["reflection"]
-    data: ExportReflection
-
-
-ExportObject: TypeAlias = "ExportObjectSubject | ExportObjectRecord | ExportObjectCandidate | ExportObjectProfileDocument | ExportObjectReflection"
-# ExportObject: One object inside an export chunk: its type and its wire data without space_id (SPEC §3.13).
-
-
-class ExportProfileDocument(TypedDict):
-    """A ProfileDocument inside an export chunk: the model without space_id (SPEC §5)."""
-
-    schema_version: SchemaVersion
-    subject_id: SubjectId
-    kind: ProfileKind
-    content: ProfileContent
-    revision: int
+    source: Literal["capture", "authored", "import"]
+    source_context_id: NotRequired[ContextId]
+    candidate_id: NotRequired[CandidateId]
     author_principal_id: PrincipalId
+    reviewer_principal_id: NotRequired[PrincipalId]
+    captured_at: NotRequired[Time]
     created_at: Time
-    updated_at: Time
-    extensions: Extensions
+
+
+class Tombstone(TypedDict):
+    """Present on a deleted record, whose content is then exactly {"text": ""} (SPEC §3.5, §2.8)."""
+
+    deleted_at: Time
+    deleted_by_principal_id: PrincipalId
+    reason: NotRequired[Reason]
 
 
 class ExportRecord(TypedDict):
@@ -387,6 +455,79 @@ class ExportRecord(TypedDict):
     extensions: Extensions
 
 
+class ExportObjectRecord(TypedDict):
+    type: Literal["record"]
+    data: ExportRecord
+
+
+class ExportObjectCandidate(TypedDict):
+    type: Literal["candidate"]
+    data: ExportCandidate
+
+
+class ProfileContent(TypedDict):
+    """Profile document and reflection content: trusted author or derived material (SPEC §3.7, §3.8)."""
+
+    text: str
+    structured: NotRequired[dict[str, Any]]
+
+
+# ProfileKind: Profile document kind; core kinds personality, preferences (SPEC §3.7).
+ProfileKind: TypeAlias = str
+
+
+class ExportProfileDocument(TypedDict):
+    """A ProfileDocument inside an export chunk: the model without space_id (SPEC §5)."""
+
+    schema_version: SchemaVersion
+    subject_id: SubjectId
+    kind: ProfileKind
+    content: ProfileContent
+    revision: int
+    author_principal_id: PrincipalId
+    created_at: Time
+    updated_at: Time
+    extensions: Extensions
+
+
+class ExportObjectProfileDocument(TypedDict):
+    type: Literal["profile_document"]
+    data: ExportProfileDocument
+
+
+class ReadSelection(TypedDict):
+    """Placement selection for reads (SPEC §2.3). Whether context_ids is required or forbidden for the mode is judged by the operations layer (422 INVALID_INPUT, reason selection)."""
+
+    mode: Literal["all", "contexts", "shared", "contexts_and_shared"]
+    context_ids: NotRequired[list[ContextId]]
+
+
+class ReflectionBasisProfileRefsItem(TypedDict):
+    kind: ProfileKind
+    revision: int
+
+
+class ReflectionBasisRecordRefsItem(TypedDict):
+    record_id: RecordId
+    revision: int
+
+
+class ReflectionBasis(TypedDict):
+    """The basis pinned when a reflection is admitted (SPEC §3.8, §5). coverage is the caller's coverage for the subject, in the provider's own shape; cognition_filter is present when one was pinned (the seed summary: the filter is written into the basis too)."""
+
+    state_digest: Digest
+    record_refs: list[ReflectionBasisRecordRefsItem]
+    profile_refs: list[ReflectionBasisProfileRefsItem]
+    engine_policy_version: EnginePolicyVersion
+    selection: ReadSelection
+    coverage: dict[str, Any]
+    cognition_filter: NotRequired[CognitionFilter]
+
+
+# ReflectionId: Id of a reflection: 'rfl_' + 1-64 alphanumerics. This provider makes 'rfl_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+ReflectionId: TypeAlias = str
+
+
 class ExportReflection(TypedDict):
     """A Reflection inside an export chunk: the model without space_id (SPEC §5). stale is computed at read time, not stored, so it is optional here."""
 
@@ -402,39 +543,40 @@ class ExportReflection(TypedDict):
     extensions: Extensions
 
 
-class ExportSubject(TypedDict):
-    """A Subject inside an export chunk: the model without space_id (SPEC §5)."""
-
-    schema_version: SchemaVersion
-    subject_id: SubjectId
-    kind: NotRequired[SubjectKind]
-    state: Literal["active", "fenced", "archived"]
-    fenced_context_ids: list[ContextId]
-    revision: int
-    created_at: Time
-    updated_at: Time
-    extensions: Extensions
+class ExportObjectReflection(TypedDict):
+    type: Literal["reflection"]
+    data: ExportReflection
 
 
-Extensions: TypeAlias = "dict[str, dict[str, Any]]"
-# Extensions: ExtensionMap (SPEC §2.1): namespaced keys, JSON-object values; unknown namespaces round-trip verbatim.
+# ExportObject: One object inside an export chunk: its type and its wire data without space_id (SPEC §3.13).
+ExportObject: TypeAlias = (
+    ExportObjectSubject
+    | ExportObjectRecord
+    | ExportObjectCandidate
+    | ExportObjectProfileDocument
+    | ExportObjectReflection
+)
 
-GrantId: TypeAlias = "str"
+
 # GrantId: Id of a grant: 'grt_' + 1-64 alphanumerics. This provider makes 'grt_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+GrantId: TypeAlias = str
 
-IdempotencyKey: TypeAlias = "str"
+
 # IdempotencyKey: Client-chosen idempotency key, 1-200 chars (SPEC §2.5).
+IdempotencyKey: TypeAlias = str
 
-ImportId: TypeAlias = "str"
+
 # ImportId: Id of a import: 'imp_' + 1-64 alphanumerics. This provider makes 'imp_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
-
-LooseTime: TypeAlias = "str"
-# LooseTime: A client-supplied RFC 3339 time (grant expires_at, cognition record times): Z or a numeric offset, optional fraction. The provider normalizes it to UTC milliseconds.
+ImportId: TypeAlias = str
 
 
 class MemoryCandidateProposed(TypedDict):
     kind: NotRequired[RecordKind]
     content: Content
+
+
+# SpaceId: Id of a space (chosen by the operator): 1-128 chars of [A-Za-z0-9._:@-] (SPEC §2.1).
+SpaceId: TypeAlias = str
 
 
 class MemoryCandidate(TypedDict):
@@ -455,6 +597,10 @@ class MemoryCandidate(TypedDict):
     outcome: NotRequired[CandidateOutcome]
     revision: int
     extensions: Extensions
+
+
+# ProviderId: Identity of this provider.
+ProviderId: TypeAlias = str
 
 
 class MemoryExportBundle(TypedDict):
@@ -515,6 +661,32 @@ class MemoryReceiptFailure(TypedDict):
     message: str
 
 
+# OpName: A memory op name, e.g. memory.records.get.
+OpName: TypeAlias = str
+
+
+# ReceiptId: Id of a receipt: 'rct_' + 1-64 alphanumerics. This provider makes 'rct_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+ReceiptId: TypeAlias = str
+
+
+class Ref(TypedDict):
+    """A receipt reference to an object the op touched (SPEC §3.9). For a profile_document the id is its kind; for a space, the space_id."""
+
+    type: Literal[
+        "subject",
+        "grant",
+        "candidate",
+        "record",
+        "profile_document",
+        "reflection",
+        "export",
+        "import",
+        "space",
+    ]
+    id: str
+    revision: NotRequired[int]
+
+
 class MemoryReceipt(TypedDict):
     """A durable, content-free operation receipt (SPEC §3.9, §2.4). space_id is null for ops outside a space."""
 
@@ -550,32 +722,16 @@ class MemorySpace(TypedDict):
     extensions: Extensions
 
 
-NextCursor: TypeAlias = "Cursor | None"
 # NextCursor: Cursor of the next page, or null at the end (SPEC §2.7).
+NextCursor: TypeAlias = Cursor | None
 
-ObjectType: TypeAlias = (
-    'Literal["subject", "record", "candidate", "profile_document", "reflection"]'
-)
+
 # ObjectType: Type of an object inside an export chunk, in export order (SPEC §5).
+ObjectType: TypeAlias = Literal["subject", "record", "candidate", "profile_document", "reflection"]
 
-OpName: TypeAlias = "str"
-# OpName: A memory op name, e.g. memory.records.get.
 
-PageSize: TypeAlias = "int"
 # PageSize: List page size (SPEC §2.7): default 50, at most limits.max_page_size.
-
-
-class PlacementContext(TypedDict):
-    scope: Literal["context"]
-    context_id: ContextId
-
-
-class PlacementShared(TypedDict):
-    scope: Literal["shared"]
-
-
-Placement: TypeAlias = "PlacementContext | PlacementShared"
-# Placement: Where a record (or a candidate's capture scope) is placed: one context, or shared (SPEC §2.2).
+PageSize: TypeAlias = int
 
 
 class Principal(TypedDict):
@@ -586,17 +742,6 @@ class Principal(TypedDict):
     kind: Literal["service", "user"]
     display_name: str
     extensions: Extensions
-
-
-PrincipalId: TypeAlias = "str"
-# PrincipalId: Id of a principal: 'prn_' + 1-64 alphanumerics. This provider makes 'prn_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
-
-
-class ProfileContent(TypedDict):
-    """Profile document and reflection content: trusted author or derived material (SPEC §3.7, §3.8)."""
-
-    text: str
-    structured: NotRequired[dict[str, Any]]
 
 
 class ProfileDocument(TypedDict):
@@ -612,22 +757,6 @@ class ProfileDocument(TypedDict):
     created_at: Time
     updated_at: Time
     extensions: Extensions
-
-
-ProfileKind: TypeAlias = "str"
-# ProfileKind: Profile document kind; core kinds personality, preferences (SPEC §3.7).
-
-
-class Provenance(TypedDict):
-    """Where a record's material came from (SPEC §3.5); promote never changes it."""
-
-    source: Literal["capture", "authored", "import"]
-    source_context_id: NotRequired[ContextId]
-    candidate_id: NotRequired[CandidateId]
-    author_principal_id: PrincipalId
-    reviewer_principal_id: NotRequired[PrincipalId]
-    captured_at: NotRequired[Time]
-    created_at: Time
 
 
 class ProvenanceFilter(TypedDict):
@@ -664,26 +793,29 @@ class ProviderDescription(TypedDict):
     extensions: Extensions
 
 
-ProviderId: TypeAlias = "str"
-# ProviderId: Identity of this provider.
-
-
-class ReadSelection(TypedDict):
-    """Placement selection for reads (SPEC §2.3). Whether context_ids is required or forbidden for the mode is judged by the operations layer (422 INVALID_INPUT, reason selection)."""
-
-    mode: Literal["all", "contexts", "shared", "contexts_and_shared"]
-    context_ids: NotRequired[list[ContextId]]
-
-
-Reason: TypeAlias = "str"
-# Reason: A free-text reason given by a caller (freeze, fence, revoke, dismiss, delete, drop).
-
-
 class RecallBudget(TypedDict):
     """Recall budget (SPEC §5, §7): at most max_records results and max_bytes content bytes."""
 
     max_records: NotRequired[int]
     max_bytes: NotRequired[int]
+
+
+class RetainedRecord(TypedDict):
+    """A reviewed or directly authored durable record (SPEC §3.5); tombstoned records carry tombstone and content {"text": ""}."""
+
+    schema_version: SchemaVersion
+    record_id: RecordId
+    space_id: SpaceId
+    subject_id: SubjectId
+    kind: RecordKind
+    content: Content
+    placement: Placement
+    provenance: Provenance
+    revision: int
+    created_at: Time
+    updated_at: Time
+    tombstone: NotRequired[Tombstone]
+    extensions: Extensions
 
 
 class RecallResultResultsItem(TypedDict):
@@ -707,42 +839,14 @@ class RecallResult(TypedDict):
     engine_policy_version: EnginePolicyVersion
 
 
-Receipt: TypeAlias = "MemoryReceipt"
 # Receipt: Alias of MemoryReceipt.
-
-ReceiptId: TypeAlias = "str"
-# ReceiptId: Id of a receipt: 'rct_' + 1-64 alphanumerics. This provider makes 'rct_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+Receipt: TypeAlias = MemoryReceipt
 
 
 class ReceiptResponse(TypedDict):
     """The answer of every mutating op (SPEC §2.4)."""
 
     receipt: MemoryReceipt
-
-
-RecordId: TypeAlias = "str"
-# RecordId: Id of a record: 'rec_' + 1-64 alphanumerics. This provider makes 'rec_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
-
-RecordKind: TypeAlias = "str"
-# RecordKind: Record kind, e.g. fact, preference, event, plan, note (SPEC §3.5).
-
-
-class Ref(TypedDict):
-    """A receipt reference to an object the op touched (SPEC §3.9). For a profile_document the id is its kind; for a space, the space_id."""
-
-    type: Literal[
-        "subject",
-        "grant",
-        "candidate",
-        "record",
-        "profile_document",
-        "reflection",
-        "export",
-        "import",
-        "space",
-    ]
-    id: str
-    revision: NotRequired[int]
 
 
 class Reflection(TypedDict):
@@ -761,54 +865,17 @@ class Reflection(TypedDict):
     extensions: Extensions
 
 
-class ReflectionBasisRecordRefsItem(TypedDict):
-    record_id: RecordId
-    revision: int
-
-
-class ReflectionBasisProfileRefsItem(TypedDict):
-    kind: ProfileKind
-    revision: int
-
-
-class ReflectionBasis(TypedDict):
-    """The basis pinned when a reflection is admitted (SPEC §3.8, §5). coverage is the caller's coverage for the subject, in the provider's own shape; cognition_filter is present when one was pinned (the seed summary: the filter is written into the basis too)."""
-
-    state_digest: Digest
-    record_refs: list[ReflectionBasisRecordRefsItem]
-    profile_refs: list[ReflectionBasisProfileRefsItem]
-    engine_policy_version: EnginePolicyVersion
-    selection: ReadSelection
-    coverage: dict[str, Any]
-    cognition_filter: NotRequired[CognitionFilter]
-
-
-ReflectionId: TypeAlias = "str"
-# ReflectionId: Id of a reflection: 'rfl_' + 1-64 alphanumerics. This provider makes 'rfl_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
-
-
-class RetainedRecord(TypedDict):
-    """A reviewed or directly authored durable record (SPEC §3.5); tombstoned records carry tombstone and content {"text": ""}."""
-
-    schema_version: SchemaVersion
-    record_id: RecordId
-    space_id: SpaceId
-    subject_id: SubjectId
-    kind: RecordKind
-    content: Content
-    placement: Placement
-    provenance: Provenance
-    revision: int
-    created_at: Time
-    updated_at: Time
-    tombstone: NotRequired[Tombstone]
-    extensions: Extensions
-
-
 class ReviewDecisionPromote(TypedDict):
     action: Literal["promote"]
     kind: NotRequired[RecordKind]
     content_override: NotRequired[Content]
+
+
+class ReviewFragment(TypedDict):
+    """One record of a fragment review decision (SPEC §5): its content and, optionally, its kind."""
+
+    kind: NotRequired[RecordKind]
+    content: Content
 
 
 class ReviewDecisionFragment(TypedDict):
@@ -821,19 +888,12 @@ class ReviewDecisionDrop(TypedDict):
     reason: NotRequired[Reason]
 
 
-ReviewDecision: TypeAlias = "ReviewDecisionPromote | ReviewDecisionFragment | ReviewDecisionDrop"
 # ReviewDecision: A review decision (SPEC §5): promote (one record), fragment (n records) or drop (none).
+ReviewDecision: TypeAlias = ReviewDecisionPromote | ReviewDecisionFragment | ReviewDecisionDrop
 
 
-class ReviewFragment(TypedDict):
-    """One record of a fragment review decision (SPEC §5): its content and, optionally, its kind."""
-
-    kind: NotRequired[RecordKind]
-    content: Content
-
-
-SchemaVersion: TypeAlias = "Literal[1]"
-# SchemaVersion: schema_version of every durable object (SPEC §2.1): now 1.
+# SessionId: Id of a session: 'ses_' + 1-64 alphanumerics. This provider makes 'ses_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+SessionId: TypeAlias = str
 
 
 class Session(TypedDict):
@@ -846,13 +906,6 @@ class Session(TypedDict):
     opened_at: Time
     expires_at: Time
     extensions: Extensions
-
-
-SessionId: TypeAlias = "str"
-# SessionId: Id of a session: 'ses_' + 1-64 alphanumerics. This provider makes 'ses_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
-
-SpaceId: TypeAlias = "str"
-# SpaceId: Id of a space (chosen by the operator): 1-128 chars of [A-Za-z0-9._:@-] (SPEC §2.1).
 
 
 class Subject(TypedDict):
@@ -870,24 +923,6 @@ class Subject(TypedDict):
     extensions: Extensions
 
 
-SubjectId: TypeAlias = "str"
-# SubjectId: Id of a subject (chosen by clients): 1-128 chars of [A-Za-z0-9._:@-] (SPEC §2.1).
-
-SubjectKind: TypeAlias = "str"
-# SubjectKind: Namespaced subject kind, e.g. acme:user (SPEC §3.2).
-
-Time: TypeAlias = "str"
-# Time: A server-made time: RFC 3339 UTC with Z and exactly millisecond precision (SPEC §2.1).
-
-
-class Tombstone(TypedDict):
-    """Present on a deleted record, whose content is then exactly {"text": ""} (SPEC §3.5, §2.8)."""
-
-    deleted_at: Time
-    deleted_by_principal_id: PrincipalId
-    reason: NotRequired[Reason]
-
-
 class CandidatesDismissRequest(TypedDict):
     """The request of memory.candidates.dismiss."""
 
@@ -897,8 +932,8 @@ class CandidatesDismissRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-CandidatesDismissResponse: TypeAlias = "ReceiptResponse"
 # CandidatesDismissResponse: The answer of memory.candidates.dismiss.
+CandidatesDismissResponse: TypeAlias = ReceiptResponse
 
 
 class CandidatesGetRequest(TypedDict):
@@ -941,8 +976,8 @@ class CandidatesReviewRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-CandidatesReviewResponse: TypeAlias = "ReceiptResponse"
 # CandidatesReviewResponse: The answer of memory.candidates.review.
+CandidatesReviewResponse: TypeAlias = ReceiptResponse
 
 
 class CaptureRequestItemsItem(TypedDict):
@@ -961,8 +996,8 @@ class CaptureRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-CaptureResponse: TypeAlias = "ReceiptResponse"
 # CaptureResponse: The answer of memory.capture.
+CaptureResponse: TypeAlias = ReceiptResponse
 
 
 class DescribeRequest(TypedDict):
@@ -983,8 +1018,8 @@ class ExportsCreateRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-ExportsCreateResponse: TypeAlias = "ReceiptResponse"
 # ExportsCreateResponse: The answer of memory.exports.create.
+ExportsCreateResponse: TypeAlias = ReceiptResponse
 
 
 class ExportsGetRequest(TypedDict):
@@ -1017,8 +1052,8 @@ class GrantsGrantRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-GrantsGrantResponse: TypeAlias = "ReceiptResponse"
 # GrantsGrantResponse: The answer of memory.grants.grant.
+GrantsGrantResponse: TypeAlias = ReceiptResponse
 
 
 class GrantsListRequest(TypedDict):
@@ -1047,8 +1082,8 @@ class GrantsRevokeRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-GrantsRevokeResponse: TypeAlias = "ReceiptResponse"
 # GrantsRevokeResponse: The answer of memory.grants.revoke.
+GrantsRevokeResponse: TypeAlias = ReceiptResponse
 
 
 class ImportsActivateRequest(TypedDict):
@@ -1059,8 +1094,8 @@ class ImportsActivateRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-ImportsActivateResponse: TypeAlias = "ReceiptResponse"
 # ImportsActivateResponse: The answer of memory.imports.activate.
+ImportsActivateResponse: TypeAlias = ReceiptResponse
 
 
 class ImportsDiscardRequest(TypedDict):
@@ -1071,8 +1106,8 @@ class ImportsDiscardRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-ImportsDiscardResponse: TypeAlias = "ReceiptResponse"
 # ImportsDiscardResponse: The answer of memory.imports.discard.
+ImportsDiscardResponse: TypeAlias = ReceiptResponse
 
 
 class ImportsStageRequest(TypedDict):
@@ -1085,8 +1120,8 @@ class ImportsStageRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-ImportsStageResponse: TypeAlias = "ReceiptResponse"
 # ImportsStageResponse: The answer of memory.imports.stage.
+ImportsStageResponse: TypeAlias = ReceiptResponse
 
 
 class ProfileGetRequest(TypedDict):
@@ -1120,8 +1155,8 @@ class ProfileUpdateRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-ProfileUpdateResponse: TypeAlias = "ReceiptResponse"
 # ProfileUpdateResponse: The answer of memory.profile.update.
+ProfileUpdateResponse: TypeAlias = ReceiptResponse
 
 
 class RecallRequestQuery(TypedDict):
@@ -1174,8 +1209,8 @@ class RecordsCreateRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-RecordsCreateResponse: TypeAlias = "ReceiptResponse"
 # RecordsCreateResponse: The answer of memory.records.create.
+RecordsCreateResponse: TypeAlias = ReceiptResponse
 
 
 class RecordsDeleteRequest(TypedDict):
@@ -1188,8 +1223,8 @@ class RecordsDeleteRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-RecordsDeleteResponse: TypeAlias = "ReceiptResponse"
 # RecordsDeleteResponse: The answer of memory.records.delete.
+RecordsDeleteResponse: TypeAlias = ReceiptResponse
 
 
 class RecordsGetRequest(TypedDict):
@@ -1237,8 +1272,8 @@ class RecordsPromoteRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-RecordsPromoteResponse: TypeAlias = "ReceiptResponse"
 # RecordsPromoteResponse: The answer of memory.records.promote.
+RecordsPromoteResponse: TypeAlias = ReceiptResponse
 
 
 class RecordsUpdateRequest(TypedDict):
@@ -1252,8 +1287,8 @@ class RecordsUpdateRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-RecordsUpdateResponse: TypeAlias = "ReceiptResponse"
 # RecordsUpdateResponse: The answer of memory.records.update.
+RecordsUpdateResponse: TypeAlias = ReceiptResponse
 
 
 class ReflectionsGenerateRequest(TypedDict):
@@ -1266,8 +1301,8 @@ class ReflectionsGenerateRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-ReflectionsGenerateResponse: TypeAlias = "ReceiptResponse"
 # ReflectionsGenerateResponse: The answer of memory.reflections.generate.
+ReflectionsGenerateResponse: TypeAlias = ReceiptResponse
 
 
 class ReflectionsListRequest(TypedDict):
@@ -1331,8 +1366,8 @@ class SpacesFreezeRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-SpacesFreezeResponse: TypeAlias = "ReceiptResponse"
 # SpacesFreezeResponse: The answer of memory.spaces.freeze.
+SpacesFreezeResponse: TypeAlias = ReceiptResponse
 
 
 class SpacesListRequest(TypedDict):
@@ -1352,8 +1387,8 @@ class SpacesUnfreezeRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-SpacesUnfreezeResponse: TypeAlias = "ReceiptResponse"
 # SpacesUnfreezeResponse: The answer of memory.spaces.unfreeze.
+SpacesUnfreezeResponse: TypeAlias = ReceiptResponse
 
 
 class SubjectsEnsureRequest(TypedDict):
@@ -1366,8 +1401,8 @@ class SubjectsEnsureRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-SubjectsEnsureResponse: TypeAlias = "ReceiptResponse"
 # SubjectsEnsureResponse: The answer of memory.subjects.ensure.
+SubjectsEnsureResponse: TypeAlias = ReceiptResponse
 
 
 class SubjectsFenceRequest(TypedDict):
@@ -1381,8 +1416,8 @@ class SubjectsFenceRequest(TypedDict):
     idempotency_key: NotRequired[IdempotencyKey]
 
 
-SubjectsFenceResponse: TypeAlias = "ReceiptResponse"
 # SubjectsFenceResponse: The answer of memory.subjects.fence.
+SubjectsFenceResponse: TypeAlias = ReceiptResponse
 
 
 class SubjectsGetRequest(TypedDict):

@@ -1,27 +1,20 @@
 """Fixtures of the client tests: the two ports of the contract suite (the provider's in-process
 MemoryPort and MemoryClient over a live server), the real-worker fixture of the async tests, and
-the client package on the path (clients/python, so this worktree's client is what runs)."""
+pytest's `pythonpath` puts clients/python first, so this worktree's client is what runs."""
 
 from __future__ import annotations
 
 import importlib
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
+from spoke_memory_client import MemoryClient, SpokeError
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT / "clients" / "python") not in sys.path:
-    sys.path.insert(0, str(ROOT / "clients" / "python"))
-
-from spoke_memory_client import MemoryClient, SpokeError  # noqa: E402
-
-from memory.flags import ALL_FLAGS  # noqa: E402
-from memory.ops.port import InProcessMemoryPort  # noqa: E402
-from memory.wire.errors import WireError  # noqa: E402
-from memory.wire.gen_types import op_method  # noqa: E402
+from memory.flags import ALL_FLAGS
+from memory.ops.port import InProcessMemoryPort
+from memory.wire.errors import WireError
+from memory.wire.gen_types import op_method
 
 _async = importlib.import_module("tests.memory.async.conftest")  # `async` is a keyword
 start_worker = _async.start_worker

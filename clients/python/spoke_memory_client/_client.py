@@ -43,6 +43,20 @@ def _retry_after(response: httpx.Response) -> float | None:
         return None  # an HTTP date: fall back to the backoff
 
 
+class _Secret:
+    """Holds the bearer token; its repr (in a debugger, vars(), a log of the object) hides it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "<redacted>"
+
+    __str__ = __repr__
+
+
 class _Core:
     """What both clients share: configuration, request preparation and the retry policy."""
 
@@ -65,7 +79,7 @@ class _Core:
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_backoff = max_backoff
-        self.__token = token  # name-mangled; never in repr, str or errors
+        self._token = _Secret(token)  # never in repr, str or errors
         self.session: Session | None = None
 
     def __repr__(self) -> str:
@@ -77,7 +91,7 @@ class _Core:
 
     def _headers(self) -> dict[str, str]:
         headers = {
-            "Authorization": f"Bearer {self.__token}",
+            "Authorization": f"Bearer {self._token.value}",
             "Content-Type": "application/json",
             "Accept": "application/json",
             "User-Agent": USER_AGENT,
