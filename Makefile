@@ -10,10 +10,11 @@ PYTEST_ARGS ?=
 
 .PHONY: run test lint format bench install migrate worker clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	$(BIN)/python -m pip install --quiet ./clients/python
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -40,6 +41,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy memory reviews spokememory
+	cd clients/python && ../../$(BIN)/mypy spoke_memory_client
+	$(BIN)/python -m memory.wire.gen_types --check
 	$(BIN)/lint-imports
 
 format: $(STAMP)
