@@ -9,7 +9,7 @@ import random
 import time
 import uuid
 from collections.abc import Iterable
-from typing import Any, cast
+from typing import Any, TypedDict, Unpack, cast
 
 import httpx
 
@@ -41,6 +41,15 @@ def _retry_after(response: httpx.Response) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         return None  # an HTTP date: fall back to the backoff
+
+
+class Options(TypedDict, total=False):
+    """Keyword options of both clients."""
+
+    timeout: float  # seconds per request (default 30)
+    max_retries: int  # re-sends after the first attempt (default 4)
+    backoff: float  # first backoff in seconds (default 0.2), doubling per attempt
+    max_backoff: float  # backoff ceiling in seconds (default 10)
 
 
 class _Secret:
@@ -129,8 +138,24 @@ class _Core:
             raise UnexpectedResponse("unexpected_response", 200, "the answer is not a JSON object")
         raise error_from(response.status_code, body, _retry_after(response))
 
-    def _retryable(self, error: SpokeError, attempt: int) -> bool:
-        return isinstance(error, (Unavailable, RateLimited)) and attempt < self.max_retries
+    def _judge(
+        self, attempt: int, resendable: bool, outcome: httpx.Response | httpx.TransportError
+    ) -> dict[str, Any] | float:
+        """The answer's body, or how long to wait before sending attempt + 1, or raise. The one
+        retry policy of both clients (see docs/clients.md)."""
+        if isinstance(outcome, httpx.TransportError):
+            if resendable and attempt < self.max_retries:
+                return self._delay(attempt, None)
+            name = type(outcome).__name__
+            raise ConnectionFailed(
+                "connection_failed", None, f"no answer from the provider ({name})"
+            ) from outcome
+        try:
+            return self._outcome(outcome)
+        except (Unavailable, RateLimited) as error:
+            if attempt >= self.max_retries:
+                raise
+            return self._delay(attempt, error.retry_after)
 
 
 class MemoryClient(_Core, OpsMixin):
@@ -147,22 +172,11 @@ class MemoryClient(_Core, OpsMixin):
         token: str,
         capabilities: Iterable[str] | None = None,
         *,
-        timeout: float = 30.0,
-        max_retries: int = 4,
-        backoff: float = 0.2,
-        max_backoff: float = 10.0,
         transport: httpx.BaseTransport | None = None,
+        **options: Unpack[Options],
     ) -> None:
-        super().__init__(
-            base_url,
-            token,
-            capabilities,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
-            max_backoff=max_backoff,
-        )
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, transport=transport)
+        super().__init__(base_url, token, capabilities, **options)
+        self._http = httpx.Client(base_url=self.base_url, timeout=self.timeout, transport=transport)
         self._sleep = time.sleep
         self._init_ops(self)
 
@@ -216,20 +230,13 @@ class MemoryClient(_Core, OpsMixin):
             try:
                 response = self._http.post(path, json=body, headers=self._headers())
             except httpx.TransportError as exc:
-                if resendable and attempt < self.max_retries:
-                    self._sleep(self._delay(attempt, None))
-                    attempt += 1
-                    continue
-                raise ConnectionFailed(
-                    "connection_failed", None, f"no answer from the provider ({type(exc).__name__})"
-                ) from exc
-            try:
-                return self._outcome(response)
-            except SpokeError as error:
-                if not self._retryable(error, attempt):
-                    raise
-                self._sleep(self._delay(attempt, error.retry_after))
-                attempt += 1
+                verdict = self._judge(attempt, resendable, exc)
+            else:
+                verdict = self._judge(attempt, resendable, response)
+            if isinstance(verdict, dict):
+                return verdict
+            self._sleep(verdict)
+            attempt += 1
 
 
 class AsyncMemoryClient(_Core, AsyncOpsMixin):
@@ -241,22 +248,13 @@ class AsyncMemoryClient(_Core, AsyncOpsMixin):
         token: str,
         capabilities: Iterable[str] | None = None,
         *,
-        timeout: float = 30.0,
-        max_retries: int = 4,
-        backoff: float = 0.2,
-        max_backoff: float = 10.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        **options: Unpack[Options],
     ) -> None:
-        super().__init__(
-            base_url,
-            token,
-            capabilities,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
-            max_backoff=max_backoff,
+        super().__init__(base_url, token, capabilities, **options)
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url, timeout=self.timeout, transport=transport
         )
-        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout, transport=transport)
         self._sleep = asyncio.sleep
         self._init_ops(self)
 
@@ -309,17 +307,10 @@ class AsyncMemoryClient(_Core, AsyncOpsMixin):
             try:
                 response = await self._http.post(path, json=body, headers=self._headers())
             except httpx.TransportError as exc:
-                if resendable and attempt < self.max_retries:
-                    await self._sleep(self._delay(attempt, None))
-                    attempt += 1
-                    continue
-                raise ConnectionFailed(
-                    "connection_failed", None, f"no answer from the provider ({type(exc).__name__})"
-                ) from exc
-            try:
-                return self._outcome(response)
-            except SpokeError as error:
-                if not self._retryable(error, attempt):
-                    raise
-                await self._sleep(self._delay(attempt, error.retry_after))
-                attempt += 1
+                verdict = self._judge(attempt, resendable, exc)
+            else:
+                verdict = self._judge(attempt, resendable, response)
+            if isinstance(verdict, dict):
+                return verdict
+            await self._sleep(verdict)
+            attempt += 1
