@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -34,6 +35,13 @@ SESSION = {
     "expires_at": "2026-01-01T01:00:00.000Z",
     "extensions": {},
 }
+
+
+def run_async(coro) -> None:
+    """asyncio.run in a thread of its own: other tests (Playwright's sync API) may leave an event
+    loop running in this one."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, coro).result()
 
 
 def error(status: int, code: str, headers: dict | None = None, **details) -> httpx.Response:
@@ -362,7 +370,7 @@ def test_the_async_client_has_the_same_surface():
                 )
             assert TOKEN not in repr(c)
 
-    asyncio.run(run())
+    run_async(run())
     bodies = script.bodies()
     assert bodies[1]["idempotency_key"] == bodies[2]["idempotency_key"]
     assert script.paths()[-1] == "/v1/disconnect"
