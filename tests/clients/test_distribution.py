@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.ops.grants import issue_root_grant
+from memory.services.operators import issue_root_grant
 from tests.conftest import make_persona, make_space
 
 CLIENT = Path(__file__).resolve().parents[2] / "clients" / "python"

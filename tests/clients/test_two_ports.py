@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.ops.grants import issue_root_grant
+from memory.services.operators import issue_root_grant
 from tests.conftest import make_space
 
 from .conftest import Refused
