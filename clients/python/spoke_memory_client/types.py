@@ -496,7 +496,7 @@ class ExportObjectProfileDocument(TypedDict):
 
 
 class ReadSelection(TypedDict):
-    """Placement selection for reads (SPEC §2.3). Whether context_ids is required or forbidden for the mode is judged by the operations layer (422 INVALID_INPUT, reason selection)."""
+    """Placement selection for reads (SPEC §2.3). Whether context_ids is required (non-empty) or forbidden for the mode is judged by the operations layer (422 INVALID_INPUT, reason selection)."""
 
     mode: Literal["all", "contexts", "shared", "contexts_and_shared"]
     context_ids: NotRequired[list[ContextId]]
@@ -775,6 +775,7 @@ class ProviderDescriptionLimits(TypedDict):
     max_recall_records: int
     max_recall_bytes: int
     export_chunk_bytes: int
+    max_extensions_bytes: int
     reflection_min_records: int
     idempotency_retention_s: int
     session_ttl_s: int
