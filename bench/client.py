@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench import ROOT, gunicorn, save, seed, setup_django, table
+from bench.dispatch import make_record
 
 CALLS = int(os.environ.get("BENCH_CALLS", "300"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
@@ -64,20 +65,10 @@ def main() -> dict:
     from memory.ops.base import call
     from memory.ops.port import InProcessMemoryPort
 
-    s = seed(f"bench-client-{int(time.time())}", subjects=1)
+    s = seed(f"bench-client-{int(time.time())}", subjects=2)
     admin = Principal.objects.get(principal_id=s.principal_id)
-    receipt = call(
-        admin,
-        "memory.records.create",
-        {
-            "space_id": s.space_id,
-            "subject_id": "u0",
-            "kind": "note",
-            "content": {"text": "a note the bench reads"},
-            "placement": {"scope": "shared"},
-        },
-    )["receipt"]
-    body = {"space_id": s.space_id, "record_id": receipt["refs"][-1]["id"]}
+    record_id = make_record(s)
+    body = {"space_id": s.space_id, "record_id": record_id}
 
     port = InProcessMemoryPort()
     local = {
