@@ -100,10 +100,13 @@ class CandidatesOps:
         subject_id: SubjectId | None = None,
         states: builtins.list[Literal["pending", "promoted", "fragmented", "dropped", "dismissed"]]
         | None = None,
+        selection: ReadSelection | None = None,
+        labels: builtins.list[RecordKind] | None = None,
+        order: Literal["oldest", "newest"] | None = None,
         page_size: PageSize | None = None,
         cursor: Cursor | None = None,
     ) -> t.CandidatesListResponse:
-        """memory.candidates.list: Pending and consumed candidates, oldest first."""
+        """memory.candidates.list: Pending and consumed candidates by capture placement and label, oldest (or newest) first, with total_authorized."""
         return cast(
             t.CandidatesListResponse,
             self._c._call(
@@ -112,6 +115,9 @@ class CandidatesOps:
                     "space_id": space_id,
                     "subject_id": subject_id,
                     "states": states,
+                    "selection": selection,
+                    "labels": labels,
+                    "order": order,
                     "page_size": page_size,
                     "cursor": cursor,
                 },
@@ -125,6 +131,9 @@ class CandidatesOps:
         subject_id: SubjectId | None = None,
         states: builtins.list[Literal["pending", "promoted", "fragmented", "dropped", "dismissed"]]
         | None = None,
+        selection: ReadSelection | None = None,
+        labels: builtins.list[RecordKind] | None = None,
+        order: Literal["oldest", "newest"] | None = None,
         page_size: PageSize | None = None,
     ) -> Iterator[t.MemoryCandidate]:
         """Every candidates of memory.candidates.list, page after page (follows next_cursor)."""
@@ -132,6 +141,9 @@ class CandidatesOps:
             "space_id": space_id,
             "subject_id": subject_id,
             "states": states,
+            "selection": selection,
+            "labels": labels,
+            "order": order,
             "page_size": page_size,
         }
         while True:
@@ -955,10 +967,13 @@ class AsyncCandidatesOps:
         subject_id: SubjectId | None = None,
         states: builtins.list[Literal["pending", "promoted", "fragmented", "dropped", "dismissed"]]
         | None = None,
+        selection: ReadSelection | None = None,
+        labels: builtins.list[RecordKind] | None = None,
+        order: Literal["oldest", "newest"] | None = None,
         page_size: PageSize | None = None,
         cursor: Cursor | None = None,
     ) -> t.CandidatesListResponse:
-        """memory.candidates.list: Pending and consumed candidates, oldest first."""
+        """memory.candidates.list: Pending and consumed candidates by capture placement and label, oldest (or newest) first, with total_authorized."""
         return cast(
             t.CandidatesListResponse,
             await self._c._call(
@@ -967,6 +982,9 @@ class AsyncCandidatesOps:
                     "space_id": space_id,
                     "subject_id": subject_id,
                     "states": states,
+                    "selection": selection,
+                    "labels": labels,
+                    "order": order,
                     "page_size": page_size,
                     "cursor": cursor,
                 },
@@ -980,6 +998,9 @@ class AsyncCandidatesOps:
         subject_id: SubjectId | None = None,
         states: builtins.list[Literal["pending", "promoted", "fragmented", "dropped", "dismissed"]]
         | None = None,
+        selection: ReadSelection | None = None,
+        labels: builtins.list[RecordKind] | None = None,
+        order: Literal["oldest", "newest"] | None = None,
         page_size: PageSize | None = None,
     ) -> AsyncIterator[t.MemoryCandidate]:
         """Every candidates of memory.candidates.list, page after page (follows next_cursor)."""
@@ -987,6 +1008,9 @@ class AsyncCandidatesOps:
             "space_id": space_id,
             "subject_id": subject_id,
             "states": states,
+            "selection": selection,
+            "labels": labels,
+            "order": order,
             "page_size": page_size,
         }
         while True:

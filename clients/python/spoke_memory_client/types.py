@@ -956,6 +956,9 @@ class CandidatesListRequest(TypedDict):
     space_id: SpaceId
     subject_id: NotRequired[SubjectId]
     states: NotRequired[list[Literal["pending", "promoted", "fragmented", "dropped", "dismissed"]]]
+    selection: NotRequired[ReadSelection]
+    labels: NotRequired[list[RecordKind]]
+    order: NotRequired[Literal["oldest", "newest"]]
     page_size: NotRequired[PageSize]
     cursor: NotRequired[Cursor]
 
@@ -1494,7 +1497,7 @@ OPS: dict[str, OpInfo] = {
     "memory.candidates.list": {
         "flag": "spoke-memory",
         "mutating": False,
-        "summary": "Pending and consumed candidates, oldest first.",
+        "summary": "Pending and consumed candidates by capture placement and label, oldest (or newest) first, with total_authorized.",
     },
     "memory.candidates.review": {
         "flag": "spoke-memory",
@@ -1667,7 +1670,7 @@ class MemoryPort(Protocol[P_contra]):
     def candidates_list(
         self, principal: P_contra, request: CandidatesListRequest
     ) -> CandidatesListResponse:
-        """memory.candidates.list: Pending and consumed candidates, oldest first."""
+        """memory.candidates.list: Pending and consumed candidates by capture placement and label, oldest (or newest) first, with total_authorized."""
         ...
 
     def candidates_review(
