@@ -13,10 +13,11 @@ VAR := $(or $(SPOKE_MEMORY_VAR_DIR),var)
 
 .PHONY: run test lint format bench install migrate worker clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -qq --upgrade pip
 	$(BIN)/python -m pip install -qq -e '.[semantic,test,dev]'
+	$(BIN)/python -m pip install -qq ./clients/python
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -46,6 +47,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy memory reviews spokememory
+	cd clients/python && ../../$(BIN)/mypy spoke_memory_client
+	$(BIN)/python -m memory.wire.gen_types --check
 	$(BIN)/lint-imports
 
 format: $(STAMP)

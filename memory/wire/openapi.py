@@ -27,6 +27,24 @@ def _rewrite(node: Any) -> Any:
 ERROR = {"$ref": "#/components/schemas/ErrorEnvelope"}
 
 
+def _titled(schemas: dict[str, dict]) -> dict[str, dict]:
+    """Every component titled by its own (unique) key, so client generators name one model per
+    component: a component that only aliases another (`Receipt`, the mutating ops' answers, all
+    `ReceiptResponse`) becomes a copy of its target under its own title, and nested inline
+    objects lose any title they carried (generators name them after their parent)."""
+    out: dict[str, dict] = {}
+    prefix = "#/components/schemas/"
+    for name, schema in schemas.items():
+        while set(schema) - {"title", "description"} == {"$ref"}:
+            schema = {**schemas[schema["$ref"][len(prefix) :]], **_doc(schema)}
+        out[name] = {"title": name, **{k: v for k, v in schema.items() if k != "title"}}
+    return out
+
+
+def _doc(schema: dict) -> dict:
+    return {"description": schema["description"]} if "description" in schema else {}
+
+
 def _json(schema: dict) -> dict:
     return {"content": {"application/json": {"schema": schema}}}
 
@@ -124,6 +142,7 @@ def document() -> dict:
                 },
             }
         }
+    schemas = _titled(schemas)
     return {
         "openapi": "3.1.0",
         "info": {
