@@ -173,6 +173,7 @@ __all__ = [
     "Subject",
     "SubjectId",
     "SubjectKind",
+    "SubjectView",
     "SubjectsEnsureRequest",
     "SubjectsEnsureResponse",
     "SubjectsFenceRequest",
@@ -512,15 +513,23 @@ class ReflectionBasisRecordRefsItem(TypedDict):
     revision: int
 
 
+class SubjectView(TypedDict):
+    """A caller's coverage for one subject, as a reflection's basis pins it (SPEC §5 Reflection): every context (all_contexts) or the listed ones, and whether the shared placement is covered."""
+
+    all_contexts: bool
+    context_ids: list[ContextId]
+    shared: bool
+
+
 class ReflectionBasis(TypedDict):
-    """The basis pinned when a reflection is admitted (SPEC §3.8, §5). coverage is the caller's coverage for the subject, in the provider's own shape; cognition_filter is present when one was pinned (the seed summary: the filter is written into the basis too)."""
+    """The basis pinned when a reflection is admitted (SPEC §3.8, §5). coverage is the caller's coverage for the subject (SubjectView); cognition_filter is present when one was pinned (the seed summary: the filter is written into the basis too)."""
 
     state_digest: Digest
     record_refs: list[ReflectionBasisRecordRefsItem]
     profile_refs: list[ReflectionBasisProfileRefsItem]
     engine_policy_version: EnginePolicyVersion
     selection: ReadSelection
-    coverage: dict[str, Any]
+    coverage: SubjectView
     cognition_filter: NotRequired[CognitionFilter]
 
 
@@ -775,6 +784,7 @@ class ProviderDescriptionLimits(TypedDict):
     max_recall_records: int
     max_recall_bytes: int
     export_chunk_bytes: int
+    export_retention_s: int
     max_extensions_bytes: int
     reflection_min_records: int
     idempotency_retention_s: int
