@@ -21,7 +21,14 @@ FLAGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-SCREENSHOTS = Path(__file__).resolve().parents[3] / "docs" / "screenshots"
+# Screenshots go to var/screenshots, so a test run never rewrites the committed ones; to refresh
+# the docs' pictures, run the browser tests with SPOKE_MEMORY_SCREENSHOTS_DIR=docs/screenshots.
+SCREENSHOTS = Path(
+    os.environ.get(
+        "SPOKE_MEMORY_SCREENSHOTS_DIR",
+        Path(__file__).resolve().parents[3] / "var" / "screenshots",
+    )
+)
 ON_CI = os.environ.get("CI", "").lower() == "true"
 
 pytestmark = pytest.mark.browser
