@@ -9,3 +9,4 @@ class MemoryConfig(AppConfig):
         # Importing the ops package registers every op handler with the registry.
         from memory import ops  # noqa: F401
         from memory.services import hybrid_store  # noqa: F401  (registers its derived-copy hooks)
+        from memory.services import term_store  # noqa: F401  (the same, for term rows)

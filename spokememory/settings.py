@@ -8,6 +8,7 @@ from typing import Any
 
 import dj_database_url
 
+from memory.engine.embed import installed as embed_installed
 from memory.flags import ALL_FLAGS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -153,7 +154,11 @@ REST_FRAMEWORK: dict[str, Any] = {
 SPOKE_MEMORY_PROVIDER_ID = os.environ.get("SPOKE_MEMORY_PROVIDER_ID", "spoke-memory-local")
 SPOKE_MEMORY_SERVED_CAPABILITIES = sorted(env_list("SPOKE_MEMORY_SERVED_CAPABILITIES", ALL_FLAGS))
 SPOKE_MEMORY_REQUIRED_PROFILE_KINDS = env_list("SPOKE_MEMORY_REQUIRED_PROFILE_KINDS", [])
-SPOKE_MEMORY_ENGINE = os.environ.get("SPOKE_MEMORY_ENGINE", "engine/1")
+# The recall engine policy (docs/recall.md): hybrid/2 when the semantic extra is installed (as
+# `make run` does), engine/2 without it; engine/1 and hybrid/1 stay selectable, unchanged.
+SPOKE_MEMORY_ENGINE = os.environ.get(
+    "SPOKE_MEMORY_ENGINE", "hybrid/2" if embed_installed() else "engine/2"
+)
 SPOKE_MEMORY_REFLECTION_SYNTHESIZER = os.environ.get(
     "SPOKE_MEMORY_REFLECTION_SYNTHESIZER", "memory.engine.reflect.assemble"
 )
