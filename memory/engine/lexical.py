@@ -81,5 +81,7 @@ def rank(docs: Sequence[Doc], query: str) -> list[Ranked]:
     )
     rels = [(d, relevance(counts, length, stats)) for d, counts, length in matched]
     best = max(rel for _, rel in rels)
-    scored = [Ranked(d.record_id, score(rel, best, d.created_ms, stats.newest_ms)) for d, rel in rels]
+    scored = [
+        Ranked(d.record_id, score(rel, best, d.created_ms, stats.newest_ms)) for d, rel in rels
+    ]
     return sorted(scored, key=lambda r: (-r.score, r.record_id))

@@ -37,6 +37,8 @@ def _sql(eligible_sql: str, n_terms: int) -> str:
     record = connection.ops.quote_name(Record._meta.db_table)
     marks = ", ".join(["%s"] * n_terms)
     k1, b = lexical.K1, lexical.B
+    # Only quoted identifiers, the policy's numeric constants and placeholders are formatted in;
+    # every value (subject, terms, the eligible set's parameters, the cut) is a bound parameter.
     return f"""
 WITH p AS (
   SELECT t.record_id AS r, t.term AS term, t.tf AS tf, t.length AS dl, t.created_ms AS cms
@@ -70,7 +72,7 @@ top AS (
 SELECT p.r, rec.record_id, p.term, p.tf, p.dl, p.cms, s.n, s.tl, s.newest, f.df
 FROM p JOIN top ON top.r = p.r JOIN f ON f.term = p.term
 JOIN {record} rec ON rec.id = p.r CROSS JOIN s
-"""
+"""  # noqa: S608
 
 
 def head(subject_pk: int, terms: list[str], eligible: QuerySet, k: int) -> Head:

@@ -24,7 +24,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models import F
 
-from memory.engine import embed, hybrid, hybrid2
+from memory.engine import ENGINE_POLICIES, embed, hybrid, hybrid2
 from memory.models import Record, RecordEmbedding, Subject
 from memory.services import derived
 
@@ -69,6 +69,11 @@ def erase_embeddings(records: Iterable[Record]) -> None:
 
 
 def install() -> None:
+    if settings.SPOKE_MEMORY_ENGINE not in ENGINE_POLICIES:
+        raise ImproperlyConfigured(
+            f"SPOKE_MEMORY_ENGINE must be one of {', '.join(ENGINE_POLICIES)}, "
+            f"not {settings.SPOKE_MEMORY_ENGINE!r}"
+        )
     if erase_embeddings not in derived.ERASERS:
         derived.ERASERS.append(erase_embeddings)
     if not enabled():

@@ -51,9 +51,7 @@ def engine2(settings):
 
 
 def _terms(record: Record) -> list[tuple[str, int, int]]:
-    return sorted(
-        RecordTerm.objects.filter(record=record).values_list("term", "tf", "length")
-    )
+    return sorted(RecordTerm.objects.filter(record=record).values_list("term", "tf", "length"))
 
 
 def _expected_terms(text: str) -> list[tuple[str, int, int]]:
@@ -181,7 +179,9 @@ def test_recall_fetches_only_the_rows_it_returns(engine2, make_record, admin):
     assert len(small.captured_queries) == len(large.captured_queries)
     # the only statement that reads record content is the final fetch of the returned rows
     content_reads = [
-        q["sql"] for q in large.captured_queries if '"content"' in q["sql"] and "memory_record" in q["sql"]
+        q["sql"]
+        for q in large.captured_queries
+        if '"content"' in q["sql"] and "memory_record" in q["sql"]
     ]
     assert len(content_reads) == 1
     assert content_reads[0].count("%s") <= 2 or "IN (" in content_reads[0]
@@ -254,9 +254,76 @@ def test_engine_1_answers_are_unchanged_by_the_term_rows(make_record, admin, set
         make_record(text, record_id=f"rec_{i}")
     RecordTerm.objects.all().delete()
     answer = _recall(admin, "the garden")
-    docs = [Doc(r.record_id, term_store.epoch_ms(r.created_at), r.text) for r in Record.objects.all()]
+    docs = [
+        Doc(r.record_id, term_store.epoch_ms(r.created_at), r.text) for r in Record.objects.all()
+    ]
     assert [(r["record"]["record_id"], r["score"]) for r in answer["results"]] == [
         (r.record_id, r.score) for r in rank.rank(docs, "the garden")
     ]
     assert answer["total_eligible"] == 3
     assert answer["engine_policy_version"] == "engine/1"
+
+
+def test_deleting_a_record_leaves_no_trace_of_its_words_in_term_rows(
+    engine2, api, admin, ensure_subject
+):
+    """Erasure covers the term rows: no row of the deleted record, and none of its terms left
+    in the table (the other record shares none of them)."""
+    ensure_subject("u1")
+    placement = {"scope": "context", "context_id": "c1"}
+    rids = []
+    for text in ("Zanzibarian quokkas diagnosis", "plain tea"):
+        made = api(
+            admin,
+            "memory.records.create",
+            {
+                "space_id": "s1",
+                "subject_id": "u1",
+                "kind": "note",
+                "content": {"text": text},
+                "placement": placement,
+            },
+        )
+        rids.append(made.receipt["refs"][0]["id"])
+    secret_terms = set(lexicon.tokens("Zanzibarian quokkas diagnosis"))
+    assert secret_terms <= set(RecordTerm.objects.values_list("term", flat=True))
+    answer = api(
+        admin,
+        "memory.records.delete",
+        {"space_id": "s1", "record_id": rids[0], "expected_revision": 1},
+    )
+    assert answer.status == 200, answer.body
+    left = set(RecordTerm.objects.values_list("term", flat=True))
+    assert not (secret_terms & left) and left == {"plain", "tea"}
+
+
+def test_clearing_a_space_for_an_import_erases_its_term_rows(engine2, make_record, space):
+    from memory.services.transfer_load import clear_space
+
+    for i in range(3):
+        term_store.write_terms([make_record(f"garden {i}")])
+    assert RecordTerm.objects.exists()
+    clear_space(space)
+    assert not RecordTerm.objects.exists()
+
+
+def test_odd_texts_are_stored_and_found(engine2, make_record, admin):
+    """Non-English and odd Unicode: stored as terms, found by the same words."""
+    texts = {
+        "rec_ja": "東京に行きました",
+        "rec_hi": "नमस्ते दुनिया",
+        "rec_emoji": "🎉🎉",
+        "rec_wide": "ＦＵＬＬ width",
+        "rec_zw": "zero\u200bwidth\u200djoin",
+    }
+    for rid, text in texts.items():
+        term_store.write_terms([make_record(text, record_id=rid)])
+    for query, expected in (
+        ("東京", "rec_ja"),
+        ("दुनिया", "rec_hi"),
+        ("🎉", "rec_emoji"),
+        ("full", "rec_wide"),
+        ("WIDTH", "rec_wide"),
+    ):
+        got = [r["record"]["record_id"] for r in _recall(admin, query)["results"]]
+        assert got[0] == expected, (query, got)
