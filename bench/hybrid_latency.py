@@ -89,6 +89,11 @@ def main(argv: list[str] | None = None) -> None:
     questions = [qa["question"] for s in samples for qa in s["qa"]][: args.queries]
     principal = space_with_admin("latency")
     load_s = load(principal, "latency", "u1", texts, args.records)
+    if connection.vendor == "postgresql":
+        # What autovacuum does shortly after a bulk load; without statistics the planner sees
+        # empty tables and picks nested loops over thousands of rows.
+        with connection.cursor() as cur:
+            cur.execute("ANALYZE")
     subject = Subject.objects.get(space_id="latency", subject_id="u1")
     rows = []
     from memory.models import Record

@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     _setup()
     import numpy as np
 
-    from memory.engine import embed, hybrid, lexical
+    from memory.engine import embed, hybrid, hybrid2, lexical
     from memory.engine.rank import Doc
 
     samples = json.loads(args.data.read_text())
@@ -72,13 +72,18 @@ def main(argv: list[str] | None = None) -> None:
             prepared.append((ci, evidence, lex, cos))
 
     def recall_at(setting, which, k=10) -> float:
-        rrf_k, wl, ws, lex_n, sem_n, floor = setting
         total, n = 0.0, 0
         for ci, evidence, lex, cos in prepared:
             if ci not in which:
                 continue
-            sem = [(rid, s) for rid, s in cos if s >= floor][:sem_n]
-            fused = hybrid.fuse(lex[:lex_n], sem, k=rrf_k, weights=(wl, ws))
+            if setting[0] == "convex":
+                _, alpha, lex_n, sem_n, floor = setting
+                sem = [(rid, s) for rid, s in cos if s >= floor][:sem_n]
+                fused = hybrid2.convex(lex[:lex_n], sem, alpha)
+            else:
+                rrf_k, wl, ws, lex_n, sem_n, floor = setting
+                sem = [(rid, s) for rid, s in cos if s >= floor][:sem_n]
+                fused = hybrid.fuse(lex[:lex_n], sem, k=rrf_k, weights=(wl, ws))
             got = [rid for rid, _ in fused[:k]]
             total += len(evidence & set(got)) / len(evidence)
             n += 1
@@ -97,19 +102,35 @@ def main(argv: list[str] | None = None) -> None:
             [0.1, 0.2, 0.3],  # cosine floor
         )
     )
-    scored = sorted(((recall_at(s, tune), s) for s in grid), reverse=True)
-    best = scored[0][1]
+    grid += list(
+        itertools.product(
+            ["convex"],
+            [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8],  # weight of the lexical score
+            [20, 50, 100],
+            [20, 50, 100],
+            [0.1, 0.2, 0.3],
+        )
+    )
+    scored = sorted(((recall_at(s, tune), str(s), s) for s in grid), reverse=True)
+    print(
+        "semantic alone:",
+        [round(recall_at(("convex", 0.0, 100, 100, 0.0), w), 1) for w in (tune, held, every)],
+    )
+    best = scored[0][2]
     hybrid1 = (hybrid.RRF_K, 1.0, 1.0, 10**9, hybrid.SEMANTIC_TOP_N, hybrid.MIN_COSINE)
     print("top settings on the tuning conversations (k, w_lex, w_sem, lex_n, sem_n, floor):")
-    for value, s in scored[:8]:
-        print(f"  {value:.1f}  {s}")
+    for value, name, _ in scored[:8]:
+        print(f"  {value:.1f}  {name}")
+    best_rrf = next(s for _, _, s in scored if s[0] != "convex")
+    best_convex = next(s for _, _, s in scored if s[0] == "convex")
     print(f"tuning conversations {sorted(tune)}, held out {sorted(held)}; recall@10 (cat 1-4):")
     print("| system | tuned on | held out | all five |")
     print("|---|---|---|---|")
     rows = [
         ("engine/2 alone", None),
         (f"hybrid/1 constants {hybrid1[:3] + hybrid1[4:]}", hybrid1),
-        (f"best on tuning set {best}", best),
+        (f"best RRF on tuning set {best_rrf}", best_rrf),
+        (f"best convex on tuning set {best_convex}", best_convex),
     ]
     for name, s in rows:
         if s is None:

@@ -15,10 +15,10 @@ The constants were chosen on 3 of the 5 LoCoMo dev conversations and checked on 
 
 from __future__ import annotations
 
-from memory.engine.hybrid import Ranking, fuse
+from memory.engine.hybrid import SCORE_DIGITS, Ranking, fuse
 
 VERSION = "hybrid/2"
-RRF_K = 10
+RRF_K = 2
 LEXICAL_WEIGHT = 1.0
 SEMANTIC_WEIGHT = 1.0
 LEXICAL_TOP_N = 100
@@ -31,3 +31,16 @@ def fuse2(lexical: Ranking, semantic: Ranking) -> list[tuple[str, float]]:
     side, best first, ties by record_id."""
     head = sorted(lexical, key=lambda item: (-item[1], item[0]))[:LEXICAL_TOP_N]
     return fuse(head, semantic, k=RRF_K, weights=(LEXICAL_WEIGHT, SEMANTIC_WEIGHT))
+
+
+def convex(lexical: Ranking, semantic: Ranking, alpha: float) -> list[tuple[str, float]]:
+    """Convex combination: alpha × lexical score (engine/2's, in (0, 1]) + (1 − alpha) × cosine,
+    a side's missing score counting 0. Best first, ties by record_id, rounded."""
+    lex = dict(lexical)
+    sem = dict(semantic)
+    scored = [
+        (rid, round(alpha * lex.get(rid, 0.0) + (1 - alpha) * sem.get(rid, 0.0), SCORE_DIGITS))
+        for rid in lex.keys() | sem.keys()
+    ]
+    scored.sort(key=lambda item: (-item[1], item[0]))
+    return scored

@@ -32,33 +32,41 @@ class Head:
     pks: dict[str, int]  # record_id -> pk of the ranked rows
 
 
+def _f(value: object) -> str:
+    """A double-precision SQL value (PostgreSQL would compute a bare `0.5` in slow `numeric`)."""
+    return f"CAST({value} AS DOUBLE PRECISION)"
+
+
 def _sql(eligible_sql: str, n_terms: int) -> str:
     term = connection.ops.quote_name(RecordTerm._meta.db_table)
     record = connection.ops.quote_name(Record._meta.db_table)
     marks = ", ".join(["%s"] * n_terms)
-    k1, b = lexical.K1, lexical.B
+    k1, b = _f(repr(lexical.K1)), _f(repr(lexical.B))
+    one, half = _f("1"), _f("0.5")
     # Only quoted identifiers, the policy's numeric constants and placeholders are formatted in;
     # every value (subject, terms, the eligible set's parameters, the cut) is a bound parameter.
     return f"""
 WITH p AS (
-  SELECT t.record_id AS r, t.term AS term, t.tf AS tf, t.length AS dl, t.created_ms AS cms
+  SELECT t.record_id AS r, t.term AS term, {_f("t.tf")} AS tf, t.length AS dl,
+    t.created_ms AS cms
   FROM {term} t
   WHERE t.subject_id = %s AND t.term IN ({marks}) AND t.record_id IN ({eligible_sql})
 ),
 d AS (SELECT r, MAX(dl) AS dl, MAX(cms) AS cms FROM p GROUP BY r),
-s AS (SELECT COUNT(*) AS n, SUM(dl) AS tl, MAX(cms) AS newest FROM d),
-f AS (SELECT term, COUNT(*) AS df FROM p GROUP BY term),
+s AS (SELECT {_f("COUNT(*)")} AS n, {_f("SUM(dl)")} AS tl, MAX(cms) AS newest FROM d),
+f AS (SELECT term, {_f("COUNT(*)")} AS df FROM p GROUP BY term),
 rel AS (
   SELECT p.r AS r, SUM(
-    LN(1 + (s.n - f.df + 0.5) / (f.df + 0.5)) * p.tf * {k1 + 1!r}
-    / (p.tf + {k1!r} * (1 - {b!r} + {b!r} * p.dl * s.n / (1.0 * s.tl)))
+    LN({one} + (s.n - f.df + {half}) / (f.df + {half})) * p.tf * ({k1} + {one})
+    / (p.tf + {k1} * ({one} - {b} + {b} * p.dl * s.n / s.tl))
   ) AS rel
   FROM p JOIN f ON f.term = p.term CROSS JOIN s GROUP BY p.r
 ),
 sc AS (
   SELECT rel.r AS r, rel.rel AS rel,
-    {lexical.RELEVANCE_WEIGHT!r} * rel.rel / MAX(rel.rel) OVER ()
-    + {lexical.RECENCY_WEIGHT!r} * POWER(0.5, (s.newest - d.cms) / {float(HALF_LIFE_MS)!r})
+    {_f(repr(lexical.RELEVANCE_WEIGHT))} * rel.rel / MAX(rel.rel) OVER ()
+    + {_f(repr(lexical.RECENCY_WEIGHT))}
+      * POWER({half}, (s.newest - d.cms) / {_f(repr(float(HALF_LIFE_MS)))})
     AS score
   FROM rel JOIN d ON d.r = rel.r CROSS JOIN s
 ),
@@ -66,8 +74,8 @@ cut AS (SELECT score FROM sc ORDER BY score DESC LIMIT 1 OFFSET %s),
 best AS (SELECT MAX(rel) AS rel FROM sc),
 top AS (
   SELECT r FROM sc
-  WHERE score >= COALESCE((SELECT score FROM cut), -1.0) - {MARGIN!r}
-     OR rel >= (SELECT rel FROM best) * (1 - 1e-9)
+  WHERE score >= COALESCE((SELECT score FROM cut), {_f("-1")}) - {_f(repr(MARGIN))}
+     OR rel >= (SELECT rel FROM best) * {_f("0.999999999")}
 )
 SELECT p.r, rec.record_id, p.term, p.tf, p.dl, p.cms, s.n, s.tl, s.newest, f.df
 FROM p JOIN top ON top.r = p.r JOIN f ON f.term = p.term
