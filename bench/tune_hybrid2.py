@@ -116,7 +116,6 @@ def main(argv: list[str] | None = None) -> None:
         "semantic alone:",
         [round(recall_at(("convex", 0.0, 100, 100, 0.0), w), 1) for w in (tune, held, every)],
     )
-    best = scored[0][2]
     hybrid1 = (hybrid.RRF_K, 1.0, 1.0, 10**9, hybrid.SEMANTIC_TOP_N, hybrid.MIN_COSINE)
     print("top settings on the tuning conversations (k, w_lex, w_sem, lex_n, sem_n, floor):")
     for value, name, _ in scored[:8]:

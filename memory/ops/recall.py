@@ -21,7 +21,6 @@ from memory.access import access_subject, coverage_for
 from memory.engine import hybrid2, lexical, lexicon, rank
 from memory.models import Record, RecordTerm, Subject
 from memory.ops.base import OpContext, op
-from memory.ops.spaces import engine_policy_version
 from memory.selectors import lexical as lexical_store
 from memory.selectors.selection import ReadFilter, matching, read_filter, records_queryset
 from memory.services import hybrid_store
@@ -91,7 +90,7 @@ def _answer(results: list[dict], total: int, cut: rank.Budgeted | None) -> dict:
             "results": results,
             "total_eligible": total,
             "truncation": truncation,
-            "engine_policy_version": engine_policy_version(),
+            "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
         }
     }
 
@@ -181,7 +180,7 @@ def recall(ctx: OpContext, req: dict) -> dict:
 
     eligible = records_queryset(cov, RECALL, flt, subject)
     query = req["query"]["text"]
-    policy = engine_policy_version()
+    policy = settings.SPOKE_MEMORY_ENGINE
     if policy in GENERATION_2:
         ranked, by_id, total = _rank_generation_2(
             policy, subject, query, eligible, flt, max_records

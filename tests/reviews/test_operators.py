@@ -4,7 +4,7 @@ import pytest
 from guardian.shortcuts import assign_perm
 
 from memory.models import ApiToken, Grant, Principal, Space
-from memory.ops.grants import issue_root_grant
+from memory.services.operators import issue_root_grant
 from tests.reviews.conftest import logged_in, make_user
 
 pytestmark = pytest.mark.django_db
@@ -100,3 +100,17 @@ def test_grants_are_read_only_in_the_admin(moderator):
     assert client.get("/admin/memory/grant/add/").status_code == 403
     page = client.get(f"/admin/memory/grant/{grant.pk}/change/")
     assert page.status_code == 200 and b'name="_save"' not in page.content
+
+
+def test_a_refused_principal_writes_nothing_and_says_why(operator):
+    client = logged_in(operator)
+    before = (Principal.objects.count(), ApiToken.objects.count(), Grant.objects.count())
+    for data, message in [
+        ({"display_name": "", "kind": "service"}, "needs a display name"),
+        ({"display_name": "x", "kind": "robot"}, "needs a display name"),
+        ({"display_name": "x", "kind": "user", "username": "nobody"}, "does not exist or is"),
+        ({"display_name": "x", "kind": "user", "username": "operator"}, "does not exist or is"),
+    ]:
+        response = client.post("/console/operate/s1/principals/", data, follow=True)
+        assert message in response.content.decode()
+    assert (Principal.objects.count(), ApiToken.objects.count(), Grant.objects.count()) == before
