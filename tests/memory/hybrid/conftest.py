@@ -29,6 +29,20 @@ def hybrid_engine(settings):
 
 
 @pytest.fixture
+def hybrid2_engine(settings):
+    """SPOKE_MEMORY_ENGINE=hybrid/2 for this test, with the embedding writer registered."""
+    from memory.services import derived, hybrid_store
+
+    settings.SPOKE_MEMORY_ENGINE = "hybrid/2"
+    added = hybrid_store.write_embeddings not in derived.WRITERS
+    if added:
+        derived.WRITERS.append(hybrid_store.write_embeddings)
+    yield
+    if added:
+        derived.WRITERS.remove(hybrid_store.write_embeddings)
+
+
+@pytest.fixture
 def session(api, admin):
     return api.connect(admin)
 
