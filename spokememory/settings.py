@@ -8,7 +8,7 @@ from typing import Any
 
 import dj_database_url
 
-from memory.engine.embed import installed as embed_installed
+from memory.engine.embed import default_engine
 from memory.flags import ALL_FLAGS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -156,9 +156,7 @@ SPOKE_MEMORY_SERVED_CAPABILITIES = sorted(env_list("SPOKE_MEMORY_SERVED_CAPABILI
 SPOKE_MEMORY_REQUIRED_PROFILE_KINDS = env_list("SPOKE_MEMORY_REQUIRED_PROFILE_KINDS", [])
 # The recall engine policy (docs/recall.md): hybrid/2 when the semantic extra is installed (as
 # `make run` does), engine/2 without it; engine/1 and hybrid/1 stay selectable, unchanged.
-SPOKE_MEMORY_ENGINE = os.environ.get(
-    "SPOKE_MEMORY_ENGINE", "hybrid/2" if embed_installed() else "engine/2"
-)
+SPOKE_MEMORY_ENGINE = os.environ.get("SPOKE_MEMORY_ENGINE") or default_engine()
 SPOKE_MEMORY_REFLECTION_SYNTHESIZER = os.environ.get(
     "SPOKE_MEMORY_REFLECTION_SYNTHESIZER", "memory.engine.reflect.assemble"
 )

@@ -327,3 +327,19 @@ def test_odd_texts_are_stored_and_found(engine2, make_record, admin):
     ):
         got = [r["record"]["record_id"] for r in _recall(admin, query)["results"]]
         assert got[0] == expected, (query, got)
+
+
+def test_the_default_engine_is_hybrid_2_with_the_semantic_extra_and_engine_2_without(
+    monkeypatch,
+):
+    from memory.engine import embed
+
+    monkeypatch.setattr(embed, "installed", lambda: True)
+    assert embed.default_engine() == "hybrid/2"
+    monkeypatch.setattr(embed, "installed", lambda: False)
+    assert embed.default_engine() == "engine/2"
+
+
+def test_describe_publishes_the_configured_engine(engine2, admin):
+    described = call(admin.principal, "memory.describe", {})
+    assert described["provider"]["engine_policy_version"] == "engine/2"
