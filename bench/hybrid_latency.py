@@ -57,6 +57,35 @@ def load(
     return time.perf_counter() - t0
 
 
+def random_vectors(space_id: str, subject_id: str) -> None:
+    import numpy as np
+
+    from memory.engine import embed
+    from memory.models import Record, RecordEmbedding
+
+    rng = np.random.default_rng(20261204)
+    rows = list(
+        Record.objects.filter(space_id=space_id, subject__subject_id=subject_id).only(
+            "pk", "revision"
+        )
+    )
+    vectors = rng.standard_normal((len(rows), embed.DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    RecordEmbedding.objects.bulk_create(
+        [
+            RecordEmbedding(
+                record=r,
+                revision=r.revision,
+                model_id=embed.MODEL_ID,
+                dim=embed.DIM,
+                vector=embed.to_bytes(v),
+            )
+            for r, v in zip(rows, vectors, strict=True)
+        ],
+        batch_size=2000,
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -66,13 +95,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--engines", nargs="+", default=["engine/1", "hybrid/1", "engine/2", "hybrid/2"]
     )
+    parser.add_argument(
+        "--random-vectors",
+        action="store_true",
+        help="load without embedding, then store seeded random unit vectors (latency only: "
+        "the cosine pass and the queries cost the same whatever the vectors hold)",
+    )
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args(argv)
     hybrid_too = any(e.startswith("hybrid/") for e in args.engines)
+    embed_on_load = hybrid_too and not args.random_vectors
     # A hybrid engine at start-up registers the embedding writer, so the load embeds too.
     django_on(
         fresh_database(args.database_url, "bench-hybrid-latency"),
-        "hybrid/2" if hybrid_too else "engine/2",
+        "hybrid/2" if embed_on_load else "engine/2",
     )
     from django.conf import settings
     from django.db import connection
@@ -89,6 +125,8 @@ def main(argv: list[str] | None = None) -> None:
     questions = [qa["question"] for s in samples for qa in s["qa"]][: args.queries]
     principal = space_with_admin("latency")
     load_s = load(principal, "latency", "u1", texts, args.records)
+    if hybrid_too and args.random_vectors:
+        random_vectors("latency", "u1")
     if connection.vendor == "postgresql":
         # What autovacuum does shortly after a bulk load; without statistics the planner sees
         # empty tables and picks nested loops over thousands of rows.
@@ -145,7 +183,9 @@ def main(argv: list[str] | None = None) -> None:
         f"| hybrid part: cosine top-{4 * hybrid.SEMANTIC_TOP_N} over {len(vectors.ids)} vectors | "
         f"{percentile(cos, 0.5):.1f} | {percentile(cos, 0.95):.1f} | {len(cos)} | |",
         "",
-        f"{args.records} records in one subject ({connection.vendor}); loaded and embedded in "
+        f"{args.records} records in one subject ({connection.vendor}); loaded"
+        + (" (random vectors)" if args.random_vectors else " and embedded")
+        + " in "
         f"{load_s:.0f} s; {len(questions)} LoCoMo questions, max_records 10.",
     ]
     text = "\n".join(lines)
