@@ -75,9 +75,7 @@ def _oracle(subject_id: str, query: str) -> list[tuple[str, float]]:
     return [(r.record_id, r.score) for r in lexical.rank(docs, query)]
 
 
-def test_term_rows_follow_create_update_and_delete(engine2, api, admin, ensure_subject):
-    ensure_subject("u1")
-    placement = {"scope": "context", "context_id": "c1"}
+def _create(api, admin, text: str) -> str:
     made = api(
         admin,
         "memory.records.create",
@@ -85,11 +83,17 @@ def test_term_rows_follow_create_update_and_delete(engine2, api, admin, ensure_s
             "space_id": "s1",
             "subject_id": "u1",
             "kind": "note",
-            "content": {"text": "Running with the runners, running far"},
-            "placement": placement,
+            "content": {"text": text},
+            "placement": {"scope": "context", "context_id": "c1"},
         },
     )
-    rid = made.receipt["refs"][0]["id"]
+    assert made.status == 200, made.body
+    return made.receipt["refs"][0]["id"]
+
+
+def test_term_rows_follow_create_update_and_delete(engine2, api, admin, ensure_subject):
+    ensure_subject("u1")
+    rid = _create(api, admin, "Running with the runners, running far")
     record = Record.objects.get(record_id=rid)
     assert _terms(record) == _expected_terms(record.text) != []
     api(
@@ -110,18 +114,7 @@ def test_term_rows_follow_create_update_and_delete(engine2, api, admin, ensure_s
 
 def test_a_refused_update_leaves_the_term_rows(engine2, api, admin, ensure_subject):
     ensure_subject("u1")
-    made = api(
-        admin,
-        "memory.records.create",
-        {
-            "space_id": "s1",
-            "subject_id": "u1",
-            "kind": "note",
-            "content": {"text": "blue garden"},
-            "placement": {"scope": "context", "context_id": "c1"},
-        },
-    )
-    rid = made.receipt["refs"][0]["id"]
+    rid = _create(api, admin, "blue garden")
     before = _terms(Record.objects.get(record_id=rid))
     answer = api(
         admin,
@@ -270,21 +263,7 @@ def test_deleting_a_record_leaves_no_trace_of_its_words_in_term_rows(
     """Erasure covers the term rows: no row of the deleted record, and none of its terms left
     in the table (the other record shares none of them)."""
     ensure_subject("u1")
-    placement = {"scope": "context", "context_id": "c1"}
-    rids = []
-    for text in ("Zanzibarian quokkas diagnosis", "plain tea"):
-        made = api(
-            admin,
-            "memory.records.create",
-            {
-                "space_id": "s1",
-                "subject_id": "u1",
-                "kind": "note",
-                "content": {"text": text},
-                "placement": placement,
-            },
-        )
-        rids.append(made.receipt["refs"][0]["id"])
+    rids = [_create(api, admin, text) for text in ("Zanzibarian quokkas diagnosis", "plain tea")]
     secret_terms = set(lexicon.tokens("Zanzibarian quokkas diagnosis"))
     assert secret_terms <= set(RecordTerm.objects.values_list("term", flat=True))
     answer = api(
