@@ -322,3 +322,31 @@ def test_the_default_engine_is_hybrid_2_with_the_semantic_extra_and_engine_2_wit
 def test_describe_publishes_the_configured_engine(engine2, admin):
     described = call(admin.principal, "memory.describe", {})
     assert described["provider"]["engine_policy_version"] == "engine/2"
+
+
+def _execute(sql: str) -> None:
+    with connection.cursor() as cur:
+        cur.execute(sql)
+
+
+def test_the_migration_backfills_the_term_rows_of_existing_records(make_record):
+    """Records stored before 0007_terms get the rows the writer would have written (and
+    tombstones get none)."""
+    import importlib
+
+    from django.apps import apps
+
+    made = [make_record("Running tea gardens"), make_record("東京 🎉 the"), make_record("gone")]
+    make_record("erased", deleted=True)
+    RecordTerm.objects.all().delete()
+    migration = importlib.import_module("memory.migrations.0007_terms")
+    # The backfill only needs the editor's connection (and, on PostgreSQL, execute for ANALYZE).
+    editor = type("Editor", (), {"connection": connection, "execute": staticmethod(_execute)})()
+    migration.backfill(apps, editor)
+    got = sorted(RecordTerm.objects.values_list("record_id", "term", "tf", "length", "created_ms"))
+    want = sorted(
+        (r.record_id, r.term, r.tf, r.length, r.created_ms)
+        for record in made
+        for r in term_store.term_rows(record)
+    )
+    assert got == want and len(got) == 7
