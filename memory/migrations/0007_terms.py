@@ -42,7 +42,7 @@ def backfill(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0005_job_heartbeat'),
+        ('memory', '0009_client_time_range'),
     ]
 
     operations = [
