@@ -6,7 +6,8 @@ the largest space). Texts are 8-20 words drawn from a 5,000-word Zipf-like vocab
 fixed seed. For each space it times, in the same run and on the same queries:
 
 - recall: `memory.ops.base.call(principal, "memory.recall", ...)` in-process (schema gates,
-  coverage, the lexical narrowing, the engine ranking and budget, the wire records);
+  coverage, the lexical narrowing, the engine ranking and budget, the wire records), on
+  `--engine` (default engine/2; the records' term rows are written as they are loaded);
 - floor: the raw SQL full-text query recall is built on (the subject's live records whose
   `spoke_recall_lexemes(text)` match the tsquery, fetching id, record_id, created_at and text).
 
@@ -24,7 +25,8 @@ import time
 from datetime import UTC, datetime, timedelta
 
 
-def _setup() -> None:
+def _setup(engine: str) -> None:
+    os.environ["SPOKE_MEMORY_ENGINE"] = engine
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spokememory.settings")
     os.environ.setdefault(
         "SECRET_KEY", "bench-only-secret-key-not-for-production-use"
@@ -58,6 +60,7 @@ def build_space(n: int, rebuild: bool) -> tuple[str, list[str], str]:
     from django.db import connection
 
     from memory.models import Principal, Record, Space, Subject
+    from memory.services import term_store
     from memory.services.operators import issue_root_grant
 
     space_id = f"bench-recall-{n}"
@@ -112,12 +115,13 @@ def build_space(n: int, rebuild: bool) -> tuple[str, list[str], str]:
                 )
             )
             if len(batch) >= 5_000:
-                Record.objects.bulk_create(batch)
+                term_store.write_terms(Record.objects.bulk_create(batch))
                 batch = []
     if batch:
-        Record.objects.bulk_create(batch)
+        term_store.write_terms(Record.objects.bulk_create(batch))
     with connection.cursor() as cur:
         cur.execute("ANALYZE memory_record")
+        cur.execute("ANALYZE memory_recordterm")
     print(
         f"# built {space_id}: {expected} records in {time.perf_counter() - started:.1f}s",
         file=sys.stderr,
@@ -213,8 +217,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rebuild", action="store_true", help="drop and rebuild the bench spaces")
     parser.add_argument("--iterations", type=int, default=300)
     parser.add_argument("--scales", default=",".join(map(str, SCALES)))
+    parser.add_argument("--engine", default="engine/2", help="engine/1 or engine/2")
     args = parser.parse_args(argv)
-    _setup()
+    _setup(args.engine)
     from django.core.management import call_command
     from django.db import connection
 

@@ -8,4 +8,7 @@ class MemoryConfig(AppConfig):
     def ready(self) -> None:
         # Importing the ops package registers every op handler with the registry.
         from memory import ops  # noqa: F401
-        from memory.services import hybrid_store  # noqa: F401  (registers its derived-copy hooks)
+        from memory.services import (
+            hybrid_store,  # noqa: F401  (registers its derived-copy hooks)
+            term_store,  # noqa: F401  (the same, for term rows)
+        )

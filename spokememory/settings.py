@@ -11,6 +11,7 @@ import drf_spectacular_sidecar
 from django.core.exceptions import ImproperlyConfigured
 from whitenoise.compress import Compressor  # type: ignore[import-untyped]
 
+from memory.engine.embed import default_engine
 from memory.flags import ALL_FLAGS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -261,7 +262,9 @@ REST_FRAMEWORK: dict[str, Any] = {
 SPOKE_MEMORY_PROVIDER_ID = os.environ.get("SPOKE_MEMORY_PROVIDER_ID", "spoke-memory-local")
 SPOKE_MEMORY_SERVED_CAPABILITIES = sorted(env_list("SPOKE_MEMORY_SERVED_CAPABILITIES", ALL_FLAGS))
 SPOKE_MEMORY_REQUIRED_PROFILE_KINDS = env_list("SPOKE_MEMORY_REQUIRED_PROFILE_KINDS", [])
-SPOKE_MEMORY_ENGINE = os.environ.get("SPOKE_MEMORY_ENGINE", "engine/1")
+# The recall engine policy (docs/recall.md): hybrid/2 when the semantic extra is installed (as
+# `make run` does), engine/2 without it; engine/1 and hybrid/1 stay selectable, unchanged.
+SPOKE_MEMORY_ENGINE = os.environ.get("SPOKE_MEMORY_ENGINE") or default_engine()
 SPOKE_MEMORY_REFLECTION_SYNTHESIZER = os.environ.get(
     "SPOKE_MEMORY_REFLECTION_SYNTHESIZER", "memory.engine.reflect.assemble"
 )

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from memory.engine import ENGINE_POLICIES
+
 LABELS = ("preference", "fact", "event", "plan", "cognition", "noise")
 # Tie-break order: the more specific reading first.
 LABEL_ORDER = ("cognition", "plan", "preference", "event", "fact", "noise")
@@ -97,7 +99,12 @@ def _classify_v1(content: dict) -> tuple[str, float, list[str]]:
     return best, round(confidence, 2), signals
 
 
-POLICIES: dict[str, Callable[[dict], tuple[str, float, list[str]]]] = {"engine/1": _classify_v1}
+# Every engine policy this provider serves classifies with the same rules so far: engine/2,
+# hybrid/1 and hybrid/2 changed recall, not classification (the classification still names the
+# policy version it was made under).
+POLICIES: dict[str, Callable[[dict], tuple[str, float, list[str]]]] = {
+    version: _classify_v1 for version in ENGINE_POLICIES
+}
 
 
 def classify(content: dict, policy_version: str) -> dict:

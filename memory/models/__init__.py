@@ -10,6 +10,7 @@ from .receipts import IdempotencyKey, Job, JobHeartbeat, Receipt
 from .records import Record, RecordRevision
 from .reflections import Reflection
 from .spaces import Space, Subject
+from .terms import RecordTerm
 from .transfer import Export, ExportChunk, Import, ImportChunk
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "Record",
     "RecordEmbedding",
     "RecordRevision",
+    "RecordTerm",
     "Reflection",
     "Space",
     "Subject",

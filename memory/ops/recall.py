@@ -18,14 +18,16 @@ from django.db.models import BooleanField, QuerySet
 from django.db.models.expressions import RawSQL
 
 from memory.access import access_subject, coverage_for
-from memory.engine import rank
-from memory.models import Record, Subject
+from memory.engine import hybrid2, lexical, lexicon, rank
+from memory.models import Record, RecordTerm, Subject
 from memory.ops.base import OpContext, op
+from memory.selectors import lexical as lexical_store
 from memory.selectors.selection import ReadFilter, matching, read_filter, records_queryset
 from memory.services import hybrid_store
 from memory.wire.canonical import content_bytes
 
 RECALL = ["recall"]
+GENERATION_2 = (lexical.VERSION, hybrid2.VERSION)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -93,24 +95,13 @@ def _answer(results: list[dict], total: int, cut: rank.Budgeted | None) -> dict:
     }
 
 
-@op("memory.recall")
-def recall(ctx: OpContext, req: dict) -> dict:
-    cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
-    subject = access_subject(cov, req["subject_id"])
-    cov.require("recall", subject.subject_id)
-    flt = read_filter(req)
-    limits = settings.SPOKE_MEMORY_LIMITS
-    budget = req.get("budget", {})
-    default_records = min(rank.DEFAULT_MAX_RECORDS, limits["max_recall_records"])
-    # int(): the schema's "integer" admits an integral 2.0 (JSON has one number type).
-    max_records = int(budget.get("max_records", default_records))
-    max_bytes = int(budget.get("max_bytes", limits["max_recall_bytes"]))
-    if subject.state == Subject.ARCHIVED:
-        return _answer([], 0, None)
-
-    qs = eligible = records_queryset(cov, RECALL, flt, subject)
-    query = req["query"]["text"]
+def _rank_generation_1(
+    subject: Subject, query: str, eligible: QuerySet, flt: ReadFilter, max_records: int
+) -> tuple[list[rank.Ranked], dict[str, int], int]:
+    """engine/1 and hybrid/1, unchanged: the database narrows, the engine ranks every match."""
+    qs = eligible
     terms = rank.query_terms(query)
+    total: int | None
     if not terms and flt.cognition is None:
         docs, total = _newest_head(qs, flt, max_records)
     else:
@@ -128,7 +119,74 @@ def recall(ctx: OpContext, req: dict) -> dict:
         )
         ranked = [rank.Ranked(record_id, score) for record_id, score in fused]
         by_id.update(added)
-    total = len(ranked) if total is None else total
+    return ranked, by_id, len(ranked) if total is None else total
+
+
+def _rank_generation_2(
+    policy: str,
+    subject: Subject,
+    query: str,
+    eligible: QuerySet,
+    flt: ReadFilter,
+    max_records: int,
+) -> tuple[list[rank.Ranked], dict[str, int], int]:
+    """engine/2 and hybrid/2: the head of the BM25 ranking computed in SQL from stored term
+    rows (memory.selectors.lexical); with a cognition filter (which only Python can decide
+    exactly) the candidates are read and ranked by the policy function itself."""
+    terms = lexicon.query_terms(query)
+    if not terms:
+        # An empty (or stop-words-only) query: newest first, as engine/1.
+        if flt.cognition is None:
+            docs, total = _newest_head(eligible, flt, max_records)
+        else:
+            docs = _docs(eligible, flt, with_text=False)
+            total = len(docs)
+        ranked = rank.rank(list(docs.values()), "")
+        return ranked, {d.record_id: pk for pk, d in docs.items()}, total
+    depth = max(max_records, hybrid2.LEXICAL_TOP_N) if policy == hybrid2.VERSION else max_records
+    if flt.cognition is None:
+        top = lexical_store.head(subject.pk, terms, eligible, depth)
+        ranked, by_id, total = top.ranked, dict(top.pks), top.total
+    else:
+        held = RecordTerm.objects.filter(subject=subject, term__in=terms).values("record_id")
+        docs = _docs(eligible.filter(pk__in=held), flt, with_text=True)
+        ranked = lexical.rank(list(docs.values()), query)
+        by_id = {d.record_id: pk for pk, d in docs.items()}
+        total = len(ranked)
+    if policy == hybrid2.VERSION:
+        fused, added, extra = hybrid_store.fused_ranking_2(
+            subject, query, [(r.record_id, r.score) for r in ranked[:depth]], terms, eligible, flt
+        )
+        ranked = [rank.Ranked(record_id, score) for record_id, score in fused]
+        by_id.update(added)
+        total += extra
+    return ranked, by_id, total
+
+
+@op("memory.recall")
+def recall(ctx: OpContext, req: dict) -> dict:
+    cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
+    subject = access_subject(cov, req["subject_id"])
+    cov.require("recall", subject.subject_id)
+    flt = read_filter(req)
+    limits = settings.SPOKE_MEMORY_LIMITS
+    budget = req.get("budget", {})
+    default_records = min(rank.DEFAULT_MAX_RECORDS, limits["max_recall_records"])
+    # int(): the schema's "integer" admits an integral 2.0 (JSON has one number type).
+    max_records = int(budget.get("max_records", default_records))
+    max_bytes = int(budget.get("max_bytes", limits["max_recall_bytes"]))
+    if subject.state == Subject.ARCHIVED:
+        return _answer([], 0, None)
+
+    eligible = records_queryset(cov, RECALL, flt, subject)
+    query = req["query"]["text"]
+    policy = settings.SPOKE_MEMORY_ENGINE
+    if policy in GENERATION_2:
+        ranked, by_id, total = _rank_generation_2(
+            policy, subject, query, eligible, flt, max_records
+        )
+    else:
+        ranked, by_id, total = _rank_generation_1(subject, query, eligible, flt, max_records)
     head = ranked[:max_records]
     rows = Record.objects.in_bulk([by_id[r.record_id] for r in head])
     records = [rows[by_id[r.record_id]] for r in head]

@@ -24,15 +24,19 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models import F
 
-from memory.engine import embed, hybrid
+from memory.engine import ENGINE_POLICIES, embed, hybrid, hybrid2
 from memory.models import Record, RecordEmbedding, Subject
 from memory.services import derived
 
 CACHE_SUBJECTS = 16
 
 
+HYBRID = (hybrid.VERSION, hybrid2.VERSION)
+
+
 def enabled() -> bool:
-    return settings.SPOKE_MEMORY_ENGINE == hybrid.VERSION
+    """A hybrid policy (hybrid/1 or hybrid/2) is the configured engine."""
+    return settings.SPOKE_MEMORY_ENGINE in HYBRID
 
 
 def write_embeddings(records: Iterable[Record]) -> None:
@@ -65,13 +69,19 @@ def erase_embeddings(records: Iterable[Record]) -> None:
 
 
 def install() -> None:
+    if settings.SPOKE_MEMORY_ENGINE not in ENGINE_POLICIES:
+        raise ImproperlyConfigured(
+            f"SPOKE_MEMORY_ENGINE must be one of {', '.join(ENGINE_POLICIES)}, "
+            f"not {settings.SPOKE_MEMORY_ENGINE!r}"
+        )
     if erase_embeddings not in derived.ERASERS:
         derived.ERASERS.append(erase_embeddings)
     if not enabled():
         return
     if not embed.available():
         raise ImproperlyConfigured(
-            "SPOKE_MEMORY_ENGINE=hybrid/1 needs the semantic extra: pip install '.[semantic]'"
+            f"SPOKE_MEMORY_ENGINE={settings.SPOKE_MEMORY_ENGINE} needs the semantic extra: "
+            "pip install '.[semantic]'"
         )
     if write_embeddings not in derived.WRITERS:
         derived.WRITERS.append(write_embeddings)
@@ -135,7 +145,13 @@ def subject_vectors(subject: Subject) -> SubjectVectors:
     return vectors
 
 
-def semantic_ranking(subject: Subject, query_text: str, eligible_ids) -> list[tuple[str, float]]:
+def semantic_ranking(
+    subject: Subject,
+    query_text: str,
+    eligible_ids,
+    top_n: int = hybrid.SEMANTIC_TOP_N,
+    min_cosine: float = hybrid.MIN_COSINE,
+) -> list[tuple[str, float]]:
     """The hybrid/1 cosine ranking of the subject's records that are in `eligible_ids` (a callable
     taking a list of record ids and returning the eligible subset: authorization ∩ filters),
     at most SEMANTIC_TOP_N, each at least MIN_COSINE from the query."""
@@ -143,38 +159,34 @@ def semantic_ranking(subject: Subject, query_text: str, eligible_ids) -> list[tu
     if not vectors.ids or not query_text.strip():
         return []
     query = embed.embed([query_text])[0]
-    step = hybrid.SEMANTIC_TOP_N * 4
-    ranked = hybrid.cosine_ranking(query, vectors.ids, vectors.matrix, top_n=step)
+    step = top_n * 4
+    ranked = hybrid.cosine_ranking(
+        query, vectors.ids, vectors.matrix, top_n=step, min_cosine=min_cosine
+    )
     ok = set(eligible_ids([rid for rid, _ in ranked]))
     out = [item for item in ranked if item[0] in ok]
-    if len(out) < hybrid.SEMANTIC_TOP_N and len(ranked) == step:
+    if len(out) < top_n and len(ranked) == step:
         # Filters left too few of the nearest eligible: walk the rest of the ranking, window by
         # window (the order is the same; only how far we read changes).
-        rest = hybrid.cosine_ranking(query, vectors.ids, vectors.matrix, top_n=len(vectors.ids))[
-            step:
-        ]
+        rest = hybrid.cosine_ranking(
+            query, vectors.ids, vectors.matrix, top_n=len(vectors.ids), min_cosine=min_cosine
+        )[step:]
         for start in range(0, len(rest), step):
             window = rest[start : start + step]
             ok = set(eligible_ids([rid for rid, _ in window]))
             out.extend(item for item in window if item[0] in ok)
-            if len(out) >= hybrid.SEMANTIC_TOP_N:
+            if len(out) >= top_n:
                 break
-    return out[: hybrid.SEMANTIC_TOP_N]
+    return out[:top_n]
 
 
 install()
 
 
-def fused_ranking(
-    subject: Subject, query_text: str, lexical: list[tuple[str, float]], eligible, flt
-):
-    """hybrid/1 for memory.recall: the lexical ranking (record_id, score) of engine/1 fused with
-    the cosine ranking over `eligible` (the queryset of authorized ∩ filtered records of the
-    subject, before any lexical narrowing). Returns the fused ranking and record_id → pk of the
-    records the semantic side added."""
+def _eligible_ids(eligible, flt, pks: dict[str, int]):
+    """A callable: the eligible subset of some record ids (authorization ∩ filters), noting
+    each one's pk in `pks`."""
     from memory.selectors.selection import matching
-
-    pks: dict[str, int] = {}
 
     def eligible_ids(ids: list[str]) -> list[str]:
         qs = eligible.filter(record_id__in=ids)
@@ -185,5 +197,53 @@ def fused_ranking(
         pks.update(rows)
         return [record_id for record_id, _ in rows]
 
-    semantic = semantic_ranking(subject, query_text, eligible_ids)
+    return eligible_ids
+
+
+def fused_ranking(
+    subject: Subject, query_text: str, lexical: list[tuple[str, float]], eligible, flt
+):
+    """hybrid/1 for memory.recall: the lexical ranking (record_id, score) of engine/1 fused with
+    the cosine ranking over `eligible` (the queryset of authorized ∩ filtered records of the
+    subject, before any lexical narrowing). Returns the fused ranking and record_id → pk of the
+    records the semantic side added."""
+    pks: dict[str, int] = {}
+    semantic = semantic_ranking(subject, query_text, _eligible_ids(eligible, flt, pks))
     return hybrid.fuse(lexical, semantic), pks
+
+
+def fused_ranking_2(
+    subject: Subject,
+    query_text: str,
+    lexical: list[tuple[str, float]],
+    terms: list[str],
+    eligible,
+    flt,
+):
+    """hybrid/2 for memory.recall: the head of the engine/2 ranking fused with the cosine
+    ranking over `eligible`. Returns the fused ranking, record_id → pk of the records the
+    semantic side brought, and how many of those are not lexical matches (to add to the
+    lexical total: eligible = lexical matches ∪ the semantic side)."""
+    from memory.models import RecordTerm
+
+    pks: dict[str, int] = {}
+    semantic = semantic_ranking(
+        subject,
+        query_text,
+        _eligible_ids(eligible, flt, pks),
+        top_n=hybrid2.SEMANTIC_TOP_N,
+        min_cosine=hybrid2.MIN_COSINE,
+    )
+    in_head = {record_id for record_id, _ in lexical}
+    outside = [pks[record_id] for record_id, _ in semantic if record_id not in in_head]
+    matched = (
+        set(
+            RecordTerm.objects.filter(record_id__in=outside, term__in=terms).values_list(
+                "record_id", flat=True
+            )
+        )
+        if outside
+        else set()
+    )
+    extra = sum(1 for pk in outside if pk not in matched)
+    return hybrid2.fuse2(lexical, semantic), pks, extra

@@ -180,6 +180,20 @@ def test_stale_once_the_basis_moves(api, admin, sess, subject, three, run_job_no
     assert wire["stale"] is True
 
 
+@pytest.mark.parametrize("new_engine", ["engine/2", "hybrid/2"])
+def test_switching_the_engine_makes_it_stale(
+    api, admin, sess, subject, three, run_job_now, settings, new_engine
+):
+    settings.SPOKE_MEMORY_ENGINE = "engine/1"
+    reflection = generated(api, admin, sess, run_job_now)
+    assert reflection.basis["engine_policy_version"] == "engine/1"
+    assert state(api, admin, sess)["latest_reflection"]["stale"] is False
+    settings.SPOKE_MEMORY_ENGINE = new_engine
+    assert state(api, admin, sess)["latest_reflection"]["stale"] is True
+    settings.SPOKE_MEMORY_ENGINE = "engine/1"
+    assert state(api, admin, sess)["latest_reflection"]["stale"] is False
+
+
 def test_a_new_profile_revision_makes_it_stale(api, admin, sess, subject, three, run_job_now):
     doc = make_profile(subject)
     generated(api, admin, sess, run_job_now)

@@ -84,7 +84,12 @@ def test_the_engine_imports_no_django_and_does_no_io():
     modules |= {
         n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
     }
-    assert modules <= {"__future__", "re", "collections"}
+    assert modules <= {"__future__", "re", "collections", "memory"}
+    assert all(
+        n.module == "memory.engine" or not n.module.startswith("memory")
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.module
+    )
 
 
 contents = st.fixed_dictionaries(
@@ -103,3 +108,12 @@ def test_any_content_gets_a_label_a_bounded_confidence_and_the_same_answer_twice
     assert out["label"] in LABELS and 0 <= out["confidence"] <= 1
     assert all(isinstance(s, str) for s in out["signals"])
     assert ("cognition_present" in out["signals"]) == bool(content.get("cognition"))
+
+
+@pytest.mark.parametrize("version", ["engine/1", "engine/2", "hybrid/1", "hybrid/2"])
+def test_every_served_engine_policy_classifies(version):
+    """Capture classifies under whatever engine is configured (engine/2 and the hybrids keep
+    engine/1's rules and name their own version)."""
+    out = classify({"text": "I prefer green tea over coffee"}, version)
+    assert out["policy_version"] == version
+    assert out["label"] == classify({"text": "I prefer green tea over coffee"}, "engine/1")["label"]

@@ -13,19 +13,28 @@ needs_semantic = pytest.mark.skipif(
 )
 
 
-@pytest.fixture
-def hybrid_engine(settings):
-    """SPOKE_MEMORY_ENGINE=hybrid/1 for this test, with the embedding writer registered as
-    MemoryConfig.ready() registers it when the provider starts on that setting."""
+def _engine_on(settings, version: str):
+    """SPOKE_MEMORY_ENGINE=version for one test, with the embedding writer registered as
+    MemoryConfig.ready() registers it when the provider starts on a hybrid engine."""
     from memory.services import derived, hybrid_store
 
-    settings.SPOKE_MEMORY_ENGINE = "hybrid/1"
+    settings.SPOKE_MEMORY_ENGINE = version
     added = hybrid_store.write_embeddings not in derived.WRITERS
     if added:
         derived.WRITERS.append(hybrid_store.write_embeddings)
     yield
     if added:
         derived.WRITERS.remove(hybrid_store.write_embeddings)
+
+
+@pytest.fixture
+def hybrid_engine(settings):
+    yield from _engine_on(settings, "hybrid/1")
+
+
+@pytest.fixture
+def hybrid2_engine(settings):
+    yield from _engine_on(settings, "hybrid/2")
 
 
 @pytest.fixture

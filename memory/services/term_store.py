@@ -1,0 +1,70 @@
+"""Storage side of the engine/2 term statistics (memory.models.RecordTerm): a derived copy of
+record text, kept in step by the derived-copy hooks every content write path calls (records
+create/update, review, delete, import activation), inside the write's own transaction.
+
+Registered whatever the engine setting, so switching to engine/2 or hybrid/2 never finds a
+record without its rows. Each write touches only its own records' rows (delete, then insert):
+no per-subject counter is shared between writers, so concurrent writes can neither lose an
+update nor deadlock on it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+
+from memory.engine import lexicon
+from memory.models import Record, RecordTerm
+from memory.services import derived
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def epoch_ms(value: datetime) -> int:
+    return (value - EPOCH) // timedelta(milliseconds=1)
+
+
+def term_rows(record: Record) -> list[RecordTerm]:
+    """The rows of a record's current text (none for a tombstone or a text without tokens)."""
+    if record.deleted_at is not None or not record.text:
+        return []
+    toks = lexicon.tokens(record.text)
+    length, created = len(toks), epoch_ms(record.created_at)
+    return [
+        RecordTerm(
+            record_id=record.pk,
+            subject_id=record.subject_id,
+            term=term,
+            tf=tf,
+            length=length,
+            created_ms=created,
+        )
+        for term, tf in sorted(Counter(toks).items())
+    ]
+
+
+def write_terms(records: Iterable[Record]) -> None:
+    """Derived-copy writer: replace the records' rows with those of their current text."""
+    records = list(records)
+    if not records:
+        return
+    if any(r.revision > 1 for r in records):
+        erase_terms(records)
+    RecordTerm.objects.bulk_create([row for r in records for row in term_rows(r)], batch_size=2000)
+
+
+def erase_terms(records: Iterable[Record]) -> None:
+    """Derived-copy eraser: the records' rows go with their content."""
+    pks = [r.pk for r in records]
+    if pks:
+        RecordTerm.objects.filter(record_id__in=pks).delete()
+
+
+def install() -> None:
+    if write_terms not in derived.WRITERS:
+        derived.WRITERS.append(write_terms)
+    if erase_terms not in derived.ERASERS:
+        derived.ERASERS.append(erase_terms)
+
+
+install()
