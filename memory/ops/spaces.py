@@ -79,7 +79,7 @@ def space_ref(space: Space) -> dict:
 @op("memory.spaces.freeze")
 def freeze(ctx: OpContext, req: dict) -> dict:
     def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"])
+        cov = scope.coverage(req["space_id"], exclusive=True)
         cov.require_admin()
         space = cov.space
         if space.state == Space.FROZEN:
@@ -94,7 +94,7 @@ def freeze(ctx: OpContext, req: dict) -> dict:
 @op("memory.spaces.unfreeze")
 def unfreeze(ctx: OpContext, req: dict) -> dict:
     def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"])
+        cov = scope.coverage(req["space_id"], exclusive=True)
         cov.require_admin()
         space = cov.space
         # Unfreezing an active space is a committed no-op: the caller's intent (active) holds.
