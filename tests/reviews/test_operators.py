@@ -100,3 +100,12 @@ def test_grants_are_read_only_in_the_admin(moderator):
     assert client.get("/admin/memory/grant/add/").status_code == 403
     page = client.get(f"/admin/memory/grant/{grant.pk}/change/")
     assert page.status_code == 200 and b'name="_save"' not in page.content
+
+
+def test_operate_page_shows_each_principals_rate(operator, moderator):
+    client = logged_in(operator)
+    principal = moderator.principal
+    assert "<td>default</td>" in client.get("/console/operate/s1/").content.decode()
+    principal.rate = "120/s"
+    principal.save(update_fields=["rate"])
+    assert "<td>120/s</td>" in client.get("/console/operate/s1/").content.decode()

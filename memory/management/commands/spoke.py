@@ -14,6 +14,7 @@ from memory.ops.grants import issue_root_grant
 from memory.timeutil import now
 
 SPACE_ID = re.compile(r"^[A-Za-z0-9._:@-]{1,128}$")
+RATE = re.compile(r"^[1-9][0-9]{0,8}/(s|sec|second|m|min|minute|h|hour|d|day)$")
 
 
 class Command(BaseCommand):
@@ -35,6 +36,9 @@ class Command(BaseCommand):
         p = sub.add_parser("root-grant")
         p.add_argument("space_id")
         p.add_argument("principal_id")
+        p = sub.add_parser("set-rate", help="a principal's own request rate, or 'default'")
+        p.add_argument("principal_id")
+        p.add_argument("rate", help="N/s, N/min, N/hour or N/day; 'default' for SPOKE_MEMORY_RATE")
         p = sub.add_parser("demo")
         p.add_argument("--space-id", default="demo")
 
@@ -98,6 +102,18 @@ class Command(BaseCommand):
             raise CommandError(f"no space {opts['space_id']}")
         grant = issue_root_grant(space, self._principal(opts["principal_id"]))
         return {"grant_id": grant.grant_id}
+
+    def do_set_rate(self, opts) -> dict:
+        principal = self._principal(opts["principal_id"])
+        rate = opts["rate"].strip().lower()
+        if rate == "default":
+            principal.rate = None
+        elif RATE.match(rate):
+            principal.rate = rate
+        else:
+            raise CommandError("rate must be N/s, N/min, N/hour or N/day (N ≥ 1), or 'default'")
+        principal.save(update_fields=["rate"])
+        return {"principal_id": principal.principal_id, "rate": principal.rate or "default"}
 
     def do_demo(self, opts) -> dict:
         from memory.demo import build_demo
