@@ -40,7 +40,7 @@ class PrincipalThrottle(SimpleRateThrottle):
         if key is None:
             return True
         own = getattr(view.principal, "rate", None)
-        limit, duration = self.parse_rate(own) if own else (self.num_requests, self.duration)
+        limit, duration = self.parse_rate(own or self.rate)
         if limit is None or duration is None:
             return True
         at = self.timer()
