@@ -70,7 +70,7 @@ def targets(s, subject_pk: int) -> list[tuple[str, str, object]]:
             "placement": {"scope": "shared"},
         }
 
-    return [
+    out = [
         (
             FLOOR,
             "/bench/floor-write",
@@ -96,6 +96,23 @@ def targets(s, subject_pk: int) -> list[tuple[str, str, object]]:
         ),
         (READ, "/v1/ops/memory.subjects.get", lambda i, n: {"space_id": sid, "subject_id": "u1"}),
     ]
+    if ENGINE != "engine/1":  # capture classifies with the engine policy; only engine/1 has one
+        out = [t for t in out if t[0] != CAPTURE]
+    return out
+
+
+def _drain() -> dict:
+    """The worker's side under hybrid/1: embed the backlog the load left, in batches, here."""
+    from django.conf import settings
+
+    from memory.services import hybrid_store
+
+    settings.SPOKE_MEMORY_ENGINE = ENGINE
+    backlog = hybrid_store.backlog()
+    started = time.perf_counter()
+    done = hybrid_store.drain()
+    seconds = time.perf_counter() - started
+    return {"backlog": backlog, "embedded": done, "rec_per_s": round(done / seconds, 1)}
 
 
 def main() -> dict:
@@ -155,6 +172,10 @@ def main() -> dict:
         "floor_bumps": moved - committed,
     }
     print(f"engine {ENGINE}; audit: {audit}")
+    drained = None
+    if ENGINE == "hybrid/1":
+        drained = _drain()
+        print(f"embedding backlog drained in batches: {drained}")
     out = {
         "engine": ENGINE,
         "clients": CLIENTS,
@@ -164,6 +185,7 @@ def main() -> dict:
         "rounds": ROUNDS,
         "rows": rows,
         "audit": audit,
+        "drain": drained,
     }
     path = save(f"writes-{ENGINE.replace('/', '_')}", out)
     print(f"figures: {path}")

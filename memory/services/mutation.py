@@ -29,7 +29,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
-from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
+from django.db import (
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    connection,
+    models,
+    transaction,
+)
 
 from memory.access import Coverage, coverage_for
 from memory.context import OpContext
@@ -179,13 +186,7 @@ def _commit(scope: MutationScope, req: dict, outcome: Outcome) -> Receipt:
         if row is None or (row[1], _json(row[2])) != (subject.state, subject.fenced_context_ids):
             raise _Rerun
         subject.revision, subject.updated_at = row[0], at
-    space_revision = None
-    if scope.space is not None:
-        row = _bump(sql["space"], [db_at, scope.space.pk, scope.space.state])
-        if row is None:
-            raise _Rerun
-        space_revision = scope.space.revision = row[0]
-    receipt = Receipt.objects.create(
+    receipt = Receipt(
         space_id=req.get("space_id"),
         principal=ctx.principal,
         op=ctx.op,
@@ -193,12 +194,12 @@ def _commit(scope: MutationScope, req: dict, outcome: Outcome) -> Receipt:
         payload_digest=scope.payload_digest,
         idempotency_key=scope.key,
         refs=outcome.refs,
-        space_revision=space_revision,
         created_at=at,
         completed_at=None if outcome.status == Receipt.PENDING else at,
     )
+    key = None
     if scope.key is not None:
-        IdempotencyKey.objects.create(
+        key = IdempotencyKey(
             space_key=scope.space_key,
             principal=ctx.principal,
             op=ctx.op,
@@ -207,6 +208,22 @@ def _commit(scope: MutationScope, req: dict, outcome: Outcome) -> Receipt:
             receipt=receipt,
             created_at=at,
         )
+    if scope.space is not None and connection.vendor == "postgresql":
+        # one round trip: the space bump, the receipt carrying its revision, the key
+        revision = _tail(receipt, key, [db_at, scope.space.pk, scope.space.state])
+        if revision is None:
+            raise _Rerun
+        scope.space.revision = receipt.space_revision = revision
+        receipt._state.adding, receipt._state.db = False, connection.alias
+    else:
+        if scope.space is not None:
+            row = _bump(sql["space"], [db_at, scope.space.pk, scope.space.state])
+            if row is None:
+                raise _Rerun
+            scope.space.revision = receipt.space_revision = row[0]
+        receipt.save(force_insert=True)
+        if key is not None:
+            key.save(force_insert=True)
     if outcome.status == Receipt.PENDING:
         if outcome.job_kind is None:
             raise RuntimeError("a pending outcome needs a job")
@@ -216,6 +233,52 @@ def _commit(scope: MutationScope, req: dict, outcome: Outcome) -> Receipt:
         receipt_id = receipt.receipt_id
         transaction.on_commit(lambda: enqueue(receipt_id), robust=True)
     return receipt
+
+
+def _tail(receipt: Receipt, key: IdempotencyKey | None, space_params: list) -> int | None:
+    """PostgreSQL: the space bump, the receipt insert (its space_revision taken from the bump)
+    and the key insert as one statement, so the space row lock is held for one round trip and
+    the COMMIT. No row (a gate moved): nothing was inserted."""
+    params = [*space_params, *_values(receipt, skip="space_revision")]
+    if key is not None:
+        params += _values(key, skip="receipt")
+    return (_bump(_tail_sql(key is not None), params) or (None,))[0]
+
+
+def _values(obj, skip: str) -> list:
+    return [
+        f.get_db_prep_save(getattr(obj, f.attname), connection)
+        for f in obj._meta.concrete_fields
+        if f.name != skip and not (f.primary_key and isinstance(f, models.AutoField))
+    ]
+
+
+def _insert_select(model, skip: str, source: str) -> str:
+    """INSERT INTO model (every column) SELECT %s::type, … with `skip`'s column from `source`."""
+    q = connection.ops.quote_name
+    columns, values = [], []
+    for f in model._meta.concrete_fields:
+        if f.primary_key and isinstance(f, models.AutoField):
+            continue
+        columns.append(q(f.column))
+        values.append(source if f.name == skip else f"%s::{f.cast_db_type(connection)}")
+    return (
+        f"INSERT INTO {q(model._meta.db_table)} ({', '.join(columns)}) SELECT {', '.join(values)}"
+    )
+
+
+@cache
+def _tail_sql(with_key: bool) -> str:
+    q = connection.ops.quote_name
+    sql = (
+        f"WITH sp AS ({_bump_sql()['space']}),"
+        f" r AS ({_insert_select(Receipt, 'space_revision', 'sp.revision')} FROM sp"
+        f" RETURNING {q('receipt_id')}, {q('space_revision')})"
+    )
+    if with_key:
+        receipt_id = f"r.{q('receipt_id')}"
+        sql += f", k AS ({_insert_select(IdempotencyKey, 'receipt', receipt_id)} FROM r)"
+    return sql + f" SELECT {q('space_revision')} FROM r"  # noqa: S608 - names from model metadata
 
 
 def _json(value):

@@ -189,7 +189,9 @@ def test_records_create_takes_at_most_eight_queries():
     with CaptureQueriesContext(connection) as queries:
         answer = call(admin.principal, "memory.records.create", body)
     assert answer["receipt"]["status"] == "committed"
-    assert len(_statements(queries)) <= 8, "\n".join(q[:60] for q in _statements(queries))
+    # PostgreSQL sends the space bump, receipt and key as one statement (mutation._tail)
+    limit = 6 if connection.vendor == "postgresql" else 8
+    assert len(_statements(queries)) <= limit, "\n".join(q[:60] for q in _statements(queries))
     with CaptureQueriesContext(connection) as queries:
         again = call(admin.principal, "memory.records.create", body)
     assert again == answer and len(_statements(queries)) == 1  # one look-up replays
