@@ -80,7 +80,7 @@ def seed(space_id: str, subjects: int = 10) -> Seed:
     """A fresh space with a root-granted admin and `subjects` ensured subjects."""
     from memory.models import Principal, Space
     from memory.ops.base import call
-    from memory.ops.grants import issue_root_grant
+    from memory.services.operators import issue_root_grant
     from memory.timeutil import now
 
     at = now()

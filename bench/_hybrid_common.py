@@ -44,7 +44,7 @@ def django_on(url: str, engine: str) -> None:
 
 def space_with_admin(space_id: str):
     from memory.models import Principal, Space
-    from memory.ops.grants import issue_root_grant
+    from memory.services.operators import issue_root_grant
     from memory.timeutil import now
 
     at = now()

@@ -38,7 +38,7 @@ def _median_ms(fn, repeat: int) -> float:
 def fill(n: int):
     from memory.models import Principal, Record, Space, Subject
     from memory.ops.base import call
-    from memory.ops.grants import issue_root_grant
+    from memory.services.operators import issue_root_grant
     from memory.timeutil import now
 
     at = now()

@@ -42,7 +42,7 @@ def fill(n: int):
 
     from memory.models import Principal, Space
     from memory.ops.base import call
-    from memory.ops.grants import issue_root_grant
+    from memory.services.operators import issue_root_grant
 
     space = Space.objects.create(space_id="bench", display_name="bench")
     user = get_user_model().objects.create_user("bench", password="x")  # noqa: S106

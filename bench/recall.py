@@ -55,7 +55,7 @@ def build_space(n: int, rebuild: bool) -> tuple[str, list[str], str]:
     from django.db import connection
 
     from memory.models import Principal, Record, Space, Subject
-    from memory.ops.grants import issue_root_grant
+    from memory.services.operators import issue_root_grant
 
     space_id = f"bench-recall-{n}"
     subject_ids = [f"user-{i:05d}" for i in range(n // 100)]

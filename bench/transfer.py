@@ -138,7 +138,7 @@ def one(n: int) -> dict:
 
     from memory.models import ExportChunk, Principal, Space
     from memory.ops.base import call
-    from memory.ops.grants import issue_root_grant
+    from memory.services.operators import issue_root_grant
     from memory.timeutil import now
 
     src, dst = f"bench-src-{n}", f"bench-dst-{n}"

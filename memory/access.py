@@ -308,6 +308,17 @@ def access_subject(
     return subject
 
 
+def require_read(cov: Coverage, capabilities: list[str], subject: Subject | None) -> None:
+    """A list needs a read capability: on the subject when it names one, else anywhere in the
+    space. A visible subject without it is PERMISSION_DENIED (SPEC §2.6 b), not an empty page."""
+    if subject is None:
+        held = any(cov.with_capability(c) for c in capabilities)
+    else:
+        held = cov.covers_any(capabilities, subject.subject_id)
+    if not held:
+        raise permission_denied(capabilities[0])
+
+
 def gate_space_writable(space: Space) -> None:
     if space.state == Space.FROZEN:
         raise WireError(

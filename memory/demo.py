@@ -1,5 +1,7 @@
 """`manage.py spoke demo`: a demo space with subjects, candidates, records and profile documents,
-a console login and an API token. Everything is written through the ops layer."""
+a console login and an API token. Principals, tokens and root grants are made by
+`memory.services.operators` (as `manage.py spoke` and the console make them); everything else
+is written through the ops layer."""
 
 import secrets
 
@@ -8,7 +10,7 @@ from guardian.shortcuts import assign_perm
 
 from memory.models import Principal, Space
 from memory.ops.base import HANDLERS, call
-from memory.ops.grants import issue_root_grant
+from memory.services import operators
 from memory.timeutil import now
 
 DEMO_SUBJECTS = {
@@ -74,15 +76,15 @@ def build_demo(space_id: str = "demo") -> dict:
         user.set_password(password)
         user.is_staff = True
         user.save()
-    principal = Principal.objects.filter(user=user).first() or Principal.objects.create(
-        display_name="Demo moderator", kind=Principal.USER, user=user
+    principal = Principal.objects.filter(user=user).first() or operators.create_principal(
+        "Demo moderator", Principal.USER, username=user.get_username()
     )
     assign_perm("memory.operate_space", user, space)
     if not space.grants.filter(grantee=principal, parent__isnull=True, state="active").exists():
-        issue_root_grant(space, principal)
-    service = Principal.objects.create(display_name="Demo app", kind=Principal.SERVICE)
-    token = service.issue_token(label="demo")
-    issue_root_grant(space, service)
+        operators.issue_root_grant(space, principal)
+    service, token = operators.create_principal_with_token(
+        "Demo app", Principal.SERVICE, token_label="demo", root_grant_in=space
+    )
     for subject_id, kind in DEMO_SUBJECTS.items():
         _maybe(
             service,

@@ -13,7 +13,7 @@ from django.db import connection
 from django.test import Client
 
 from memory.models import Principal, Space
-from memory.ops.grants import issue_root_grant
+from memory.services.operators import issue_root_grant
 from memory.timeutil import now
 
 # Every request the suite sends is judged by both schema validators (memory/wire/validation.py

@@ -13,14 +13,15 @@ from memory.access import (
     coverage_for,
     gate_space_writable,
     gate_subject_writable,
+    require_read,
 )
 from memory.models import Candidate
 from memory.ops.base import OpContext, op
-from memory.ops.capture import admit, candidate_ref
-from memory.ops.records import require_read
 from memory.selectors import cursors
+from memory.services.content import check_content_at
 from memory.services.mutation import MutationScope, Outcome, mutate
-from memory.services.record_store import Placement, Provenance, create_records, record_ref
+from memory.services.record_store import Placement, Provenance, create_records
+from memory.services.refs import candidate_ref, record_ref
 from memory.timeutil import iso
 from memory.wire.errors import WireError
 
@@ -142,13 +143,13 @@ def decided_items(candidate: Candidate, decision: dict) -> list[tuple[str, dict]
     if action == "promote":
         content = decision.get("content_override")
         if content is not None:
-            admit(content)
+            check_content_at(content)
         else:
             content = candidate.proposed["content"]
         return [(default_kind(candidate, decision.get("kind")), content)]
     items = []
     for index, fragment in enumerate(decision["fragments"]):
-        admit(fragment["content"], fragment_index=index)
+        check_content_at(fragment["content"], fragment_index=index)
         items.append((default_kind(candidate, fragment.get("kind")), fragment["content"]))
     return items
 

@@ -8,24 +8,10 @@ from memory.engine.classify import classify
 from memory.ids import new_id
 from memory.models import Candidate
 from memory.ops.base import OpContext, op
-from memory.services.content import check_content
+from memory.services.content import check_content_at
 from memory.services.mutation import MutationScope, Outcome, mutate
 from memory.services.record_store import Placement
-from memory.wire.errors import WireError
-
-
-def admit(content: dict, **where: int) -> None:
-    """check_content with SPEC's field names (`content.cognition`), plus which item or fragment
-    of the request it was (`item_index`, `fragment_index`) so a client can find it."""
-    try:
-        check_content(content)
-    except WireError as err:
-        err.details.update(where)
-        raise
-
-
-def candidate_ref(candidate: Candidate) -> dict:
-    return {"type": "candidate", "id": candidate.candidate_id, "revision": candidate.revision}
+from memory.services.refs import candidate_ref
 
 
 @op("memory.capture")
@@ -40,7 +26,7 @@ def capture(ctx: OpContext, req: dict) -> dict:
         gate_space_writable(cov.space)
         gate_subject_writable(subject, placement.scope, placement.context_id)
         for index, item in enumerate(req["items"]):
-            admit(item["content"], item_index=index)
+            check_content_at(item["content"], item_index=index)
         policy = settings.SPOKE_MEMORY_ENGINE
         ids = sorted(new_id("candidate") for _ in req["items"])  # ascending: ties keep item order
         candidates = []

@@ -1,8 +1,5 @@
 """memory.grants.list, .grant, .revoke, and root grants for operators (SPEC §4)."""
 
-from django.db import transaction
-from django.db.models import F
-
 from memory.access import (
     Coverage,
     access_grant,
@@ -12,11 +9,12 @@ from memory.access import (
     gate_space_writable,
     grant_has,
 )
-from memory.models import Grant, Principal, Space
+from memory.models import Grant, Principal
 from memory.ops.base import OpContext, op
 from memory.selectors import cursors
 from memory.services.mutation import MutationScope, Outcome, mutate
-from memory.timeutil import iso, now, parse
+from memory.services.refs import grant_ref
+from memory.timeutil import iso, parse
 from memory.wire.errors import WireError, invalid, not_found, permission_denied
 
 DIMENSIONS = ["capabilities", "subject_ids", "context_ids", "shared_access", "expires_at"]
@@ -67,10 +65,6 @@ def choose_parent(cov: Coverage, want: dict, parent_id: str | None) -> Grant:
         "The grant asks for more than any issuing grant of the caller covers.",
         exceeds=[d for d in DIMENSIONS if d in (best or [])],
     )
-
-
-def grant_ref(grant: Grant) -> dict:
-    return {"type": "grant", "id": grant.grant_id, "revision": grant.revision}
 
 
 @op("memory.grants.grant")
@@ -174,21 +168,3 @@ def grants_list(ctx: OpContext, req: dict) -> dict:
         "grants": [g.to_wire(ctx.at, g.grant_id in live) for g in page],
         "next_cursor": next_cursor,
     }
-
-
-def issue_root_grant(space: Space, principal: Principal) -> Grant:
-    """Operators only (console, management command): a space_admin grant with no parent. Its
-    issuer is the grantee itself; `parent_grant_id: null` is what marks it as a root."""
-    at = now()
-    with transaction.atomic():
-        Space.objects.filter(pk=space.pk).update(revision=F("revision") + 1, updated_at=at)
-        return Grant.objects.create(
-            space=space,
-            grantee=principal,
-            issuer=principal,
-            parent=None,
-            ancestor_ids=[],
-            capabilities=["space_admin"],
-            shared_access=True,
-            created_at=at,
-        )

@@ -14,11 +14,8 @@ from memory.models import ProfileDocument
 from memory.ops.base import OpContext, op
 from memory.services.content import check_profile_content
 from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.refs import profile_ref
 from memory.wire.errors import WireError, not_found
-
-
-def profile_ref(doc: ProfileDocument) -> dict:
-    return {"type": "profile_document", "id": doc.kind, "revision": doc.revision}
 
 
 @op("memory.profile.get")

@@ -21,7 +21,6 @@ from memory.access import access_subject, coverage_for
 from memory.engine import rank
 from memory.models import Record, Subject
 from memory.ops.base import OpContext, op
-from memory.ops.spaces import engine_policy_version
 from memory.selectors.selection import ReadFilter, matching, read_filter, records_queryset
 from memory.services import hybrid_store
 from memory.wire.canonical import content_bytes
@@ -89,7 +88,7 @@ def _answer(results: list[dict], total: int, cut: rank.Budgeted | None) -> dict:
             "results": results,
             "total_eligible": total,
             "truncation": truncation,
-            "engine_policy_version": engine_policy_version(),
+            "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
         }
     }
 

@@ -8,37 +8,27 @@ records its records_write grants cover, as a reader sees those its records_read 
 from itertools import islice
 
 from memory.access import (
-    Coverage,
     access_record,
     access_subject,
     coverage_for,
     gate_space_writable,
     gate_subject_writable,
+    require_read,
 )
-from memory.models import Record, Subject
+from memory.models import Record
 from memory.ops.base import OpContext, op
 from memory.selectors import cursors
 from memory.selectors.selection import matching, read_filter, records_queryset
 from memory.services import record_store
 from memory.services.content import check_content
 from memory.services.mutation import MutationScope, Outcome, mutate
-from memory.services.record_store import Placement, Provenance, record_ref
+from memory.services.record_store import Placement, Provenance
+from memory.services.refs import candidate_ref, record_ref
 from memory.timeutil import iso
-from memory.wire.errors import WireError, permission_denied
+from memory.wire.errors import WireError
 
 READ = ["records_read"]
 WRITE_VISIBLE = ["records_read", "records_write"]
-
-
-def require_read(cov: Coverage, capabilities: list[str], subject: Subject | None) -> None:
-    """A list needs a read capability: on the subject when it names one, else anywhere in the
-    space. A visible subject without it is PERMISSION_DENIED (SPEC §2.6 b), not an empty page."""
-    if subject is None:
-        held = any(cov.with_capability(c) for c in capabilities)
-    else:
-        held = cov.covers_any(capabilities, subject.subject_id)
-    if not held:
-        raise permission_denied(capabilities[0])
 
 
 def gate_record(record: Record, space, placements: list[Placement]) -> None:
@@ -129,9 +119,7 @@ def delete(ctx: OpContext, req: dict) -> dict:
         scope.touch(record.subject)
         refs = [record_ref(record)]
         if candidate is not None:
-            refs.append(
-                {"type": "candidate", "id": candidate.candidate_id, "revision": candidate.revision}
-            )
+            refs.append(candidate_ref(candidate))
         return Outcome(refs=refs)
 
     return mutate(ctx, req, body)

@@ -31,6 +31,7 @@ from memory.ops.base import OpContext, op
 from memory.selectors import cursors
 from memory.selectors.selection import check_selection, cognition_q, selection_q
 from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.refs import reflection_ref
 from memory.tasks import job_handler
 from memory.timeutil import iso, now, parse
 from memory.wire.canonical import canonical
@@ -312,4 +313,4 @@ def run_generate(job: Job) -> list[dict]:
         generated_by_principal_id=p["principal_id"],
     )
     Subject.objects.filter(pk=subject.pk).update(revision=F("revision") + 1, updated_at=at)
-    return [{"type": "reflection", "id": p["reflection_id"]}]
+    return [reflection_ref(p["reflection_id"])]

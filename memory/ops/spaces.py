@@ -7,6 +7,7 @@ from memory.access import effective_grants
 from memory.models import Grant, Receipt, Space
 from memory.ops.base import OpContext, op
 from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.refs import space_ref
 from memory.wire.errors import WireError
 
 LIMIT_NAMES = [
@@ -23,10 +24,6 @@ LIMIT_NAMES = [
 ]
 
 
-def engine_policy_version() -> str:
-    return settings.SPOKE_MEMORY_ENGINE
-
-
 @op("memory.describe")
 def describe(ctx: OpContext, req: dict) -> dict:
     limits = settings.SPOKE_MEMORY_LIMITS
@@ -38,7 +35,7 @@ def describe(ctx: OpContext, req: dict) -> dict:
             "served_capabilities": list(settings.SPOKE_MEMORY_SERVED_CAPABILITIES),
             "limits": {name: limits[name] for name in LIMIT_NAMES},
             "required_profile_kinds": list(settings.SPOKE_MEMORY_REQUIRED_PROFILE_KINDS),
-            "engine_policy_version": engine_policy_version(),
+            "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
             "extensions": {},
         }
     }
@@ -70,10 +67,6 @@ def spaces_list(ctx: OpContext, req: dict) -> dict:
     spaces = Space.objects.filter(space_id__in=visible).order_by("space_id")
     counts = pending_counts(visible)
     return {"spaces": [s.to_wire(counts.get(s.space_id, 0)) for s in spaces]}
-
-
-def space_ref(space: Space) -> dict:
-    return {"type": "space", "id": space.space_id, "revision": space.revision + 1}
 
 
 @op("memory.spaces.freeze")

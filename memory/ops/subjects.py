@@ -4,11 +4,8 @@ from memory.access import access_subject, gate_space_writable, grant_covers_subj
 from memory.models import Subject
 from memory.ops.base import OpContext, op
 from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.refs import subject_ref
 from memory.wire.errors import WireError, not_found, permission_denied
-
-
-def subject_ref(subject: Subject) -> dict:
-    return {"type": "subject", "id": subject.subject_id, "revision": subject.revision}
 
 
 @op("memory.subjects.ensure")

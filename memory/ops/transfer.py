@@ -12,16 +12,9 @@ from memory.models import Export, ExportChunk, Import, ImportChunk
 from memory.ops.base import OpContext, op
 from memory.services import transfer_jobs as jobs
 from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.refs import export_ref, import_ref
 from memory.wire.canonical import canonical
 from memory.wire.errors import WireError, invalid, not_found, permission_denied
-
-
-def export_ref(export_id: str) -> dict:
-    return {"type": "export", "id": export_id}
-
-
-def import_ref(import_id: str) -> dict:
-    return {"type": "import", "id": import_id}
 
 
 def require_export(cov: Coverage) -> None:

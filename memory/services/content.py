@@ -47,3 +47,13 @@ def check_profile_content(content: dict) -> int:
             size=size,
         )
     return size
+
+
+def check_content_at(content: dict, **where: int) -> None:
+    """check_content with SPEC's field names (`content.cognition`), plus which item or fragment
+    of the request it was (`item_index`, `fragment_index`) so a client can find it."""
+    try:
+        check_content(content)
+    except WireError as err:
+        err.details.update(where)
+        raise

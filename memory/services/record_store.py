@@ -36,10 +36,6 @@ class Provenance:
     captured_at: datetime | None = None
 
 
-def record_ref(record: Record) -> dict:
-    return {"type": "record", "id": record.record_id, "revision": record.revision}
-
-
 def _snapshot(record: Record) -> RecordRevision:
     return RecordRevision(
         record=record,

@@ -33,6 +33,7 @@ from memory.models import (
     Subject,
 )
 from memory.services import transfer_load as load
+from memory.services.refs import export_ref, import_ref
 from memory.tasks import job_handler
 from memory.timeutil import iso, now
 from memory.wire.canonical import digest_bytes
@@ -138,7 +139,7 @@ def export_objects(export: Export) -> Iterator[dict]:
 def run_export(job: Job) -> list[dict]:
     _snapshot()  # the first statement of the job's transaction
     export = Export.objects.select_for_update().get(pk=job.params["export_id"])
-    ref = [{"type": "export", "id": export.export_id}]
+    ref = [export_ref(export.export_id)]
     if export.state == Export.READY:
         return ref
     space = Space.objects.get(pk=export.space_id)
@@ -223,7 +224,7 @@ def staged_objects(imp: Import) -> Iterator[tuple[int, list[dict]]]:
 @job_handler(VERIFY, on_failure=_reject_import)
 def run_verify(job: Job) -> list[dict]:
     imp = Import.objects.select_for_update().get(pk=job.params["import_id"])
-    ref = [{"type": "import", "id": imp.import_id}]
+    ref = [import_ref(imp.import_id)]
     if imp.state != "verifying":
         raise WireError(
             "IMPORT_STATE_CONFLICT", "The import is not being verified.", state=imp.state
@@ -296,4 +297,4 @@ def run_activate(job: Job) -> list[dict]:
     imp.state, imp.updated_at = "activated", at
     imp.save(update_fields=["state", "updated_at"])
     ImportChunk.objects.filter(imp=imp).delete()
-    return [{"type": "import", "id": imp.import_id}]
+    return [import_ref(imp.import_id)]

@@ -1,18 +1,16 @@
 """Operator pages (SPEC §8): create principals, issue and revoke API tokens, make root grants for
 a space. Guarded by guardian's `memory.operate_space` on that space (see reviews.operators), not
-by the grants of SPEC §4, which these actions bootstrap. The root grant reuses the operators'
-own `issue_root_grant`, the same one the management command calls."""
+by the grants of SPEC §4, which these actions bootstrap. Every action goes through
+`memory.services.operators`, the same service `manage.py spoke` calls."""
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from memory.models import ApiToken, Grant, Principal
-from memory.ops.grants import issue_root_grant
-from memory.timeutil import now
+from memory.services import operators
+from memory.services.operators import OperatorError, UserNotLinkable
 from reviews.operators import manageable, require_operator
 
 
@@ -51,24 +49,21 @@ def _show_token_once(request, principal: Principal, token: str) -> None:
 @login_required
 @require_POST
 def create_principal(request, space_id: str):
-    require_operator(request.user, space_id)
-    name = request.POST.get("display_name", "").strip()[:200]
-    kind = request.POST.get("kind", Principal.SERVICE)
-    username = request.POST.get("username", "").strip()
-    if not name or kind not in (Principal.SERVICE, Principal.USER):
-        messages.error(request, "A principal needs a display name and a kind (service or user).")
+    space = require_operator(request.user, space_id)
+    try:
+        principal, token = operators.create_principal_with_token(
+            request.POST.get("display_name", "").strip()[:200],
+            request.POST.get("kind", Principal.SERVICE),
+            username=request.POST.get("username", "").strip(),
+            token_label=f"created in the console for {space_id}",
+            root_grant_in=space if request.POST.get("root_grant") else None,
+        )
+    except UserNotLinkable:
+        messages.error(request, "That user does not exist or is already linked to a principal.")
         return redirect("reviews:operate", space_id)
-    user = None
-    if username:
-        user = get_user_model().objects.filter(username=username).first()
-        if user is None or Principal.objects.filter(user=user).exists():
-            messages.error(request, "That user does not exist or is already linked to a principal.")
-            return redirect("reviews:operate", space_id)
-    with transaction.atomic():
-        principal = Principal.objects.create(display_name=name, kind=kind, user=user)
-        token = principal.issue_token(label=f"created in the console for {space_id}")
-        if request.POST.get("root_grant"):
-            issue_root_grant(require_operator(request.user, space_id), principal)
+    except OperatorError as err:
+        messages.error(request, str(err))
+        return redirect("reviews:operate", space_id)
     _show_token_once(request, principal, token)
     messages.success(request, f"Principal {principal.principal_id} created.")
     return redirect("reviews:operate", space_id)
@@ -92,7 +87,9 @@ def issue_token(request, space_id: str):
     principal = _manageable_principal(request, request.POST.get("principal_id", "").strip())
     if principal is not None:
         _show_token_once(
-            request, principal, principal.issue_token(label=request.POST.get("label", "")[:200])
+            request,
+            principal,
+            operators.issue_token(principal, label=request.POST.get("label", "")[:200]),
         )
         messages.success(request, f"Token issued for {principal.principal_id}.")
     return redirect("reviews:operate", space_id)
@@ -110,7 +107,7 @@ def revoke_token(request, space_id: str):
     if token is None or not manageable(request.user, token.principal):
         messages.error(request, "No such token is managed by you.")
     else:
-        ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=now())
+        operators.revoke_tokens(ApiToken.objects.filter(pk=token.pk))
         messages.success(request, f"Token of {token.principal_id} revoked.")
     return redirect("reviews:operate", space_id)
 
@@ -119,12 +116,11 @@ def revoke_token(request, space_id: str):
 @require_POST
 def root_grant(request, space_id: str):
     space = require_operator(request.user, space_id)
-    principal = Principal.objects.filter(
-        principal_id=request.POST.get("principal_id", "").strip()
-    ).first()
-    if principal is None:
+    try:
+        principal = operators.get_principal(request.POST.get("principal_id", "").strip())
+    except OperatorError:
         messages.error(request, "No such principal.")
     else:
-        grant = issue_root_grant(space, principal)
+        grant = operators.issue_root_grant(space, principal)
         messages.success(request, f"Root grant {grant.grant_id} made for {principal.principal_id}.")
     return redirect("reviews:operate", space_id)

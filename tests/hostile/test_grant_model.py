@@ -31,7 +31,7 @@ from hypothesis.stateful import (
 from memory.access import ADMIN, Coverage, coverage_for
 from memory.models import Grant, Principal, Space
 from memory.ops.base import call
-from memory.ops.grants import issue_root_grant
+from memory.services.operators import issue_root_grant
 from memory.timeutil import iso, now
 from memory.wire.errors import WireError
 

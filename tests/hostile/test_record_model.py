@@ -44,7 +44,7 @@ from hypothesis.stateful import (
 )
 
 from memory.engine.classify import classify
-from memory.ops.grants import issue_root_grant
+from memory.services.operators import issue_root_grant
 from tests.conftest import Api, make_persona, make_space
 from tests.memory.ops.capture_world import cognition_entry
 

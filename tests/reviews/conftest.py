@@ -10,7 +10,7 @@ from django.test import Client
 
 from memory.models import Principal
 from memory.ops.base import call
-from memory.ops.grants import issue_root_grant
+from memory.services.operators import issue_root_grant
 
 PASSWORD = "correct horse battery staple"  # noqa: S105
 

@@ -4,7 +4,7 @@ import pytest
 from guardian.shortcuts import assign_perm
 
 from memory.models import ApiToken, Grant, Principal, Space
-from memory.ops.grants import issue_root_grant
+from memory.services.operators import issue_root_grant
 from tests.reviews.conftest import logged_in, make_user
 
 pytestmark = pytest.mark.django_db
@@ -109,3 +109,17 @@ def test_operate_page_shows_each_principals_rate(operator, moderator):
     principal.rate = "120/s"
     principal.save(update_fields=["rate"])
     assert "<td>120/s</td>" in client.get("/console/operate/s1/").content.decode()
+
+
+def test_a_refused_principal_writes_nothing_and_says_why(operator):
+    client = logged_in(operator)
+    before = (Principal.objects.count(), ApiToken.objects.count(), Grant.objects.count())
+    for data, message in [
+        ({"display_name": "", "kind": "service"}, "needs a display name"),
+        ({"display_name": "x", "kind": "robot"}, "needs a display name"),
+        ({"display_name": "x", "kind": "user", "username": "nobody"}, "does not exist or is"),
+        ({"display_name": "x", "kind": "user", "username": "operator"}, "does not exist or is"),
+    ]:
+        response = client.post("/console/operate/s1/principals/", data, follow=True)
+        assert message in response.content.decode()
+    assert (Principal.objects.count(), ApiToken.objects.count(), Grant.objects.count()) == before

@@ -2,19 +2,11 @@
 JSON object on stdout and exits non-zero with a clear message on bad input."""
 
 import json
-import re
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 
-from memory.models import ApiToken, Principal, Space
-from memory.models.principals import hash_token
-from memory.ops.grants import issue_root_grant
-from memory.timeutil import now
-
-SPACE_ID = re.compile(r"^[A-Za-z0-9._:@-]{1,128}$")
-RATE = re.compile(r"^[1-9][0-9]{0,8}/(s|sec|second|m|min|minute|h|hour|d|day)$")
+from memory.services import operators
+from memory.services.operators import OperatorError
 
 
 class Command(BaseCommand):
@@ -47,72 +39,38 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         action = opts["action"].replace("-", "_")
-        self.emit(getattr(self, f"do_{action}")(opts))
+        try:
+            self.emit(getattr(self, f"do_{action}")(opts))
+        except OperatorError as err:
+            raise CommandError(str(err)) from None
 
     def do_create_space(self, opts) -> dict:
-        space_id = opts["space_id"]
-        if not SPACE_ID.match(space_id):
-            raise CommandError("space_id must be 1-128 characters of [A-Za-z0-9._:@-]")
-        if Space.objects.filter(space_id=space_id).exists():
-            raise CommandError(f"space {space_id} already exists")
-        at = now()
-        Space.objects.create(
-            space_id=space_id,
-            display_name=opts.get("display_name") or space_id,
-            created_at=at,
-            updated_at=at,
-        )
-        return {"space_id": space_id}
+        space = operators.create_space(opts["space_id"], opts.get("display_name"))
+        return {"space_id": space.space_id}
 
     def do_create_principal(self, opts) -> dict:
-        user = None
-        if opts.get("user"):
-            user = get_user_model().objects.filter(username=opts["user"]).first()
-            if user is None:
-                raise CommandError(f"no user named {opts['user']}")
-            if Principal.objects.filter(user=user).exists():
-                raise CommandError(f"user {opts['user']} is already linked to a principal")
-        with transaction.atomic():
-            principal = Principal.objects.create(
-                display_name=opts["name"], kind=opts["kind"], user=user
-            )
-            token = principal.issue_token(label="created with the principal")
+        principal, token = operators.create_principal_with_token(
+            opts["name"],
+            opts["kind"],
+            username=opts.get("user") or "",
+            token_label="created with the principal",
+        )
         return {"principal_id": principal.principal_id, "token": token}
 
-    def _principal(self, principal_id: str) -> Principal:
-        principal = Principal.objects.filter(principal_id=principal_id).first()
-        if principal is None:
-            raise CommandError(f"no principal {principal_id}")
-        return principal
-
     def do_issue_token(self, opts) -> dict:
-        return {"token": self._principal(opts["principal_id"]).issue_token()}
+        return {"token": operators.issue_token(operators.get_principal(opts["principal_id"]))}
 
     def do_revoke_token(self, opts) -> dict:
-        updated = ApiToken.objects.filter(
-            token_hash=hash_token(opts["token"]), revoked_at__isnull=True
-        ).update(revoked_at=now())
-        if not updated:
-            raise CommandError("no such active token")
+        operators.revoke_token_value(opts["token"])
         return {"revoked": True}
 
     def do_root_grant(self, opts) -> dict:
-        space = Space.objects.filter(space_id=opts["space_id"]).first()
-        if space is None:
-            raise CommandError(f"no space {opts['space_id']}")
-        grant = issue_root_grant(space, self._principal(opts["principal_id"]))
+        space = operators.get_space(opts["space_id"])
+        grant = operators.issue_root_grant(space, operators.get_principal(opts["principal_id"]))
         return {"grant_id": grant.grant_id}
 
     def do_set_rate(self, opts) -> dict:
-        principal = self._principal(opts["principal_id"])
-        rate = opts["rate"].strip().lower()
-        if rate == "default":
-            principal.rate = None
-        elif RATE.match(rate):
-            principal.rate = rate
-        else:
-            raise CommandError("rate must be N/s, N/min, N/hour or N/day (N ≥ 1), or 'default'")
-        principal.save(update_fields=["rate"])
+        principal = operators.set_rate(operators.get_principal(opts["principal_id"]), opts["rate"])
         return {"principal_id": principal.principal_id, "rate": principal.rate or "default"}
 
     def do_demo(self, opts) -> dict:

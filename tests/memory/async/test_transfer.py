@@ -8,7 +8,7 @@ import pytest
 
 from memory.engine import transfer as policy
 from memory.models import Export, ExportChunk, Import, Job, Receipt, Record, Space, Subject
-from memory.ops.grants import issue_root_grant
+from memory.services.operators import issue_root_grant
 from memory.wire.canonical import canonical, digest
 
 from .conftest import (

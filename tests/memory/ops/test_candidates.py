@@ -480,7 +480,7 @@ def test_racing_reviews_one_wins_the_other_is_consumed():
 
     from memory.models import Space, Subject
     from memory.ops.base import call
-    from memory.ops.grants import issue_root_grant
+    from memory.services.operators import issue_root_grant
 
     make_space("s1")
     admin = make_persona("racer")

@@ -126,7 +126,7 @@ def test_racing_requests_with_one_key_execute_once():
     from django.test import Client
 
     make_space("s1")
-    from memory.ops.grants import issue_root_grant
+    from memory.services.operators import issue_root_grant
 
     admin = make_persona("racer")
     from memory.models import Space

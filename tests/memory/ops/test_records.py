@@ -462,7 +462,7 @@ def test_concurrent_writers_cannot_lose_an_update():
 
     from memory.models import Space
     from memory.ops.base import call
-    from memory.ops.grants import issue_root_grant
+    from memory.services.operators import issue_root_grant
 
     make_space("s1")
     admin = make_persona("writer")

@@ -7,7 +7,7 @@ import pytest
 
 from memory.models import Export, Reflection, Space
 from memory.ops.base import call
-from memory.ops.grants import issue_root_grant
+from memory.services.operators import issue_root_grant
 from tests.reviews.conftest import make_user
 from tests.reviews.jobs import start_worker  # noqa: F401 (a fixture)
 

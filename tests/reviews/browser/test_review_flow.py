@@ -5,7 +5,7 @@ import pytest
 
 from memory.models import Candidate, Record, Space
 from memory.ops.base import call
-from memory.ops.grants import issue_root_grant
+from memory.services.operators import issue_root_grant
 from tests.reviews.conftest import make_user
 
 pytestmark = pytest.mark.browser
