@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from memory.models import IdempotencyKey, Receipt, Record, Space, Subject
 from memory.ops.base import call
-from memory.ops.grants import issue_root_grant
+from memory.services.operators import issue_root_grant
 from tests.conftest import make_persona, make_space, requires_postgres
 
 C1 = {"scope": "context", "context_id": "c1"}
