@@ -23,7 +23,7 @@ import time
 
 import httpx
 
-from bench import closed_loop, gunicorn, save, seed, setup_django, table
+from bench import closed_loop, gunicorn, merged, save, seed, setup_django, table
 
 SECONDS = float(os.environ.get("BENCH_SECONDS", "8"))
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", "8"))
@@ -137,15 +137,7 @@ def main() -> dict:
                 results.setdefault(name, []).append(
                     closed_loop(name, CLIENTS, SECONDS, _worker(url, path, body, headers))
                 )
-    rows = []
-    for _name, runs in results.items():
-        merged = runs[0]
-        for extra in runs[1:]:
-            merged.latencies += extra.latencies
-            merged.seconds += extra.seconds
-            for k, v in extra.errors.items():
-                merged.errors[k] = merged.errors.get(k, 0) + v
-        rows.append(merged.row())
+    rows = [merged(runs).row() for runs in results.values()]
     by = {row["name"]: row["rps"] or 1.0 for row in rows}
     for row in rows:
         row["vs_floor"] = f"{row['rps'] / by[FLOOR]:.2f}"
