@@ -19,7 +19,9 @@ request whose body failed re-checks the key, so a racer replays rather than answ
 winner's effect as its error. Any WireError raised by the body rolls everything back: no row, no
 receipt, no consumed key. So does losing the database before COMMIT; losing it during COMMIT
 leaves the outcome unknown (`503 unavailable`, `details.outcome: "unknown"`), and a retry with
-the key resolves it. A deadlock or serialization failure (PostgreSQL) runs the body again."""
+the key resolves it. A deadlock or serialization failure (PostgreSQL), or a unique violation
+from a racer that created the same object (two `subjects.ensure` of a new subject), runs the
+body again, which then sees the racer's committed row."""
 
 from __future__ import annotations
 
@@ -149,11 +151,13 @@ def mutate(ctx: OpContext, req: dict, body: Callable[[MutationScope], Outcome]) 
                 committing = True  # all that is left is COMMIT, sent as the block exits
         except _Rerun:
             continue
-        except (WireError, IntegrityError):
+        except (WireError, IntegrityError) as exc:
             # a racer with the same key may have committed first: replay it, else the failure
             hit = _lookup(space_key, ctx, key) if key is not None else None
             if hit is not None:
                 return _replay(hit, pdigest)
+            if isinstance(exc, IntegrityError) and not last:
+                continue  # a racer inserted the same natural key (a subject): decide again
             raise
         except (OperationalError, InterfaceError) as exc:
             if committing and is_outage(exc):

@@ -210,3 +210,17 @@ def test_single_item_capture_costs_what_a_create_does():
     with CaptureQueriesContext(connection) as queries:
         call(admin.principal, "memory.capture", {**body, "idempotency_key": "k-capture"})
     assert len(_statements(queries)) <= 7, "\n".join(q[:60] for q in _statements(queries))
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_racing_ensures_of_a_new_subject_without_keys_all_succeed():
+    """No key to settle it: the losers hit the subject's unique constraint, run again and find
+    the winner's subject (an existing subject: a committed no-op each)."""
+    admin = _world()
+    body = {"space_id": "s1", "subject_id": "u-new"}
+    results = _race(admin.token, [("memory.subjects.ensure", body)] * 10)
+    assert {status for status, _ in results} == {200}, results
+    assert Subject.objects.filter(subject_id="u-new").count() == 1
+    revisions = [b["receipt"]["space_revision"] for _, b in results]
+    assert len(set(revisions)) == len(revisions)
