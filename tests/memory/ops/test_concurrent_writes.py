@@ -224,3 +224,42 @@ def test_racing_ensures_of_a_new_subject_without_keys_all_succeed():
     assert Subject.objects.filter(subject_id="u-new").count() == 1
     revisions = [b["receipt"]["space_revision"] for _, b in results]
     assert len(set(revisions)) == len(revisions)
+
+
+@pytest.mark.django_db
+def test_the_commit_tail_writes_what_the_orm_reads_back():
+    """On PostgreSQL the space bump, receipt and key are one hand-written statement
+    (mutation._tail): every field of the rows it writes reads back as the answer said."""
+    admin = _world()
+    answer = call(admin.principal, "memory.records.create", _create_body("x", idempotency_key="k1"))
+    receipt = Receipt.objects.get(pk=answer["receipt"]["receipt_id"])
+    assert receipt.to_wire() == answer["receipt"]
+    assert receipt.principal_id == admin.principal.principal_id
+    assert (receipt.failure, receipt.extensions, receipt.status) == (None, {}, "committed")
+    assert receipt.completed_at == receipt.created_at
+    assert receipt.space_revision == Space.objects.get(pk="s1").revision
+    key = IdempotencyKey.objects.get(key="k1")
+    assert (key.space_key, key.principal_id, key.op, key.receipt_id, key.created_at) == (
+        "s1",
+        admin.principal.principal_id,
+        "memory.records.create",
+        receipt.receipt_id,
+        receipt.created_at,
+    )
+    assert key.payload_digest == receipt.payload_digest
+
+
+@pytest.mark.django_db
+def test_coverage_with_a_subject_builds_the_orms_subject():
+    from memory.access import coverage_for
+    from memory.timeutil import now
+
+    admin = _world()
+    Subject.objects.filter(subject_id="u1").update(fenced_context_ids=["c9"], kind="user")
+    cov = coverage_for("s1", admin.principal, now(), share=True, subject_id="u1")
+    loaded = cov.loaded_subject[1]
+    orm = Subject.objects.get(subject_id="u1")
+    fields = [f.attname for f in Subject._meta.concrete_fields]
+    assert [getattr(loaded, f) for f in fields] == [getattr(orm, f) for f in fields]
+    absent = coverage_for("s1", admin.principal, now(), subject_id="nobody")
+    assert absent.loaded_subject == ("nobody", None)
