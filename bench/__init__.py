@@ -300,6 +300,9 @@ def wsgi_app():
     """gunicorn factory (`bench:wsgi_app()`): the product's settings with the bench URLconf
     (the product's URLs plus the floor view)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spokememory.settings")
+    os.environ.setdefault(
+        "SECRET_KEY", "bench-only-secret-key-not-for-production-use"
+    )  # a throwaway database
     import django
     from django.conf import settings
 

@@ -23,6 +23,9 @@ import django
 
 def _setup() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spokememory.settings")
+    os.environ.setdefault(
+        "SECRET_KEY", "bench-only-secret-key-not-for-production-use"
+    )  # a throwaway database
     django.setup()
 
 

@@ -16,6 +16,10 @@ import time
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spokememory.settings")
 
+os.environ.setdefault(
+    "SECRET_KEY", "bench-only-secret-key-not-for-production-use"
+)  # a throwaway database
+
 import django  # noqa: E402
 
 django.setup()

@@ -26,6 +26,9 @@ from datetime import UTC, datetime, timedelta
 
 def _setup() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spokememory.settings")
+    os.environ.setdefault(
+        "SECRET_KEY", "bench-only-secret-key-not-for-production-use"
+    )  # a throwaway database
     import django
 
     django.setup()

@@ -5,8 +5,12 @@ first half); admission judges, in SPEC §1.4's order:
 
   3. storability: no U+0000, no lone surrogate, no number outside I-JSON's exact range;
   4. capability: the op's flag (and `spoke-cognition` for a cognition filter) is negotiated;
-  5. the op's request schema;
-  6. the cognition grammar.
+  5. the op's request schema, and the range of every time the request carries (SPEC §2.1: a
+     grant's `expires_at`, the times of each content's cognition records, a cognition filter's
+     time values), all `400 invalid_input` with `reason: "schema"`;
+  6. the cognition grammar;
+then the one judgement of the operations layer that needs no stored state and applies to every
+op alike: each `extensions` map within `limits.max_extensions_bytes` (`422 INVALID_INPUT`).
 
 Nothing reaches a handler that one caller would have refused and another accepted."""
 
@@ -14,10 +18,15 @@ from __future__ import annotations
 
 import re
 
-from memory.engine.cognition import grammar_error
+from django.conf import settings
+
+from memory.engine.cognition import TIME_DIMENSIONS, grammar_error, time_out_of_range
 from memory.flags import COGNITION
-from memory.wire.errors import WireError
-from memory.wire.validation import catalog, request_errors
+from memory.wire.canonical import canonical
+from memory.wire.errors import WireError, invalid
+from memory.wire.validation import OpSpec, catalog, component_paths, request_errors, values_at
+
+TIME_MESSAGE = "must be an RFC 3339 time within 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999Z"
 
 
 def capability_missing(required: str, negotiated) -> WireError:
@@ -37,7 +46,7 @@ def admit(op: str, body: dict, negotiated) -> None:
         raise capability_missing(spec.flag, negotiated)
     if "cognition_filter" in body and COGNITION not in negotiated:
         raise capability_missing(COGNITION, negotiated)
-    errors = request_errors(spec, body)
+    errors = request_errors(spec, body) or time_errors(spec, body)
     if errors:
         raise WireError(
             "invalid_input",
@@ -55,6 +64,47 @@ def admit(op: str, body: dict, negotiated) -> None:
                 reason="unsupported_cognition_requirement",
                 requirement_index=index,
             )
+    check_extensions(spec, body)
+
+
+def time_errors(spec: OpSpec, body: dict) -> list[dict]:
+    """The client times of a schema-valid request that denote no instant in SPEC §2.1's range
+    (an offset may push 9999-12-31 or 0001-01-01 out of it; year 0, Feb 30 never were)."""
+    found: list[tuple[str, object]] = []
+    for path in component_paths(spec, "LooseTime"):
+        found += values_at(body, path)
+    for path in component_paths(spec, "Content"):
+        for pointer, content in values_at(body, path):
+            for index, entry in enumerate(content.get("cognition") or []):
+                times = entry.get("times") if isinstance(entry, dict) else None
+                if isinstance(times, dict):
+                    found += [
+                        (f"{pointer}/cognition/{index}/times/{name}", value)
+                        for name, value in times.items()
+                    ]
+    cf = body.get("cognition_filter")
+    if isinstance(cf, dict):
+        for index, req in enumerate(cf.get("require") or []):
+            if req.get("dimension") in TIME_DIMENSIONS:
+                found.append((f"/cognition_filter/require/{index}/value", req.get("value")))
+    return [{"path": p, "message": TIME_MESSAGE} for p, v in found if time_out_of_range(v)]
+
+
+def check_extensions(spec: OpSpec, body: dict) -> None:
+    """SPEC §2.1: every extensions map of a request (its own and each item's) is at most
+    limits.max_extensions_bytes of RFC 8785 JSON."""
+    limit = settings.SPOKE_MEMORY_LIMITS["max_extensions_bytes"]
+    for path in component_paths(spec, "Extensions"):
+        for pointer, extensions in values_at(body, path):
+            size = len(canonical(extensions))
+            if size > limit:
+                raise invalid(
+                    "extensions_too_large",
+                    pointer.lstrip("/").replace("/", "."),
+                    "An extensions map is larger than limits.max_extensions_bytes.",
+                    limit=limit,
+                    size=size,
+                )
 
 
 def check_storable(body: dict) -> None:

@@ -6,6 +6,8 @@ from datetime import UTC, datetime
 
 from django.utils import timezone
 
+from memory.engine.cognition import parse_time
+
 
 def now() -> datetime:
     t = timezone.now()
@@ -21,12 +23,9 @@ def iso(value: datetime | None) -> str | None:
 
 def parse(value: str) -> datetime:
     """Parse an RFC 3339 time (any offset, any fraction) to an aware UTC datetime, truncated to
-    the millisecond. Raises ValueError on anything else."""
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    parsed = datetime.fromisoformat(text)
-    if parsed.tzinfo is None:
-        raise ValueError("time without an offset")
-    parsed = parsed.astimezone(UTC)
+    the millisecond. Raises ValueError on anything else, a time outside SPEC §2.1's range
+    (0001-01-01T00:00:00Z..9999-12-31T23:59:59.999Z once normalized) included."""
+    parsed = parse_time(value)
+    if parsed is None:
+        raise ValueError("not an RFC 3339 time within 0001-01-01..9999-12-31 UTC")
     return parsed.replace(microsecond=(parsed.microsecond // 1000) * 1000)

@@ -2,11 +2,12 @@
 filesystem broker under var/, so `make run` needs no server. See docs/deployment.md."""
 
 import os
-import warnings
+import secrets
 from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from memory.flags import ALL_FLAGS
 
@@ -35,12 +36,48 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY:
-    # A development default only: cursors and sessions signed with it are forgeable by anyone
-    # who reads this file. Production must set SECRET_KEY.
-    SECRET_KEY = "dev-insecure-spoke-memory-key-set-SECRET_KEY-in-production"  # noqa: S105
-    warnings.warn("SECRET_KEY is not set: using the insecure development key", stacklevel=1)
+# The embedded default (no DATABASE_URL, or a SQLite one: `make run`) versus a deployment.
+EMBEDDED = os.environ.get("DATABASE_URL", "sqlite:").startswith("sqlite:")
+SECRET_KEY_FILE = VAR_DIR / "secret_key"
+
+
+def _secret_key() -> str:
+    """SECRET_KEY signs cursors, sessions and CSRF tokens. From the environment; else the key
+    kept in var/secret_key; else, for the embedded default or DEBUG only, a random key made once
+    into that file (mode 0600). A deployment (a server DATABASE_URL, DEBUG off) without either
+    refuses to start: a key made per host would differ between web processes (docs/deployment.md)."""
+    key = os.environ.get("SECRET_KEY", "")
+    if key:
+        return key
+    try:
+        return SECRET_KEY_FILE.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        pass
+    if not (EMBEDDED or DEBUG):
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. This configuration names a database server "
+            "(DATABASE_URL) with DEBUG off, so it is a deployment: set SECRET_KEY in the "
+            "environment, the same long random value on every web and worker host (e.g. "
+            "python -c 'import secrets; print(secrets.token_urlsafe(50))'). See "
+            "docs/deployment.md."
+        )
+    key = secrets.token_urlsafe(50)
+    # Written whole to a private temporary file, then linked into place: a web process and a
+    # worker starting together both end up with the one key that won, never a half-written one.
+    tmp = SECRET_KEY_FILE.with_name(f".secret_key.{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(key + "\n")
+    try:
+        os.link(tmp, SECRET_KEY_FILE)
+    except FileExistsError:
+        key = SECRET_KEY_FILE.read_text(encoding="utf-8").strip()
+    finally:
+        tmp.unlink()
+    return key
+
+
+SECRET_KEY = _secret_key()
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -110,6 +147,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
+    "reviews.ratelimit.LoginLimitBackend",  # first: a blocked login authenticates nowhere
     "django.contrib.auth.backends.ModelBackend",
     "guardian.backends.ObjectPermissionBackend",
 ]
@@ -136,7 +174,49 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
-CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", SESSION_COOKIE_SECURE)
+
+# HTTPS, each switch from the environment (docs/deployment.md, "Behind HTTPS"); all off by
+# default, so `make run` serves plain HTTP on localhost.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+# Load balancers probe over plain HTTP: the health endpoints are never redirected.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# The header a TLS-terminating proxy sets to say the client's request was HTTPS, e.g.
+# SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto (value `https`). Only when that proxy always sets
+# (and overwrites) it: otherwise a client could claim HTTPS.
+_proxy_ssl = os.environ.get("SECURE_PROXY_SSL_HEADER", "").strip()
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_" + _proxy_ssl.upper().replace("-", "_"), "https") if _proxy_ssl else None
+)
+
+# Django's cache: the per-principal request throttle and the login limiter's counts. Shared by
+# every process only with Redis (SPOKE_MEMORY_CACHE_URL, else REDIS_URL); the local-memory
+# default counts per process (docs/deployment.md).
+_cache_url = os.environ.get("SPOKE_MEMORY_CACHE_URL") or os.environ.get("REDIS_URL")
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _cache_url,
+            "KEY_PREFIX": os.environ.get("SPOKE_MEMORY_CACHE_PREFIX", "spoke-memory"),
+        }
+        if _cache_url
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
+# The login limiter (reviews/ratelimit.py): failures per username and per client address, in
+# fixed windows. The client address is REMOTE_ADDR unless a trusted proxy header is named
+# (e.g. X-Forwarded-For); then the SPOKE_MEMORY_TRUSTED_PROXY_COUNT-th entry from its right.
+SPOKE_MEMORY_LOGIN_MAX_ATTEMPTS = env_int("SPOKE_MEMORY_LOGIN_MAX_ATTEMPTS", 5)
+SPOKE_MEMORY_LOGIN_MAX_ADDRESS_ATTEMPTS = env_int("SPOKE_MEMORY_LOGIN_MAX_ADDRESS_ATTEMPTS", 50)
+SPOKE_MEMORY_LOGIN_WINDOW_S = env_int("SPOKE_MEMORY_LOGIN_WINDOW_S", 300)
+_trusted = os.environ.get("SPOKE_MEMORY_TRUSTED_PROXY_HEADER", "").strip()
+SPOKE_MEMORY_TRUSTED_PROXY_HEADER = "HTTP_" + _trusted.upper().replace("-", "_") if _trusted else ""
+SPOKE_MEMORY_TRUSTED_PROXY_COUNT = max(1, env_int("SPOKE_MEMORY_TRUSTED_PROXY_COUNT", 1))
 
 # The request body limit is enforced by the dispatch gate (413 payload_too_large), which reads
 # the body itself; Django's own limit sits above it so it never pre-empts the wire error.
@@ -165,10 +245,14 @@ SPOKE_MEMORY_LIMITS = {
     "max_recall_records": env_int("SPOKE_MEMORY_MAX_RECALL_RECORDS", 100),
     "max_recall_bytes": env_int("SPOKE_MEMORY_MAX_RECALL_BYTES", 262_144),
     "export_chunk_bytes": env_int("SPOKE_MEMORY_EXPORT_CHUNK_BYTES", 262_144),
+    "max_extensions_bytes": env_int("SPOKE_MEMORY_MAX_EXTENSIONS_BYTES", 4_096),
     "reflection_min_records": env_int("SPOKE_MEMORY_REFLECTION_MIN_RECORDS", 3),
     "idempotency_retention_s": env_int("SPOKE_MEMORY_IDEMPOTENCY_RETENTION_S", 86_400),
     "session_ttl_s": env_int("SPOKE_MEMORY_SESSION_TTL_S", 3_600),
 }
+# What one list page may weigh (its items' JSON, bytes); a page reaching it ends early with a
+# next_cursor (docs/decisions.md). Not a wire limit: clients follow next_cursor either way.
+SPOKE_MEMORY_PAGE_BYTES = env_int("SPOKE_MEMORY_PAGE_BYTES", 1_048_576)
 # Pending work still pending after this long is re-queued (then failed) by the sweeper.
 # Judge every request with both schema validators and fail on a disagreement (the test suite).
 SPOKE_MEMORY_SCHEMA_CROSSCHECK = os.environ.get("SPOKE_MEMORY_SCHEMA_CROSSCHECK", "") == "1"

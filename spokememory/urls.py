@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from memory.dispatch import discovery, health, views
+from reviews.ratelimit import limited
 
 urlpatterns = [
     path("v1/ops/<str:op>", views.OpView.as_view()),
@@ -12,6 +13,8 @@ urlpatterns = [
     path("v1/docs", discovery.api_docs),
     path("healthz", health.healthz),
     path("readyz", health.readyz),
+    # Django admin's login behind the same limiter as the console's (reviews/ratelimit.py)
+    path("admin/login/", limited(admin.site.login)),
     path("admin/", admin.site.urls),
     path("console/", include("reviews.urls")),
 ]

@@ -8,6 +8,7 @@ never satisfies a requirement. `in` takes 1..256 strings."""
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,17 +26,44 @@ GRAMMAR: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
+# The RFC 3339 spellings a client may send (the LooseTime schema): Z, z or a numeric offset,
+# `T` or `t`, an optional fraction of 1..9 digits.
+TIME_SHAPE = re.compile(
+    r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    r"(\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"
+)
+# SPEC §2.1: every time a client sends denotes an instant in this range once normalized to UTC.
+EARLIEST = datetime(1, 1, 1, tzinfo=UTC)
+LATEST = datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC)
+
+
+def looks_like_time(value: Any) -> bool:
+    """Is `value` spelled as an RFC 3339 time (whether or not it denotes a valid instant)?"""
+    return isinstance(value, str) and TIME_SHAPE.fullmatch(value) is not None
+
+
 def parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
+    """The UTC instant a client time denotes, or None: not an RFC 3339 time with an offset, no
+    such date (Feb 30, year 0), or outside EARLIEST..LATEST once normalized (an offset can push
+    9999-12-31 or 0001-01-01 past what a datetime holds: that is None too, never an error)."""
+    if not looks_like_time(value):
         return None
     text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
     try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
+        parsed = datetime.fromisoformat(text).astimezone(UTC)
+    except (ValueError, OverflowError):
         return None
-    if parsed.tzinfo is None:
+    if not EARLIEST <= parsed <= LATEST:
         return None
-    return parsed.astimezone(UTC)
+    return parsed
+
+
+def time_out_of_range(value: Any) -> bool:
+    """Spelled as a time, but not an instant SPEC §2.1 admits (the edge's schema error)."""
+    return looks_like_time(value) and parse_time(value) is None
+
+
+TIME_DIMENSIONS = frozenset(d for d, (_, kind) in GRAMMAR.items() if kind == "time")
 
 
 def _value_ok(kind: str, op: str, value: Any) -> bool:

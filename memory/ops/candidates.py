@@ -66,15 +66,14 @@ def candidates_list(ctx: OpContext, req: dict) -> dict:
     qs = cursors.after(qs, position, "captured_at", "candidate_id")
     size = cursors.page_size(req)
     rows = list(qs.select_related("subject").order_by("captured_at", "candidate_id")[: size + 1])
-    page = rows[:size]
+    items, last, more = cursors.take_page(rows, size, lambda c: c.to_wire(c.subject.subject_id))
     next_cursor = None
-    if len(rows) > size:
-        last = page[-1]
+    if more and last is not None:
         next_cursor = cursors.encode(
             ctx, req, revision, cov, [iso(last.captured_at), last.candidate_id]
         )
     return {
-        "candidates": [c.to_wire(c.subject.subject_id) for c in page],
+        "candidates": items,
         "total_authorized": total,
         "next_cursor": next_cursor,
     }

@@ -156,15 +156,16 @@ def grants_list(ctx: OpContext, req: dict) -> dict:
     qs = cursors.after(qs, position, "created_at", "grant_id")
     size = cursors.page_size(req)
     rows = list(qs.order_by("created_at", "grant_id")[: size + 1])
-    page, more = rows[:size], len(rows) > size
-    live = effective_ids(page, ctx.at)
+    live = effective_ids(rows[:size], ctx.at)
+    items, last, more = cursors.take_page(
+        rows, size, lambda g: g.to_wire(ctx.at, g.grant_id in live)
+    )
     next_cursor = None
-    if more:
-        last = rows[size - 1]
+    if more and last is not None:
         next_cursor = cursors.encode(
             ctx, req, cov.space.revision, cov, [iso(last.created_at), last.grant_id]
         )
     return {
-        "grants": [g.to_wire(ctx.at, g.grant_id in live) for g in page],
+        "grants": items,
         "next_cursor": next_cursor,
     }

@@ -167,15 +167,14 @@ def records_list(ctx: OpContext, req: dict) -> dict:
         rows = list(
             islice(matching(ordered.iterator(chunk_size=max(size + 1, 100)), flt), size + 1)
         )
-    page = rows[:size]
+    items, last, more = cursors.take_page(rows, size, lambda r: r.to_wire(r.subject.subject_id))
     next_cursor = None
-    if len(rows) > size:
-        last = page[-1]
+    if more and last is not None:
         next_cursor = cursors.encode(
             ctx, req, revision, cov, [iso(last.created_at), last.record_id]
         )
     return {
-        "records": [r.to_wire(r.subject.subject_id) for r in page],
+        "records": items,
         "total_authorized": total,
         "next_cursor": next_cursor,
     }

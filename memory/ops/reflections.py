@@ -172,24 +172,20 @@ def list_(ctx: OpContext, req: dict) -> dict:
         at, rid = position
         t = parse(at)
         qs = qs.filter(Q(generated_at__lt=t) | Q(generated_at=t, reflection_id__lt=rid))
-    page: list[Reflection] = []
-    more = False
-    for reflection in qs.order_by("-generated_at", "-reflection_id").iterator(chunk_size=size + 1):
-        if not visible(view, reflection):
-            continue
-        if len(page) == size:
-            more = True
-            break
-        page.append(reflection)
+    ordered = qs.order_by("-generated_at", "-reflection_id").iterator(chunk_size=size + 1)
     stale = Staleness(subject)
+    items, last, more = cursors.take_page(
+        (r for r in ordered if visible(view, r)),
+        size,
+        lambda r: r.to_wire(subject.subject_id, stale(r)),
+    )
     next_cursor = None
-    if more:
-        last = page[-1]
+    if more and last is not None:
         next_cursor = cursors.encode(
             ctx, req, subject.revision, cov, [iso(last.generated_at), last.reflection_id]
         )
     return {
-        "reflections": [r.to_wire(subject.subject_id, stale(r)) for r in page],
+        "reflections": items,
         "next_cursor": next_cursor,
     }
 

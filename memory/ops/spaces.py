@@ -18,6 +18,7 @@ LIMIT_NAMES = [
     "max_recall_records",
     "max_recall_bytes",
     "export_chunk_bytes",
+    "max_extensions_bytes",
     "reflection_min_records",
     "idempotency_retention_s",
     "session_ttl_s",

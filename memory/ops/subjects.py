@@ -1,11 +1,11 @@
 """memory.subjects.ensure, .get, .fence."""
 
-from memory.access import access_subject, gate_space_writable, grant_covers_subject
+from memory.access import access_subject, gate_space_writable
 from memory.models import Subject
 from memory.ops.base import OpContext, op
 from memory.services.mutation import MutationScope, Outcome, mutate
 from memory.services.refs import subject_ref
-from memory.wire.errors import WireError, not_found, permission_denied
+from memory.wire.errors import WireError, permission_denied
 
 
 @op("memory.subjects.ensure")
@@ -13,13 +13,10 @@ def ensure(ctx: OpContext, req: dict) -> dict:
     def body(scope: MutationScope) -> Outcome:
         cov = scope.coverage(req["space_id"])
         subject_id = req["subject_id"]
-        existing = Subject.objects.filter(space=cov.space, subject_id=subject_id).first()
-        # (a) an existing subject outside every grant is invisible: the ensure can't tell it apart
-        if existing is not None and not any(
-            grant_covers_subject(g, subject_id) for g in cov.grants
-        ):
-            raise not_found("subject")
+        # SPEC §2.6: coverage of a subject is decided from its id, before looking it up, so
+        # the answer never tells an uncovered caller whether the subject exists
         cov.require("subjects_write", subject_id)
+        existing = Subject.objects.filter(space=cov.space, subject_id=subject_id).first()
         gate_space_writable(cov.space)
         if existing is not None:
             if req.get("kind") is not None and existing.kind != req["kind"]:

@@ -2,8 +2,13 @@
 digest of the caller, the op, the request (every member but cursor and page_size), the
 revision of what is read and the caller's grant state. Any change or tampering: CURSOR_INVALID."""
 
-from typing import Any
+import json
+import re
+from collections.abc import Callable, Iterable
+from itertools import islice
+from typing import Any, TypeVar
 
+from django.conf import settings
 from django.core import signing
 from django.db.models import Q, QuerySet
 
@@ -14,6 +19,8 @@ from memory.wire.canonical import digest
 from memory.wire.errors import WireError
 
 SALT = "spoke-memory.cursor.v1"
+# Every listing's keyset position is [time, id]: a server time and a server-made id.
+_POSITION_ID = re.compile(r"[a-z]{3}_[A-Za-z0-9]{1,64}")
 
 
 def _binding(ctx: OpContext, req: dict, revision: int, cov: Coverage) -> str:
@@ -43,9 +50,62 @@ def decode(ctx: OpContext, req: dict, revision: int, cov: Coverage) -> list[Any]
     if not isinstance(data, dict) or data.get("b") != _binding(ctx, req, revision, cov):
         raise cursor_invalid()
     position = data.get("k")
-    if not isinstance(position, list):
+    if not _position_ok(position):
+        # signed by this server but not a position it makes (an old format, a key shared with
+        # another deployment): refused like any other bad cursor, never a 5xx
         raise cursor_invalid()
     return position
+
+
+def _position_ok(position: Any) -> bool:
+    if not (isinstance(position, list) and len(position) == 2):
+        return False
+    at, last_id = position
+    if not (isinstance(at, str) and isinstance(last_id, str)):
+        return False
+    if _POSITION_ID.fullmatch(last_id) is None:
+        return False
+    try:
+        parse(at)
+    except ValueError:
+        return False
+    return True
+
+
+T = TypeVar("T")
+# The response's own spelling (memory/dispatch/responses.py), built once: json.dumps with
+# arguments builds a new encoder per call, which cost more than the weighing itself.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+def _weight(value: Any) -> int:
+    """Bytes of `value` as the response spells it (UTF-8 JSON, no spaces)."""
+    text = _ENCODER.encode(value)
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def take_page(
+    rows: Iterable[T], size: int, wire: Callable[[Any], dict]
+) -> tuple[list[dict], T | None, bool]:
+    """A list page: up to `size` rows, as wire items, whose JSON array weighs at most
+    SPOKE_MEMORY_PAGE_BYTES (docs/decisions.md, "What one answer may weigh"); a page always
+    holds its first item, so a listing moves on whatever one item weighs. Returns the items, the
+    last row taken (the next cursor's position) and whether rows are left, in which case the
+    page ends with a next_cursor. `rows` is read lazily, one row past the page at most."""
+    taken = list(islice(rows, size + 1))
+    page, more = taken[:size], len(taken) > size
+    items = [wire(row) for row in page]
+    ceiling = settings.SPOKE_MEMORY_PAGE_BYTES
+    # One encoding of the whole page decides nearly every page (far below the ceiling) ...
+    if len(items) <= 1 or _weight(items) <= ceiling:
+        return items, (page[-1] if page else None), more
+    # ... and a page over it is cut before the item that passes it.
+    weight = 1  # "["
+    for n, item in enumerate(items):
+        weight += _weight(item) + 1  # the item, then "," or "]"
+        if n > 0 and weight > ceiling:
+            return items[:n], page[n - 1], True
+    return items, page[-1], more
 
 
 def page_size(req: dict) -> int:

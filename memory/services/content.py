@@ -3,6 +3,7 @@ byte budget over the RFC 8785 encoding of every present member."""
 
 from django.conf import settings
 
+from memory.engine.cognition import time_out_of_range
 from memory.wire.canonical import content_bytes
 from memory.wire.errors import WireError, invalid
 from memory.wire.validation import catalog, schema_errors
@@ -15,7 +16,9 @@ def check_content(content: dict, field: str = "content") -> int:
     if cognition is not None:
         validator = catalog().component_validator("CognitionRecord")
         for index, entry in enumerate(cognition):
-            if schema_errors(validator, entry):
+            if schema_errors(validator, entry) or any(
+                time_out_of_range(t) for t in entry["times"].values()
+            ):
                 raise invalid(
                     "invalid_cognition_record",
                     f"{field}.cognition",

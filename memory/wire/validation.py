@@ -42,6 +42,8 @@ class OpSpec:
     request_validator: Draft202012Validator = field(repr=False)
     response_validator: Draft202012Validator = field(repr=False)
     request_fast: Any = field(default=None, repr=False)
+    # Where in a request each named component sits (see `component_paths`), filled lazily.
+    paths: dict[str, list[tuple[str, ...]]] = field(default_factory=dict, repr=False)
 
 
 @dataclass
@@ -73,6 +75,52 @@ class Catalog:
         import jsonschema_rs
 
         return jsonschema_rs.validator_for(schema, registry=self._fast_registry)
+
+
+def _walk_paths(
+    schema: Any, target: str, components: dict, path: tuple[str, ...], seen: frozenset
+) -> list[tuple[str, ...]]:
+    if not isinstance(schema, dict):
+        return []
+    found: list[tuple[str, ...]] = []
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith(URN):
+        name = ref[len(URN) :]
+        if name == target:
+            return [path]
+        if name not in seen:
+            found += _walk_paths(components.get(name), target, components, path, seen | {name})
+    for key, sub in schema.get("properties", {}).items():
+        found += _walk_paths(sub, target, components, (*path, key), seen)
+    if "items" in schema:
+        found += _walk_paths(schema["items"], target, components, (*path, "*"), seen)
+    for keyword in ("oneOf", "anyOf", "allOf"):
+        for sub in schema.get(keyword, []):
+            found += _walk_paths(sub, target, components, path, seen)
+    return sorted(set(found))
+
+
+def component_paths(spec: OpSpec, name: str) -> list[tuple[str, ...]]:
+    """Every place a request of this op may hold the component `name` (e.g. Content,
+    Extensions), as member paths with `*` for any array index: read from the op's schema, so a
+    new op or member is covered without a list to keep."""
+    if name not in spec.paths:
+        spec.paths[name] = _walk_paths(spec.request, name, catalog().components, (), frozenset())
+    return spec.paths[name]
+
+
+def values_at(body: Any, path: tuple[str, ...], pointer: str = ""):
+    """(JSON pointer, value) of each value of `body` at a `component_paths` path."""
+    if not path:
+        yield pointer or "/", body
+        return
+    head, rest = path[0], path[1:]
+    if head == "*":
+        if isinstance(body, list):
+            for index, item in enumerate(body):
+                yield from values_at(item, rest, f"{pointer}/{index}")
+    elif isinstance(body, dict) and head in body:
+        yield from values_at(body[head], rest, f"{pointer}/{head}")
 
 
 def _read(path: Path, limits: dict) -> dict:

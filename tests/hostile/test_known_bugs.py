@@ -14,7 +14,9 @@ pytestmark = pytest.mark.django_db
 @pytest.mark.parametrize(
     "when", ["2030-02-30T00:00:00Z", "0000-01-01T00:00:00Z", "0001-01-01T00:00:00+05:00"]
 )
-def test_calendar_invalid_expires_at_is_422(api, admin, persona_factory, when):
+def test_calendar_invalid_expires_at_is_a_schema_error(api, admin, persona_factory, when):
+    """SPEC §2.1 (issue 13): a time that denotes no instant in 0001..9999 UTC is refused at the
+    edge, 400 invalid_input with reason "schema" (it was 422 before the SPEC said so)."""
     grantee = persona_factory("grantee")
     before = census()
     answer = api(
@@ -27,8 +29,9 @@ def test_calendar_invalid_expires_at_is_422(api, admin, persona_factory, when):
             "expires_at": when,
         },
     )
-    assert (answer.status, answer.code) == (422, "INVALID_INPUT")
-    assert answer.error["details"]["field"] == "expires_at"
+    assert (answer.status, answer.code) == (400, "invalid_input")
+    assert answer.error["details"]["reason"] == "schema"
+    assert [e["path"] for e in answer.error["details"]["errors"]] == ["/expires_at"]
     assert census() == before
 
 

@@ -147,11 +147,10 @@ def test_selection_narrows_grants_and_never_widens_them(world, spread, grant_to)
         ({"mode": "contexts_and_shared"}, 422, "INVALID_INPUT"),
         ({"mode": "all", "context_ids": ["c1"]}, 422, "INVALID_INPUT"),
         ({"mode": "shared", "context_ids": ["c1"]}, 422, "INVALID_INPUT"),
-        (
-            {"mode": "contexts", "context_ids": []},
-            400,
-            "invalid_input",
-        ),  # minItems: the schema says it
+        # SPEC §2.3: an empty context_ids is a bad selection, not a schema error (issue 13)
+        ({"mode": "contexts", "context_ids": []}, 422, "INVALID_INPUT"),
+        ({"mode": "contexts_and_shared", "context_ids": []}, 422, "INVALID_INPUT"),
+        ({"mode": "all", "context_ids": []}, 422, "INVALID_INPUT"),
     ],
 )
 def test_bad_selection(world, selection, status, code):
