@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0005_job_heartbeat'),
+        ('memory', '0009_client_time_range'),
     ]
 
     operations = [
