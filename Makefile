@@ -1,5 +1,6 @@
 # The README's first two commands: `make run` (the provider on its embedded default: SQLite and a
-# filesystem broker, with a Celery worker) and `make test` (the suite). Both set up from scratch.
+# filesystem broker, served by gunicorn as in production, with a Celery worker) and `make test`
+# (the suite). Both set up from scratch, the semantic extra (hybrid/1 recall engine) included.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -7,28 +8,33 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
+# Where the embedded default keeps its files (the settings read the same variable).
+VAR := $(or $(SPOKE_MEMORY_VAR_DIR),var)
 
 .PHONY: run test lint format bench install migrate worker clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
+	$(BIN)/python -m pip install -qq --upgrade pip
+	$(BIN)/python -m pip install -qq -e '.[semantic,test,dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
 
 migrate: $(STAMP)
-	$(BIN)/python manage.py migrate --noinput
+	@$(BIN)/python manage.py migrate --noinput --verbosity 1
 
+# `make run` is re-runnable: the demo keeps its data and its credentials ($(VAR)/demo.json) while
+# they work. The worker's own lines go to $(VAR)/worker.log, so the last lines before the server's
+# are the console login and the API token. tests/test_first_run.py runs this very recipe.
 run: migrate
-	@$(BIN)/python manage.py spoke demo > var/demo.json
-	@echo "Demo space ready: console login and API token in var/demo.json"
-	@cat var/demo.json; echo
-	@echo "Provider at http://$(HOST):$(PORT)/  (API docs /v1/docs, console /console/)"
-	$(BIN)/celery -A spokememory worker -B --loglevel=WARNING --concurrency=1 --pidfile= & \
+	@mkdir -p $(VAR)
+	@$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	@$(BIN)/python manage.py spoke demo --save $(VAR)/demo.json --welcome http://$(HOST):$(PORT)
+	@$(BIN)/celery -A spokememory --quiet worker -B --loglevel=WARNING --concurrency=1 --pidfile= \
+	    --schedule=$(VAR)/celerybeat-schedule >$(VAR)/worker.log 2>&1 & \
 	  WORKER=$$!; trap "kill $$WORKER 2>/dev/null" EXIT INT TERM; \
-	  $(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
+	  $(BIN)/gunicorn -c spokememory/gunicorn_conf.py --bind $(HOST):$(PORT)
 
 worker: $(STAMP)
 	$(BIN)/celery -A spokememory worker -B --loglevel=INFO
@@ -50,4 +56,4 @@ bench: $(STAMP)
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf var/*.sqlite3* var/broker
+	rm -rf $(VAR)/*.sqlite3* $(VAR)/broker $(VAR)/staticfiles $(VAR)/demo.json

@@ -1,6 +1,8 @@
 """Review queue page with 10,000 pending candidates: server time and query count of the first,
-middle and last page, against two floors (a bare Django view through the same middleware, and
-the bare keyset query the queue page needs).
+middle and last page, of filtered pages (label, capture placement, subject, all three, newest
+first; each filter a member of memory.candidates.list) and of one candidate page with its
+evidence panels, against floors measured in the same run (a bare Django view through the same
+middleware, and the bare keyset query + count each page needs).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> python -m bench.queue_page [--candidates N]
 
@@ -31,7 +33,7 @@ from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext, override_settings, setup_test_environment  # noqa: E402
 from django.urls import include, path  # noqa: E402
 
-RUNS = 15
+RUNS = 21
 
 
 def bare(request):
@@ -70,18 +72,23 @@ def fill(n: int):
                 "space_id": "bench",
                 "subject_id": subject,
                 "capture_scope": {"placement": placement},
-                "items": [
-                    {
-                        "content": {
-                            "text": f"Candidate {made + i}: the user prefers option {i} over the others."
-                        }
-                    }
-                    for i in range(k)
-                ],
+                "items": [{"content": {"text": text(made + i)}} for i in range(k)],
             },
         )
         made += k
     return user, principal
+
+
+TEXTS = [  # classified preference, fact, event, noise (engine/1)
+    "Candidate {n}: the user prefers option {n} over the others.",
+    "Candidate {n}: the user works at company {n}.",
+    "Candidate {n}: meeting on Friday at 3pm.",
+    "Candidate {n}: lol ok",
+]
+
+
+def text(n: int) -> str:
+    return TEXTS[n % len(TEXTS)].format(n=n)
 
 
 def cursors(principal, pages: int) -> list[str | None]:
@@ -100,17 +107,33 @@ def cursors(principal, pages: int) -> list[str | None]:
     return out
 
 
-def timed(fn) -> tuple[float, int]:
-    fn()  # warm
-    samples = []
-    queries = 0
+def timed(rows) -> list[tuple[float, float, int]]:
+    """Median and p90 ms and the query count of each row. The rows are timed in rounds (every
+    row once per round, RUNS rounds) so a burst of load from other work on a shared machine
+    falls on all rows alike instead of on whichever row was running."""
+    for _, fn in rows:
+        fn()  # warm
+    samples: list[list[float]] = [[] for _ in rows]
+    queries = [0] * len(rows)
     for _ in range(RUNS):
-        with CaptureQueriesContext(connection) as q:
-            t0 = time.perf_counter()
-            fn()
-            samples.append((time.perf_counter() - t0) * 1000)
-        queries = len(q.captured_queries)
-    return statistics.median(samples), queries
+        for i, (_, fn) in enumerate(rows):
+            with CaptureQueriesContext(connection) as q:
+                t0 = time.perf_counter()
+                fn()
+                samples[i].append((time.perf_counter() - t0) * 1000)
+            queries[i] = len(q.captured_queries)
+    return [
+        (statistics.median(s), statistics.quantiles(s, n=10)[-1], n)
+        for s, n in zip(samples, queries, strict=True)
+    ]
+
+
+def getter(client, url: str):
+    def get():
+        response = client.get(url)
+        assert response.status_code == 200, response.status_code
+
+    return get
 
 
 def main() -> None:
@@ -134,6 +157,9 @@ def run(n: int) -> None:
     print(
         f"filled {n} pending candidates in {time.perf_counter() - t0:.1f}s on {connection.vendor}"
     )
+    if connection.vendor == "postgresql":
+        with connection.cursor() as c:  # statistics as a live table has them
+            c.execute("ANALYZE memory_candidate")
     pages = cursors(principal, (n + 49) // 50)
     client = Client()
     client.force_login(user)
@@ -160,16 +186,39 @@ def run(n: int) -> None:
     ):
         cursor = pages[index]
         url = "/console/s/bench/queue/" + (f"?cursor={cursor}" if cursor else "")
+        rows.append((f"{label} (page {index + 1} of {len(pages)})", getter(client, url)))
 
-        def get(url=url):
-            response = client.get(url)
-            assert response.status_code == 200, response.status_code
+    def filtered_floor():
+        qs = Candidate.objects.filter(
+            space_id="bench",
+            state="pending",
+            classification__label__in=["fact"],
+            scope_placement_scope="context",
+            scope_context_id__in=["c1"],
+        ).select_related("subject")
+        list(qs.order_by("captured_at", "candidate_id")[:51])
+        qs.count()
 
-        rows.append((f"{label} (page {index + 1} of {len(pages)})", get))
-    print(f"{'what':48} {'median ms':>10} {'queries':>8}")
-    for label, fn in rows:
-        ms, queries = timed(fn)
-        print(f"{label:48} {ms:10.1f} {queries:8d}")
+    rows.append(("bare filtered query + count (floor)", filtered_floor))
+    for label, query in (
+        ("filtered: label=fact", "label=fact"),
+        ("filtered: placement=c1", "context=c1"),
+        ("filtered: placement=shared", "context=shared"),
+        ("filtered: subject=user:3", "subject=user:3"),
+        ("filtered: label=fact, placement=c1", "label=fact&context=c1"),
+        ("filtered: all three, newest first", "label=fact&context=c1&subject=user:3&order=newest"),
+    ):
+        rows.append((label, getter(client, f"/console/s/bench/queue/?{query}")))
+    first = Candidate.objects.filter(space_id="bench").order_by("captured_at", "candidate_id")[0]
+    rows.append(
+        (
+            "candidate page with evidence panels",
+            getter(client, f"/console/s/bench/candidates/{first.candidate_id}/?label=preference"),
+        )
+    )
+    print(f"{'what':52} {'median ms':>10} {'p90 ms':>8} {'queries':>8}")
+    for (label, _), (ms, p90, queries) in zip(rows, timed(rows), strict=True):
+        print(f"{label:52} {ms:10.1f} {p90:8.1f} {queries:8d}")
 
 
 if __name__ == "__main__":

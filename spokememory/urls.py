@@ -5,6 +5,7 @@ from memory.dispatch import discovery, health, views
 from reviews.ratelimit import limited
 
 urlpatterns = [
+    path("", discovery.home),
     path("v1/ops/<str:op>", views.OpView.as_view()),
     path("v1/connect", views.ConnectView.as_view()),
     path("v1/disconnect", views.DisconnectView.as_view()),

@@ -20,6 +20,14 @@ from memory.timeutil import now
 # request_errors); a disagreement fails the test. Subprocess servers and workers inherit it.
 os.environ["SPOKE_MEMORY_SCHEMA_CROSSCHECK"] = "1"
 settings.SPOKE_MEMORY_SCHEMA_CROSSCHECK = True
+# The suite serves static files from the source folders (no collectstatic run); the production
+# path, hashed names from `collectstatic`, is run by tests/test_first_run.py in a real server.
+settings.STORAGES = {
+    **settings.STORAGES,
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+settings.WHITENOISE_USE_FINDERS = True
+settings.STATIC_ROOT = None
 
 from memory.flags import ALL_FLAGS  # noqa: E402  (re-exported for the tests)
 
@@ -178,3 +186,11 @@ requires_postgres = pytest.mark.skipif(
     not os.environ.get("DATABASE_URL", "").startswith(("postgres", "postgresql")),
     reason="needs PostgreSQL (set DATABASE_URL=postgres://...)",
 )
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium, one per session for every browser test (tests/reviews/browser/)."""
+    from tests.reviews.browser.conftest import launch_browser
+
+    yield from launch_browser()

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
+from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.db import connection
 from django.shortcuts import render
 
 from memory.dispatch.responses import json_response, wire_get
@@ -37,31 +38,34 @@ def openapi(request):
 
 @wire_get
 def api_docs(request):
-    return render(request, "memory/api_docs.html", {"spec": document_for_docs()})
+    """Swagger UI over /v1/openapi.json, its files served from here (static/swagger-ui)."""
+    return render(request, "memory/api_docs.html")
 
 
-def document_for_docs() -> list[dict]:
-    from memory.wire.openapi import document
+DATABASES = {"sqlite": "SQLite (the embedded default)", "postgresql": "PostgreSQL"}
+BROKERS = {
+    "filesystem": "the filesystem broker (the embedded default)",
+    "redis": "Redis",
+    "rediss": "Redis (TLS)",
+    "amqp": "RabbitMQ",
+    "amqps": "RabbitMQ (TLS)",
+}
 
-    doc = document()
-    out = []
-    for path, item in doc["paths"].items():
-        for method, operation in item.items():
-            body = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
-            ok = (
-                operation.get("responses", {})
-                .get("200", {})
-                .get("content", {})
-                .get("application/json", {})
-            )
-            out.append(
-                {
-                    "method": method.upper(),
-                    "path": path,
-                    "summary": operation.get("summary", ""),
-                    "flag": operation.get("x-spoke-flag", ""),
-                    "request": json.dumps(body.get("schema"), indent=2) if body else "",
-                    "response": json.dumps(ok.get("schema"), indent=2) if ok else "",
-                }
-            )
-    return out
+
+def server_facts() -> dict:
+    """What the landing page says about this server: kinds only, never addresses or names (the
+    page is public)."""
+    vendor = connection.vendor
+    scheme = urlsplit(settings.CELERY_BROKER_URL).scheme or settings.CELERY_BROKER_URL
+    return {
+        "provider_id": settings.SPOKE_MEMORY_PROVIDER_ID,
+        "engine": settings.SPOKE_MEMORY_ENGINE,
+        "database": DATABASES.get(vendor, vendor),
+        "broker": BROKERS.get(scheme, scheme),
+        "capabilities": list(settings.SPOKE_MEMORY_SERVED_CAPABILITIES),
+    }
+
+
+@wire_get
+def home(request):
+    return render(request, "memory/home.html", server_facts())

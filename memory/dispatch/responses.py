@@ -17,9 +17,13 @@ from memory.wire.errors import WireError
 log = logging.getLogger("memory.dispatch")
 
 
+def json_bytes(payload: dict) -> bytes:
+    """An answer's body as the API serves it (compact JSON, UTF-8)."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 def json_response(payload: dict, status: int = 200, headers: dict | None = None) -> HttpResponse:
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    response = HttpResponse(body.encode("utf-8"), status=status, content_type="application/json")
+    response = HttpResponse(json_bytes(payload), status=status, content_type="application/json")
     for k, v in (headers or {}).items():
         response[k] = v
     return response

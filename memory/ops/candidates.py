@@ -18,6 +18,7 @@ from memory.access import (
 from memory.models import Candidate
 from memory.ops.base import OpContext, op
 from memory.selectors import cursors
+from memory.selectors.selection import check_selection, selection_q
 from memory.services.content import check_content_at
 from memory.services.mutation import MutationScope, Outcome, mutate
 from memory.services.record_store import Placement, Provenance, create_records
@@ -50,6 +51,9 @@ def get(ctx: OpContext, req: dict) -> dict:
 
 @op("memory.candidates.list")
 def candidates_list(ctx: OpContext, req: dict) -> dict:
+    """Selection (on the capture scope's placement), labels and states narrow after
+    authorization and before the count and the page; the cursor is bound to all of them."""
+    selection = check_selection(req.get("selection"))
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
     qs = Candidate.objects.filter(space_id=cov.space_id)
     revision, subject = cov.space.revision, None
@@ -57,15 +61,18 @@ def candidates_list(ctx: OpContext, req: dict) -> dict:
         subject = access_subject(cov, req["subject_id"])
         qs, revision = qs.filter(subject=subject), subject.revision
     require_read(cov, READ, subject)
-    qs = qs.filter(
-        cov.placement_q(READ, scope_field="scope_placement_scope", context_field="scope_context_id")
-    )
+    placement = {"scope_field": "scope_placement_scope", "context_field": "scope_context_id"}
+    qs = qs.filter(cov.placement_q(READ, **placement)).filter(selection_q(selection, **placement))
     qs = qs.filter(state__in=req.get("states", [Candidate.PENDING]))
+    if "labels" in req:
+        qs = qs.filter(classification__label__in=req["labels"])
     total = qs.count()
+    newest = req.get("order", "oldest") == "newest"
     position = cursors.decode(ctx, req, revision, cov)
-    qs = cursors.after(qs, position, "captured_at", "candidate_id")
+    qs = cursors.after(qs, position, "captured_at", "candidate_id", descending=newest)
     size = cursors.page_size(req)
-    rows = list(qs.select_related("subject").order_by("captured_at", "candidate_id")[: size + 1])
+    keys = ("-captured_at", "-candidate_id") if newest else ("captured_at", "candidate_id")
+    rows = list(qs.select_related("subject").order_by(*keys)[: size + 1])
     items, last, more = cursors.take_page(rows, size, lambda c: c.to_wire(c.subject.subject_id))
     next_cursor = None
     if more and last is not None:

@@ -132,7 +132,6 @@ def document() -> dict:
             "description": "The spoke-memory wire family over HTTP. Provider: "
             + settings.SPOKE_MEMORY_PROVIDER_ID,
         },
-        "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
         "servers": [{"url": "/"}],
         "security": [{"bearer": []}],
         "paths": paths,

@@ -2,10 +2,14 @@
 autoescape still applies to it."""
 
 import json
+from datetime import UTC, datetime
+from urllib.parse import parse_qsl, urlencode
 
 from django import template
 from django.utils.html import format_html
 
+from memory.timeutil import iso, parse
+from reviews import people
 from reviews.console import new_key
 
 register = template.Library()
@@ -39,3 +43,61 @@ def pretty(value) -> str:
 @register.filter
 def get(mapping, key):
     return mapping.get(key) if hasattr(mapping, "get") else None
+
+
+@register.simple_tag(takes_context=True)
+def who(context, principal_id, name=None) -> str:
+    """A principal by display name, its `prn_…` id in the tooltip (and copyable on select).
+    Without a name from the view (`people.annotate`, one query per page) the name is read here,
+    once per id per render."""
+    if not principal_id:
+        return "—"
+    if name is None:
+        known = context.render_context.setdefault("principal_names", {})
+        if principal_id not in known:
+            known.update(people.names([principal_id]))
+            known.setdefault(principal_id, principal_id)
+        name = known[principal_id]
+    return format_html(
+        '<span class="who-name" title="{}" data-id="{}">{}</span>',
+        principal_id,
+        principal_id,
+        name or principal_id,
+    )
+
+
+def _ago(seconds: float) -> str:
+    future, seconds = seconds < 0, abs(seconds)
+    for size, unit in ((86400, "day"), (3600, "hour"), (60, "minute")):
+        if seconds >= size:
+            n = int(seconds // size)
+            text = f"{n} {unit}{'s' if n != 1 else ''}"
+            return f"in {text}" if future else f"{text} ago"
+    return "just now"
+
+
+@register.simple_tag
+def when(value) -> str:
+    """A wire time as relative text, the exact time (UTC) on hover."""
+    if not value:
+        return "—"
+    try:
+        at = parse(value) if isinstance(value, str) else value
+    except ValueError:
+        return format_html("<time>{}</time>", value)
+    exact = iso(at)
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time>',
+        exact,
+        exact,
+        _ago((datetime.now(UTC) - at).total_seconds()),
+    )
+
+
+@register.simple_tag
+def querystring_with(query: str, **extra) -> str:
+    """`query` (a `?a=b` string or "") with `extra` members set (blank ones left out)."""
+    params = dict(parse_qsl(query.lstrip("?")))
+    params.update({k: v for k, v in extra.items() if v})
+    params = {k: v for k, v in params.items() if v}
+    return "?" + urlencode(params) if params else ""

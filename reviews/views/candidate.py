@@ -1,17 +1,30 @@
 """Candidate screen: the proposed content (text; structured data pretty-printed; cognition as a
-table), classification and its signals, capture scope, who captured it and when; and the review
-actions. When another reviewer got there first (CANDIDATE_CONSUMED) the console says so plainly
-and moves on to the next pending candidate: no error page."""
+table), where it came from, and the evidence to decide with: the subject's records most similar
+to it (memory.recall, over what the moderator's grants cover, with the engine's score and a
+likely-duplicate mark, reviews/similar.py), the subject's newest records and its profile
+documents. A frozen space or a fenced/archived subject or capture context is a banner before
+the actions, which are disabled with the reason.
+
+Every read is an op call as the moderator; a panel the moderator may not read (no `recall`,
+`records_read` or profile grant) says so instead of failing the page. The queue's filters come
+along in the query string: after an action the next candidate is the head of the same filtered
+queue, and "← Queue" returns to it. When another reviewer got there first
+(CANDIDATE_CONSUMED) the console says so and moves on: no error page."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from memory.ops.base import call
 from memory.wire.errors import WireError
+from reviews import people
 from reviews.console import act, describe, principal_of, read
+from reviews.forms import QueueFilters, ReviewForm
+from reviews.similar import DUPLICATE_AT, overlap
+from reviews.views.queue import list_body
+from reviews.views.space import space_wire
 
 # Labels that are also record kinds (the op falls back to `note` for the others).
 KIND_LABELS = {"preference", "fact", "event", "plan"}
@@ -25,6 +38,9 @@ COGNITION_COLUMNS = [
     "confidence",
     "intensity",
 ]
+SIMILAR = 5
+NEWEST = 5
+DONE = {"promote": "Promoted", "fragment": "Fragmented", "drop": "Dropped", "dismiss": "Dismissed"}
 
 
 def _candidate(request, space_id: str, candidate_id: str) -> dict:
@@ -33,36 +49,110 @@ def _candidate(request, space_id: str, candidate_id: str) -> dict:
     )["candidate"]
 
 
-def next_pending(request, space_id: str, after: str | None = None) -> str | None:
-    """The oldest pending candidate the caller can see (other than `after`), or None."""
+def _try(request, op: str, body: dict) -> tuple[dict | None, str | None]:
+    """A panel's read: its answer, or a sentence saying why the panel is empty."""
+    try:
+        return call(principal_of(request), op, body), None
+    except WireError as err:
+        if err.code == "PERMISSION_DENIED":
+            need = err.details.get("capability", "a read grant")
+            return None, f"Your grants do not include {need} on this subject."
+        return None, describe(err)
+
+
+def evidence(request, space_id: str, cand: dict) -> dict:
+    subject_id, text = cand["subject_id"], cand["proposed"]["content"]["text"]
+    where = {"space_id": space_id, "subject_id": subject_id}
+    recall, similar_note = _try(
+        request,
+        "memory.recall",
+        {**where, "query": {"text": text[:4096]}, "budget": {"max_records": SIMILAR}},
+    )
+    similar = []
+    for hit in (recall or {}).get("recall", {}).get("results", []):
+        likeness = overlap(text, hit["record"]["content"]["text"])
+        similar.append({**hit, "overlap": likeness, "duplicate": likeness >= DUPLICATE_AT})
+    newest, newest_note = _try(request, "memory.records.list", {**where, "page_size": NEWEST})
+    profile, profile_note = _try(request, "memory.profile.get", where)
+    return {
+        "similar": similar,
+        "similar_note": similar_note,
+        "duplicate_at": DUPLICATE_AT,
+        "duplicates": [s for s in similar if s["duplicate"]],
+        "newest": (newest or {}).get("records", []),
+        "newest_total": (newest or {}).get("total_authorized"),
+        "newest_note": newest_note,
+        "documents": (profile or {}).get("profile", {}).get("documents", []),
+        "profile_note": profile_note,
+    }
+
+
+def blocked(request, space_id: str, cand: dict) -> list[str]:
+    """Why no review can be committed now (the op's state gates, said before trying)."""
+    reasons = []
+    space = space_wire(request, space_id)
+    if space["state"] == "frozen":
+        why = space.get("freeze_reason")
+        reasons.append("The space is frozen" + (f": {why}" if why else "") + ".")
+    subject, _ = _try(
+        request, "memory.subjects.get", {"space_id": space_id, "subject_id": cand["subject_id"]}
+    )
+    if subject:
+        s = subject["subject"]
+        placement = cand["capture_scope"]["placement"]
+        if s["state"] == "archived":
+            reasons.append(f"The subject {s['subject_id']} is archived: it accepts no writes.")
+        elif s["state"] == "fenced":
+            reasons.append(f"The subject {s['subject_id']} is fenced: no writes until unfenced.")
+        if placement["scope"] == "context" and placement["context_id"] in s["fenced_context_ids"]:
+            reasons.append(
+                f"The capture context {placement['context_id']} is fenced for this subject."
+            )
+    return reasons
+
+
+def next_pending(request, space_id: str, filters: QueueFilters, after: str | None) -> str | None:
+    """The head of the same filtered queue (other than `after`), or None."""
     try:
         answer = call(
             principal_of(request),
             "memory.candidates.list",
-            {"space_id": space_id, "states": ["pending"], "page_size": 2},
+            list_body(space_id, filters, 2),
         )
     except WireError:
         return None
-    for c in answer["candidates"]:
-        if c["candidate_id"] != after:
-            return c["candidate_id"]
-    return None
+    return next(
+        (c["candidate_id"] for c in answer["candidates"] if c["candidate_id"] != after), None
+    )
 
 
-def _move_on(request, space_id: str, candidate_id: str):
-    following = next_pending(request, space_id, after=candidate_id)
+def _move_on(request, space_id: str, candidate_id: str, filters: QueueFilters):
+    following = next_pending(request, space_id, filters, after=candidate_id)
     if following:
-        return redirect("reviews:candidate", space_id, following)
-    return redirect("reviews:queue", space_id)
+        return redirect(reverse("reviews:candidate", args=[space_id, following]) + filters.query())
+    return redirect(reverse("reviews:queue", args=[space_id]) + filters.query())
 
 
-def _render(request, space_id: str, cand: dict, status: int = 200, form: dict | None = None):
+def _render(
+    request,
+    space_id: str,
+    cand: dict,
+    filters: QueueFilters,
+    status: int = 200,
+    form: ReviewForm | None = None,
+):
     content = cand["proposed"]["content"]
     rows = [
         [_cell(entry.get(col)) for col in COGNITION_COLUMNS]
         for entry in content.get("cognition", [])
     ]
-    fragments = (form or {}).get("fragments") or [{"text": content["text"], "kind": ""}]
+    kept = form.kept() if form is not None else {}
+    fragments = kept.get("fragments") or [{"text": content["text"], "kind": ""}]
+    pending = cand["state"] == "pending"
+    people.annotate([cand], "captured_by_principal_id", "consumed_by_principal_id")
+    found = evidence(request, space_id, cand)
+    people.annotate([r["provenance"] for r in found["newest"]], "author_principal_id")
+    people.annotate(found["documents"], "author_principal_id")
     return render(
         request,
         "reviews/candidate.html",
@@ -72,11 +162,16 @@ def _render(request, space_id: str, cand: dict, status: int = 200, form: dict | 
             "content": content,
             "cognition_rows": rows,
             "cognition_columns": COGNITION_COLUMNS,
-            "form": form or {},
+            "form": kept,
+            "errors": form.errors if form is not None else {},
             "fragments": fragments,
-            "pending": cand["state"] == "pending",
+            "pending": pending,
+            "blocked": blocked(request, space_id, cand) if pending else [],
+            "q": filters.query(),
+            "queue_filters": filters.hidden(),
             "default_kind": cand["proposed"].get("kind")
             or (label if (label := cand["classification"]["label"]) in KIND_LABELS else "note"),
+            **found,
         },
         status=status,
     )
@@ -94,92 +189,46 @@ def _cell(value) -> str:
 
 @login_required
 def candidate(request, space_id: str, candidate_id: str):
-    return _render(request, space_id, _candidate(request, space_id, candidate_id))
-
-
-def decision_for(post, content: dict) -> dict:
-    action = post.get("action")
-    if action == "promote":
-        decision: dict = {"action": "promote"}
-        kind = post.get("kind", "").strip()
-        if kind:
-            decision["kind"] = kind
-        text = post.get("text")
-        if text is not None and text.replace("\r\n", "\n") != content["text"]:
-            # Only the text is edited here; structured data and cognition stay as proposed.
-            decision["content_override"] = {**content, "text": text.replace("\r\n", "\n")}
-        return decision
-    if action == "fragment":
-        fragments = []
-        for text, kind in zip(
-            post.getlist("fragment_text"), post.getlist("fragment_kind"), strict=False
-        ):
-            text = text.replace("\r\n", "\n")
-            if not text.strip():
-                continue
-            fragment: dict = {"content": {"text": text}}
-            if kind.strip():
-                fragment["kind"] = kind.strip()
-            fragments.append(fragment)
-        return {"action": "fragment", "fragments": fragments}
-    if action == "drop":
-        reason = post.get("reason", "").strip()[:1000]
-        return {"action": "drop", **({"reason": reason} if reason else {})}
-    raise Http404("unknown action")
+    cand = _candidate(request, space_id, candidate_id)
+    return _render(request, space_id, cand, QueueFilters(request.GET))
 
 
 @login_required
 @require_POST
 def review(request, space_id: str, candidate_id: str):
     cand = _candidate(request, space_id, candidate_id)
-    action = request.POST.get("action")
+    filters = QueueFilters(request.POST)
+    form = ReviewForm(request.POST)
+    if not form.is_valid():
+        for line in form.non_field_errors():
+            messages.error(request, line)
+        return _render(request, space_id, cand, filters, status=400, form=form)
+    action = form.cleaned_data["action"]
+    where = {"space_id": space_id, "candidate_id": candidate_id}
     if action == "dismiss":
-        body = {"space_id": space_id, "candidate_id": candidate_id}
-        if request.POST.get("reason", "").strip():
-            body["reason"] = request.POST["reason"].strip()[:1000]
-        result = act(request, "memory.candidates.dismiss", body)
-    else:
-        decision = decision_for(request.POST, cand["proposed"]["content"])
-        if action == "fragment" and not decision["fragments"]:
-            messages.error(request, "A fragment needs some text: add at least one.")
-            return _render(request, space_id, cand, status=400, form=_form(request.POST))
+        reason = form.cleaned_data["reason"]
         result = act(
             request,
-            "memory.candidates.review",
-            {"space_id": space_id, "candidate_id": candidate_id, "decision": decision},
+            "memory.candidates.dismiss",
+            {**where, **({"reason": reason} if reason else {})},
         )
+    else:
+        decision = form.decision(cand["proposed"]["content"])
+        result = act(request, "memory.candidates.review", {**where, "decision": decision})
     if result.ok:
         records = [r["id"] for r in result.receipt.get("refs", []) if r["type"] == "record"]
-        done = {
-            "promote": "Promoted",
-            "fragment": "Fragmented",
-            "drop": "Dropped",
-            "dismiss": "Dismissed",
-        }[action]
         messages.success(
-            request, f"{done} {candidate_id}" + (f" into {', '.join(records)}." if records else ".")
+            request,
+            f"{DONE[action]} {candidate_id}" + (f" into {', '.join(records)}." if records else "."),
         )
-        return _move_on(request, space_id, candidate_id)
+        return _move_on(request, space_id, candidate_id, filters)
     if result.code == "CANDIDATE_CONSUMED":
         fresh = _candidate(request, space_id, candidate_id)
         messages.info(
             request,
             f"Another reviewer got there first: {candidate_id} was already {fresh['state']}. Moving on.",
         )
-        return _move_on(request, space_id, candidate_id)
+        return _move_on(request, space_id, candidate_id, filters)
+    assert result.error is not None
     messages.error(request, describe(result.error))
-    return _render(request, space_id, cand, status=result.error.status, form=_form(request.POST))
-
-
-def _form(post) -> dict:
-    fragments = [
-        {"text": t, "kind": k}
-        for t, k in zip(post.getlist("fragment_text"), post.getlist("fragment_kind"), strict=False)
-    ]
-    return {
-        "action": post.get("action"),
-        "text": post.get("text"),
-        "kind": post.get("kind", ""),
-        "reason": post.get("reason", ""),
-        "fragments": fragments,
-    }
+    return _render(request, space_id, cand, filters, status=result.error.status, form=form)

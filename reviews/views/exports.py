@@ -11,14 +11,14 @@ export's creator, so these are the only exports the caller could read anyway. do
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from memory.models import Receipt
+from memory.dispatch.responses import json_bytes
 from memory.ops.base import call
 from memory.wire.errors import WireError
-from reviews.console import act, describe, principal_of, receipt, ref_id
+from reviews.console import act, describe, own_receipt_ids, principal_of, read, receipt, ref_id
 from reviews.forms import id_list
 from reviews.views.space import space_wire
 
@@ -27,10 +27,7 @@ RECENT = 10
 
 
 def recent_receipt_ids(request, space_id: str) -> list[str]:
-    rows = Receipt.objects.filter(space_id=space_id, principal=principal_of(request), op=CREATE)
-    return list(
-        rows.order_by("-created_at", "-receipt_id").values_list("receipt_id", flat=True)[:RECENT]
-    )
+    return own_receipt_ids(request, space_id, [CREATE], RECENT)
 
 
 def export_item(request, space_id: str, got: dict) -> dict:
@@ -87,11 +84,34 @@ def create(request, space_id: str):
             f"Export {ref_id(result.receipt, 'export')} admitted: a worker builds it, "
             "its progress is shown below.",
         )
-    elif result.code == "NOT_FOUND" and result.error.details.get("resource") == "space":
-        raise Http404("space")
     else:
         messages.error(request, describe(result.error))
     return redirect("reviews:exports", space_id)
+
+
+@login_required
+def download(request, space_id: str, receipt_id: str):
+    """The export as one JSON Lines file: line i is the body memory.exports.get serves for
+    ordinal i (`{"bundle", "chunk"}`, the same bytes as the API), streamed chunk by chunk, each
+    chunk read (and re-authorized) through the op as the file is written. The import page stages
+    such a file line by line. A pending, failed or unreadable export is a not-found page."""
+    got = receipt(request, space_id, receipt_id, CREATE)
+    export_id = ref_id(got, "export")
+    if got["status"] != "committed" or not export_id:
+        raise Http404("export not ready")
+    where = {"space_id": space_id, "export_id": export_id}
+    first = read(request, "memory.exports.get", {**where, "ordinal": 0})
+    principal = principal_of(request)
+
+    def lines():
+        yield json_bytes(first) + b"\n"
+        for ordinal in range(1, first["bundle"]["chunk_count"]):
+            answer = call(principal, "memory.exports.get", {**where, "ordinal": ordinal})
+            yield json_bytes(answer) + b"\n"
+
+    response = StreamingHttpResponse(lines(), content_type="application/x-ndjson")
+    response["Content-Disposition"] = f'attachment; filename="{space_id}-{export_id}.jsonl"'
+    return response
 
 
 @login_required

@@ -11,8 +11,9 @@ from memory.access import CAPABILITIES
 from memory.ops.base import call
 from memory.timeutil import iso
 from memory.wire.errors import WireError
+from reviews import people
 from reviews.console import act, describe, principal_of, read
-from reviews.forms import GrantForm
+from reviews.forms import GrantForm, ReasonForm
 
 DIMENSION_TEXT = {
     "capabilities": "Capabilities: you asked for {asked}; none of your issuing grants holds {missing} (they hold {held}).",
@@ -87,6 +88,7 @@ def _page(
 ):
     listing, view = _listing(request, space_id, request.GET.get("cursor"))
     grants = listing["grants"]
+    people.annotate(grants, "grantee_principal_id", "issuer_principal_id")
     children: dict[str, list[str]] = {}
     for g in grants:
         if g["parent_grant_id"]:
@@ -124,8 +126,6 @@ def issue(request, space_id: str):
     if result.ok:
         messages.success(request, f"Grant {result.receipt['refs'][0]['id']} issued.")
         return redirect("reviews:grants", space_id)
-    if result.code == "NOT_FOUND" and result.error.details.get("resource") == "space":
-        raise Http404("space")
     denied = []
     if result.code == "AMPLIFICATION_DENIED":
         denied = explain(
@@ -150,17 +150,13 @@ def _find_grant(request, space_id: str, grant_id: str) -> dict:
 @login_required
 def revoke(request, space_id: str, grant_id: str):
     if request.method == "POST":
-        body = {"space_id": space_id, "grant_id": grant_id}
-        if request.POST.get("reason", "").strip():
-            body["reason"] = request.POST["reason"].strip()[:1000]
+        body = {"space_id": space_id, "grant_id": grant_id, **ReasonForm.member_of(request.POST)}
         result = act(request, "memory.grants.revoke", body)
         if result.ok:
             messages.success(
                 request,
                 f"Grant {grant_id} revoked; grants issued under it are no longer effective.",
             )
-        elif result.code == "NOT_FOUND" and result.error.details.get("resource") == "space":
-            raise Http404("space")
         else:
             messages.error(request, describe(result.error))
         return redirect("reviews:grants", space_id)

@@ -1,10 +1,13 @@
-"""Queue screen: a space's pending candidates, oldest first, paginated by the op's own keyset
-cursor (memory.candidates.list), filterable by subject (an op member) and by classification
-label and capture context. The last two are not members of the op, so the console narrows the
-op's pages: it reads up to SCAN_PAGES pages of max size per screen and shows how far it got; the
-authorization and the order stay the op's. Bulk dismiss/drop calls the op once per candidate."""
+"""Queue screen: a space's pending candidates through memory.candidates.list, filtered by
+subject, classification label and capture placement (all members of the op, so the counts are
+the op's `total_authorized` over the whole filtered set), oldest or newest first, paged with the
+op's keyset cursor forward and, through the session, back. The filters travel with the moderator
+to the candidate page and back (`QueueFilters.query()`).
 
-from django.conf import settings
+Bulk promote / drop / dismiss calls the op once per selected candidate with a key derived from
+the form's one key, so a double submit does each candidate once. A bulk drop is confirmed on a
+page that says what will happen before anything is consumed."""
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
@@ -14,70 +17,83 @@ from django.views.decorators.http import require_POST
 
 from memory.ops.base import call
 from memory.wire.errors import WireError
+from reviews import people
 from reviews.console import describe, new_key, principal_of
+from reviews.forms import LABELS, BulkForm, QueueFilters
+from reviews.similar import normalized
 
 PAGE_SIZE = 50
-SCAN_PAGES = 5
-LABELS = ["preference", "fact", "event", "plan", "cognition", "noise"]
+PREV_KEY = "queue_prev"
+PREV_KEEP = 200  # remembered (next cursor → this page's cursor) pairs per session
 
 
-def context_of(candidate: dict) -> str:
-    placement = candidate["capture_scope"]["placement"]
-    return placement.get("context_id", "") if placement["scope"] == "context" else "shared"
+def _remember(request, cursor: str | None, following: str | None) -> str | None:
+    """The cursor of the page before this one ("" for the first page), or None when unknown
+    (a bookmarked page): the op's cursor only goes forward, so the way back is remembered."""
+    pairs: dict = request.session.get(PREV_KEY, {})
+    before = pairs.get(cursor) if cursor else None
+    if following:
+        pairs[following] = cursor or ""
+        if len(pairs) > PREV_KEEP:
+            for stale in list(pairs)[: len(pairs) - PREV_KEEP]:
+                del pairs[stale]
+        request.session[PREV_KEY] = pairs
+    return before
 
 
-def _matches(candidate: dict, label: str, context: str) -> bool:
-    if label and candidate["classification"]["label"] != label:
-        return False
-    return not context or context_of(candidate) == context
+def list_body(space_id: str, filters: QueueFilters, size: int, cursor: str | None = None) -> dict:
+    body = {"space_id": space_id, "states": ["pending"], "page_size": size, **filters.members()}
+    if cursor:
+        body["cursor"] = cursor
+    return body
+
+
+def mark_duplicates(candidates: list[dict]) -> None:
+    """`duplicate_of`: the first earlier candidate on the page of the same subject whose text is
+    the same once case, spacing and punctuation are set aside."""
+    seen: dict[tuple[str, str], str] = {}
+    for c in candidates:
+        key = (c["subject_id"], normalized(c["proposed"]["content"]["text"]))
+        if key[1] and key in seen:
+            c["duplicate_of"] = seen[key]
+        else:
+            seen.setdefault(key, c["candidate_id"])
 
 
 def queue_page(request, space_id: str, params) -> dict:
     """One screen of the queue; raises Http404 when the space is not visible."""
-    subject = params.get("subject", "").strip()
-    label = params.get("label", "").strip()
-    context = params.get("context", "").strip()
+    filters = QueueFilters(params)
     cursor = params.get("cursor") or None
-    narrowed = bool(label or context)
-    size = settings.SPOKE_MEMORY_LIMITS["max_page_size"] if narrowed else PAGE_SIZE
-    body = {"space_id": space_id, "states": ["pending"], "page_size": size}
-    if subject:
-        body["subject_id"] = subject
-    shown: list[dict] = []
-    total, scanned, error = 0, 0, None
-    principal = principal_of(request)
-    for _ in range(SCAN_PAGES if narrowed else 1):
-        if cursor:
-            body["cursor"] = cursor
-        try:
-            answer = call(principal, "memory.candidates.list", body)
-        except WireError as err:
-            if err.code == "NOT_FOUND" and err.details.get("resource") == "space":
-                raise Http404(err.message) from err
-            error = err
-            cursor = None
-            break
-        total = answer["total_authorized"]
-        scanned += len(answer["candidates"])
-        shown.extend(c for c in answer["candidates"] if _matches(c, label, context))
-        cursor = answer["next_cursor"]
-        if not cursor or len(shown) >= PAGE_SIZE:
-            break
+    error = None
+    answer: dict = {"candidates": [], "total_authorized": 0, "next_cursor": None}
+    try:
+        answer = call(
+            principal_of(request),
+            "memory.candidates.list",
+            list_body(space_id, filters, PAGE_SIZE, cursor),
+        )
+    except WireError as err:
+        if err.code == "NOT_FOUND" and err.details.get("resource") == "space":
+            raise Http404(err.message) from err
+        error = err
+    candidates = answer["candidates"]
+    mark_duplicates(candidates)
+    people.annotate(candidates, "captured_by_principal_id")
+    before = _remember(request, cursor, answer["next_cursor"])
     return {
         "space_id": space_id,
-        "candidates": shown,
-        "total": total,
-        "scanned": scanned,
-        "next_cursor": cursor,
-        "subject": subject,
-        "label": label,
-        "context": context,
-        "narrowed": narrowed,
+        "filters": filters,
+        "q": filters.query(),
+        "queue_filters": filters.hidden(),
+        "candidates": candidates,
+        "total": answer["total_authorized"],
+        "next_cursor": answer["next_cursor"],
+        "cursor": cursor or "",
+        "prev_cursor": before,
+        "first_page": not cursor,
         "labels": LABELS,
         "error": describe(error) if error else None,
-        "label_counts": _counts(c["classification"]["label"] for c in shown),
-        "context_counts": _counts(context_of(c) for c in shown),
-        "first_page": not params.get("cursor"),
+        "label_counts": _counts(c["classification"]["label"] for c in candidates),
         "bulk_key": new_key(),
     }
 
@@ -100,56 +116,66 @@ def queue(request, space_id: str):
     return render(request, template, ctx)
 
 
+VERBS = {"promote": "promoted", "drop": "dropped", "dismiss": "dismissed"}
+
+
+def _request(space_id: str, cid: str, form: BulkForm) -> tuple[str, dict]:
+    action, reason = form.cleaned_data["action"], form.cleaned_data["reason"]
+    body: dict = {"space_id": space_id, "candidate_id": cid}
+    if action == "dismiss":
+        return "memory.candidates.dismiss", {**body, **({"reason": reason} if reason else {})}
+    decision: dict = {"action": action}
+    if action == "drop" and reason:
+        decision["reason"] = reason
+    return "memory.candidates.review", {**body, "decision": decision}
+
+
 @login_required
 @require_POST
 def bulk(request, space_id: str):
-    """Dismiss or drop the selected candidates. Each candidate gets its own key derived from the
-    form's key, so a resubmit of the same form does each one at most once."""
-    action = request.POST.get("action")
-    ids = request.POST.getlist("candidate_ids")[: PAGE_SIZE * SCAN_PAGES]
-    key = request.POST.get("idempotency_key", "")[:150]
-    reason = request.POST.get("reason", "").strip()[:1000]
-    done, taken, failed = 0, 0, []
+    """Promote, drop or dismiss the selected candidates. Each candidate gets its own key derived
+    from the form's one key, so a resubmit of the same form does each one at most once."""
+    form = BulkForm(request.POST)
+    filters = QueueFilters(request.POST)
+    back = reverse("reviews:queue", args=[space_id]) + filters.query()
+    if not form.is_valid():
+        messages.error(request, form.problem())
+        return redirect(back)
+    ids = form.cleaned_data["candidate_ids"]
+    action, key = form.cleaned_data["action"], form.cleaned_data["idempotency_key"]
+    if action == "drop" and not form.cleaned_data["confirmed"]:
+        return render(
+            request,
+            "reviews/bulk_confirm.html",
+            {
+                "space_id": space_id,
+                "ids": ids,
+                "form": form,
+                "queue_filters": filters.hidden(),
+                "back": back,
+            },
+        )
+    done, taken, records, failed = 0, 0, 0, []
+    principal = principal_of(request)
     for cid in ids:
-        if action == "dismiss":
-            op, body = "memory.candidates.dismiss", {"space_id": space_id, "candidate_id": cid}
-            if reason:
-                body["reason"] = reason
-        elif action == "drop":
-            decision = {"action": "drop", **({"reason": reason} if reason else {})}
-            op, body = (
-                "memory.candidates.review",
-                {"space_id": space_id, "candidate_id": cid, "decision": decision},
-            )
-        else:
-            messages.error(request, "Choose dismiss or drop.")
-            break
-        if key:
-            body["idempotency_key"] = f"{key}:{cid}"[:200]
+        op, body = _request(space_id, cid, form)
+        body["idempotency_key"] = f"{key}:{cid}"[:200]
         try:
-            call(principal_of(request), op, body)
+            receipt = call(principal, op, body)["receipt"]
             done += 1
+            records += sum(1 for r in receipt["refs"] if r["type"] == "record")
         except WireError as err:
             if err.code == "CANDIDATE_CONSUMED":
                 taken += 1
             else:
                 failed.append(describe(err))
     if done:
+        made = f" into {records} record{'s' if records != 1 else ''}" if action == "promote" else ""
         messages.success(
-            request,
-            f"{done} candidate{'s' if done != 1 else ''} {action}ped."
-            if action == "drop"
-            else f"{done} candidate{'s' if done != 1 else ''} dismissed.",
+            request, f"{done} candidate{'s' if done != 1 else ''} {VERBS[action]}{made}."
         )
     if taken:
         messages.info(request, f"{taken} had already been handled by another reviewer.")
     for line in sorted(set(failed)):
         messages.error(request, line)
-    return redirect(reverse("reviews:queue", args=[space_id]) + _keep(request.POST))
-
-
-def _keep(post) -> str:
-    from urllib.parse import urlencode
-
-    keep = {k: post.get(k) for k in ("subject", "label", "context") if post.get(k)}
-    return "?" + urlencode(keep) if keep else ""
+    return redirect(back)

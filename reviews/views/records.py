@@ -17,7 +17,7 @@ from memory.ops.base import HANDLERS, call
 from memory.timeutil import iso
 from memory.wire.errors import WireError
 from reviews.console import act, describe, principal_of, read
-from reviews.forms import id_list
+from reviews.forms import ReasonForm, RecordEditForm, id_list
 
 MODES = ["all", "contexts", "shared", "contexts_and_shared"]
 
@@ -180,10 +180,11 @@ def edit(request, space_id: str, record_id: str):
         "record_id": record_id,
         "expected_revision": _expected(request),
     }
-    text = request.POST.get("text")
-    if text is not None and text.replace("\r\n", "\n") != current["content"]["text"]:
-        body["content"] = {**current["content"], "text": text.replace("\r\n", "\n")}
-    kind = request.POST.get("kind", "").strip()
+    form = RecordEditForm(request.POST)
+    form.is_valid()  # both fields optional: the op judges the values
+    text, kind = form.cleaned_data.get("text"), form.cleaned_data.get("kind", "")
+    if "text" in request.POST and text != current["content"]["text"]:
+        body["content"] = {**current["content"], "text": text}
     if kind and kind != current["kind"]:
         body["kind"] = kind
     if "content" not in body and "kind" not in body:
@@ -202,8 +203,12 @@ def delete(request, space_id: str, record_id: str):
         "record_id": record_id,
         "expected_revision": _expected(request),
     }
-    if request.POST.get("reason", "").strip():
-        body["reason"] = request.POST["reason"].strip()[:1000]
+    body.update(ReasonForm.member_of(request.POST))
+    if not request.POST.get("confirmed"):
+        messages.error(
+            request, "Tick the box to delete: the content cannot be restored. Nothing changed."
+        )
+        return redirect("reviews:record", space_id, record_id)
     return _outcome(
         request,
         space_id,

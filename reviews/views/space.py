@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 from memory.ops.base import call
 from memory.wire.errors import WireError
 from reviews.console import act, describe, principal_of, read
+from reviews.forms import ReasonForm
 
 
 def space_wire(request, space_id: str) -> dict:
@@ -60,8 +61,6 @@ def pending(request, space_id: str):
 def _report(request, result, done: str) -> None:
     if result.ok:
         messages.success(request, done)
-    elif result.code == "NOT_FOUND" and result.error.details.get("resource") == "space":
-        raise Http404("space")
     else:
         messages.error(request, describe(result.error))
 
@@ -69,9 +68,7 @@ def _report(request, result, done: str) -> None:
 @login_required
 @require_POST
 def freeze(request, space_id: str):
-    body = {"space_id": space_id}
-    if request.POST.get("reason", "").strip():
-        body["reason"] = request.POST["reason"].strip()[:1000]
+    body = {"space_id": space_id, **ReasonForm.member_of(request.POST)}
     _report(
         request,
         act(request, "memory.spaces.freeze", body),
@@ -100,8 +97,10 @@ def fence(request, space_id: str):
     }
     if request.POST.get("context_id", "").strip():
         body["context_id"] = request.POST["context_id"].strip()
-    if request.POST.get("reason", "").strip():
-        body["reason"] = request.POST["reason"].strip()[:1000]
+    body.update(ReasonForm.member_of(request.POST))
+    if body["action"] == "archive" and not request.POST.get("confirmed"):
+        messages.error(request, "Tick the box to archive: archiving is terminal. Nothing changed.")
+        return redirect(reverse("reviews:space", args=[space_id]) + "?" + _q(subject_id))
     what = f"context {body['context_id']} of " if "context_id" in body else ""
     _report(
         request,

@@ -6,7 +6,9 @@
 
   function typing(event) {
     var t = event.target;
-    return t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
+    if (!t) return false;
+    if (t.tagName === "INPUT") return !/^(checkbox|radio|button|submit)$/.test(t.type);
+    return t.isContentEditable || /^(TEXTAREA|SELECT)$/.test(t.tagName);
   }
 
   function queueKeys() {
@@ -28,18 +30,79 @@
       if (index < 0) select(0);
       if (index < 0) return;
       var href = rows[index].getAttribute("data-href");
-      window.location.assign(action ? href + "?do=" + action : href);
+      var sep = href.indexOf("?") < 0 ? "?" : "&";
+      window.location.assign(action ? href + sep + "do=" + action : href);
+    }
+    function pick() {
+      refresh();
+      if (index < 0) select(0);
+      if (index < 0) return;
+      var box = rows[index].querySelector("input.pick");
+      box.checked = !box.checked;
+      lastBox = box;
+      counted();
+      select(index + 1);
+    }
+    function bulk(action) {
+      var button = document.querySelector("#bulk-top button[value=" + action + "]");
+      if (button) button.click();
     }
     document.addEventListener("keydown", function (e) {
       if (typing(e) || e.ctrlKey || e.metaKey || e.altKey) return;
       if (e.key === "j") { refresh(); select(index + 1); }
       else if (e.key === "k") { refresh(); select(index - 1); }
+      else if (e.key === "x") pick();
+      else if (e.key === "P") bulk("promote");
+      else if (e.key === "D") bulk("drop");
+      else if (e.key === "X") bulk("dismiss");
       else if (e.key === "Enter" && index >= 0) open("");
       else if (e.key === "p") open("promote");
       else if (e.key === "f") open("fragment");
       else if (e.key === "d") open("drop");
       else return;
       e.preventDefault();
+    });
+  }
+
+  // Bulk selection: select-all, shift-click ranges, a live count, and a clear message instead
+  // of a submit when nothing is selected.
+  var lastBox = null;
+  function boxes() {
+    return Array.prototype.slice.call(document.querySelectorAll("#bulk-form input.pick"));
+  }
+  function counted() {
+    var n = boxes().filter(function (b) { return b.checked; }).length;
+    document.querySelectorAll(".selected-count").forEach(function (el) {
+      el.textContent = n ? n + " selected" : "";
+    });
+    var all = document.getElementById("select-all");
+    if (all) all.checked = n > 0 && n === boxes().length;
+    return n;
+  }
+  function selection() {
+    document.addEventListener("click", function (e) {
+      var t = e.target;
+      if (t.id === "select-all") {
+        boxes().forEach(function (b) { b.checked = t.checked; });
+        counted();
+      } else if (t.classList && t.classList.contains("pick")) {
+        var list = boxes();
+        if (e.shiftKey && lastBox && lastBox !== t) {
+          var a = list.indexOf(lastBox), b = list.indexOf(t);
+          list.slice(Math.min(a, b), Math.max(a, b) + 1).forEach(function (x) { x.checked = t.checked; });
+        }
+        lastBox = t;
+        counted();
+      }
+    });
+    document.addEventListener("submit", function (e) {
+      var form = e.target;
+      if (form.id !== "bulk-form") return;
+      if (!counted()) {
+        e.preventDefault();
+        var note = document.getElementById("bulk-note");
+        if (note) note.textContent = "Nothing selected: tick the candidates first (x selects the highlighted row).";
+      }
     });
   }
 
@@ -82,8 +145,8 @@
   }
 
   function start() {
-    if (document.querySelector("[data-keyboard=queue]")) queueKeys();
-    if (document.querySelector("[data-keyboard=candidate]")) candidateKeys();
+    if (document.querySelector("[data-keyboard=queue]")) { queueKeys(); selection(); }
+    if (document.querySelector("[data-keyboard=candidate]:not([disabled])")) candidateKeys();
     fragments();
   }
 

@@ -103,3 +103,136 @@ def test_set_rate_refuses_a_bad_rate_and_changes_nothing(rate):
 def test_set_rate_of_an_unknown_principal_is_an_error():
     with pytest.raises(CommandError):
         run("set-rate", "prn_nobody", "10/s")
+
+
+# --- the demo is re-runnable (issue 14): `make run` twice, or after an interrupted run ---------
+
+
+def demo_counts() -> tuple[int, int, int, int]:
+    from memory.models import Candidate, ProfileDocument, Record
+
+    return (
+        Principal.objects.filter(display_name="Demo app").count(),
+        Candidate.objects.filter(space_id="demo").count(),
+        Record.objects.filter(space_id="demo").count(),
+        ProfileDocument.objects.filter(space_id="demo").count(),
+    )
+
+
+def console_login_works(password: str) -> bool:
+    from django.test import Client
+
+    return Client().login(username="moderator", password=password)
+
+
+def token_works(api, token: str) -> bool:
+    answer = api.raw(
+        "/v1/ops/memory.subjects.get",
+        json.dumps({"space_id": "demo", "subject_id": "user:ada"}),
+        token=token,
+    )
+    return answer.status == 200
+
+
+def test_demo_twice_keeps_one_app_one_copy_and_the_saved_credentials(api, tmp_path):
+    saved = tmp_path / "demo.json"
+    first = run("demo", "--save", str(saved))
+    counts = demo_counts()
+    assert counts == (1, 5, 2, 1)
+    second = run("demo", "--save", str(saved))
+    assert demo_counts() == counts
+    assert second == first == json.loads(saved.read_text())
+    assert console_login_works(second["console"]["password"])
+    assert token_works(api, second["api"]["token"])
+
+
+def test_demo_without_the_saved_file_prints_new_credentials_that_work(api):
+    first = run("demo")
+    second = run("demo")
+    assert demo_counts() == (1, 5, 2, 1)
+    assert second["console"]["password"] != first["console"]["password"]
+    assert console_login_works(second["console"]["password"])
+    assert not console_login_works(first["console"]["password"])
+    # The lost token is retired; the printed one works.
+    assert token_works(api, second["api"]["token"])
+    assert not token_works(api, first["api"]["token"])
+    assert ApiToken.objects.filter(revoked_at__isnull=True, label="demo").count() == 1
+
+
+@pytest.mark.parametrize("damage", ["", "{not json", "[1, 2]", '{"console": "x", "api": 3}'])
+def test_demo_with_an_unreadable_saved_file_starts_fresh_credentials(api, tmp_path, damage):
+    saved = tmp_path / "demo.json"
+    saved.write_text(damage)
+    made = run("demo", "--save", str(saved))
+    assert json.loads(saved.read_text()) == made
+    assert console_login_works(made["console"]["password"])
+    assert token_works(api, made["api"]["token"])
+
+
+def test_demo_replaces_a_saved_token_that_was_revoked(api, tmp_path):
+    saved = tmp_path / "demo.json"
+    first = run("demo", "--save", str(saved))
+    run("revoke-token", first["api"]["token"])
+    second = run("demo", "--save", str(saved))
+    assert second["api"]["token"] != first["api"]["token"]
+    assert second["console"]["password"] == first["console"]["password"]
+    assert token_works(api, second["api"]["token"])
+
+
+def test_a_demo_interrupted_half_way_is_finished_by_the_next_run(api, monkeypatch):
+    import memory.demo as demo
+
+    real, calls = demo._maybe, []
+
+    def dies_after_four(principal, op, request):
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        calls.append(op)
+        real(principal, op, request)
+
+    monkeypatch.setattr(demo, "_maybe", dies_after_four)
+    with pytest.raises(KeyboardInterrupt):
+        run("demo")
+    assert demo_counts() == (1, 2, 0, 0)  # two subjects and two captures made, then stopped
+    monkeypatch.setattr(demo, "_maybe", real)
+    made = run("demo")
+    assert demo_counts() == (1, 5, 2, 1)  # the replayed steps answered from their keys
+    assert token_works(api, made["api"]["token"])
+
+
+def test_demo_save_is_atomic_and_private(tmp_path, monkeypatch):
+    saved = tmp_path / "demo.json"
+    saved.write_text('{"old": true}')
+
+    def broken_replace(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("memory.management.commands.spoke.os.replace", broken_replace)
+    with pytest.raises(OSError):
+        run("demo", "--save", str(saved))
+    assert saved.read_text() == '{"old": true}'  # the old file, whole
+    assert list(tmp_path.iterdir()) == [saved]  # no temporary file left behind
+    monkeypatch.undo()
+    run("demo", "--save", str(saved))
+    assert saved.stat().st_mode & 0o777 == 0o600
+
+
+def test_demo_welcome_is_a_short_block_for_a_person(tmp_path):
+    saved = tmp_path / "demo.json"
+    out = StringIO()
+    call_command(
+        "spoke", "demo", "--save", str(saved), "--welcome", "http://127.0.0.1:8000", stdout=out
+    )
+    made = json.loads(saved.read_text())
+    lines = out.getvalue().strip().splitlines()
+    assert lines[0] == lines[-1] and set(lines[0]) == {"-"}
+    body = "\n".join(lines)
+    for expected in (
+        "http://127.0.0.1:8000/console/",
+        "moderator",
+        made["console"]["password"],
+        made["api"]["token"],
+        "http://127.0.0.1:8000/v1/docs",
+    ):
+        assert expected in body
+    assert len(lines) <= 10

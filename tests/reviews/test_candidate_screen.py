@@ -3,10 +3,12 @@ the 'another reviewer got there first' notice."""
 
 import pytest
 
-from memory.models import Candidate, Record, Space
+from memory.models import Candidate, Receipt, Record, Space
 from memory.ops.base import call
 from memory.services.operators import issue_root_grant
-from tests.reviews.conftest import logged_in, make_user
+from memory.wire.errors import WireError
+from reviews.console import describe, field_words
+from tests.reviews.conftest import ctx, logged_in, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -62,8 +64,10 @@ def test_page_shows_content_classification_scope_and_who(mod, ops, moderator):
     assert "Ada prefers tea." in html
     assert "&quot;drink&quot;: &quot;tea&quot;" in html  # pretty-printed, escaped
     assert "<td>tea is better</td>" in html and "<td>belief</td>" in html
-    assert "context <code>support</code>, from <code>chat</code>" in html
-    assert moderator.principal.principal_id in html
+    assert "context <code>support</code>" in html and "<code>chat</code>" in html
+    # captured by: the display name, the id in the tooltip
+    assert f'title="{moderator.principal.principal_id}"' in html
+    assert ">Moderator</span>" in html
     assert "preference_verb" in html  # a signal of the classification
 
 
@@ -172,7 +176,10 @@ def test_frozen_space_blocks_review_with_a_message(mod, capture):
 def test_bad_kind_is_explained_and_changes_nothing(mod, capture):
     (cid,) = capture("x")
     response = review(mod, cid, action="promote", kind="Not A Kind")
-    assert response.status_code == 400 and b"invalid_input" in response.content
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'id="kind-error"' in html and "Kind: lower-case letters" in html
+    assert "got &#x27;Not A Kind&#x27;" in html
     assert Candidate.objects.get(candidate_id=cid).state == "pending"
 
 
@@ -200,3 +207,136 @@ def test_outsider_sees_not_found(capture, stranger):
         == 404
     )
     assert Candidate.objects.get(candidate_id=cid).state == "pending"
+
+
+# ---- evidence ----------------------------------------------------------------------------------
+
+
+def test_similar_records_with_score_and_a_duplicate_mark(mod, capture, record):
+    same = record("Ada prefers green tea in the morning.", kind="preference")
+    other = record("Ada lives in Lisbon.", kind="fact")
+    (cid,) = capture("Ada prefers green tea in the morning!")
+    response = page(mod, cid)
+    similar = {s["record"]["record_id"]: s for s in response.context["similar"]}
+    assert similar[same]["duplicate"] and similar[same]["overlap"] == 1.0
+    assert other not in similar or not similar[other]["duplicate"]
+    html = response.content.decode()
+    assert 'id="duplicate-mark"' in html and f"Drop as duplicate of {same}" in html
+    assert "at least 0.85" in html  # the threshold is stated
+    assert f'href="/console/s/s1/records/{same}/"' in html
+
+
+def test_drop_as_duplicate_records_which_one(mod, capture, record):
+    same = record("Ada prefers tea.", kind="preference")
+    (cid,) = capture("Ada prefers tea.")
+    review(mod, cid, action="drop", duplicate_of=same)
+    cand = Candidate.objects.get(candidate_id=cid)
+    assert cand.state == "dropped" and cand.outcome["reason"] == f"duplicate of {same}"
+
+
+def test_newest_records_and_profile_documents(mod, ops, capture, record):
+    old = record("First thing.")
+    new = record("<b>Second</b> thing.")
+    ops(
+        "memory.profile.update",
+        {
+            "space_id": "s1",
+            "subject_id": "u1",
+            "kind": "persona",
+            "content": {"text": "<i>Ada</i>"},
+        },
+    )
+    (cid,) = capture("Something else entirely.")
+    response = page(mod, cid)
+    assert [r["record_id"] for r in response.context["newest"]] == [new, old]
+    html = response.content.decode()
+    assert "&lt;b&gt;Second&lt;/b&gt;" in html and "<b>Second" not in html
+    assert "persona" in html and "&lt;i&gt;Ada&lt;/i&gt;" in html
+
+
+def test_panels_without_their_grant_say_so(capture, give, stranger):
+    (cid,) = capture("Ada prefers tea.")
+    give(stranger, "review", "records_write", shared_access=True)
+    response = page(logged_in(stranger), cid)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Your grants do not include recall on this subject." in html
+    assert "Your grants do not include records_read on this subject." in html
+
+
+def test_provenance_names_people_and_times(mod, capture, moderator):
+    (cid,) = capture("x")
+    html = page(mod, cid).content.decode()
+    assert 'id="captured-by"><span class="who-name"' in html and ">Moderator<" in html
+    assert "<time datetime=" in html and "just now</time>" in html
+
+
+def test_frozen_space_is_a_banner_and_disables_actions(mod, ops, capture):
+    (cid,) = capture("x")
+    ops("memory.spaces.freeze", {"space_id": "s1", "reason": "audit <now>"})
+    html = page(mod, cid).content.decode()
+    assert 'id="blocked-banner"' in html and "The space is frozen: audit &lt;now&gt;." in html
+    assert '<fieldset class="row actions" data-keyboard="candidate" disabled' in html
+    ops("memory.spaces.unfreeze", {"space_id": "s1"})
+    assert 'id="blocked-banner"' not in page(mod, cid).content.decode()
+
+
+def test_fenced_capture_context_is_a_banner(mod, ops, capture):
+    (cid,) = capture("x", placement=ctx("sales"))
+    ops(
+        "memory.subjects.fence",
+        {"space_id": "s1", "subject_id": "u1", "action": "fence", "context_id": "sales"},
+    )
+    html = page(mod, cid).content.decode()
+    assert "The capture context sales is fenced for this subject." in html
+    ops("memory.subjects.fence", {"space_id": "s1", "subject_id": "u1", "action": "fence"})
+    assert "The subject u1 is fenced" in page(mod, cid).content.decode()
+
+
+def test_promote_with_the_text_emptied_is_refused_with_a_field_message(mod, capture):
+    (cid,) = capture("Ada prefers tea.")
+    before = Receipt.objects.count()
+    response = review(mod, cid, action="promote", text=" \r\n ")
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'id="text-error"' in html and "The text is empty" in html
+    assert 'aria-invalid="true"' in html
+    assert Candidate.objects.get(candidate_id=cid).state == "pending"
+    assert Receipt.objects.count() == before and not Record.objects.exists()
+
+
+def test_bad_fragment_kind_names_the_fragment(mod, capture):
+    (cid,) = capture("x")
+    response = review(
+        mod, cid, action="fragment", fragment_text=["a", "b"], fragment_kind=["fact", "Bad!"]
+    )
+    assert response.status_code == 400 and b"Fragment 2: Kind: lower-case" in response.content
+    assert Candidate.objects.get(candidate_id=cid).state == "pending"
+
+
+@pytest.mark.parametrize(
+    "path, words",
+    [
+        ("/decision/kind", "Kind"),
+        ("/decision/fragments/0/kind", "Fragment 1 kind"),
+        ("/decision/content_override/text", "Text"),
+        ("", "The request"),
+    ],
+)
+def test_schema_errors_are_named_in_words(path, words):
+    err = WireError(
+        "invalid_input",
+        "The request does not match the op's schema.",
+        reason="schema",
+        errors=[{"path": path, "message": "is too long"}],
+    )
+    assert field_words(path) == words
+    assert describe(err) == f"{words}: is too long (invalid_input)"
+
+
+def test_a_review_post_with_the_filters_and_a_crlf_text(mod, capture):
+    (cid,) = capture("Ada prefers tea.")
+    review(mod, cid, action="promote", text="Ada prefers tea.\r\nAnd cake.", label="preference")
+    assert (
+        Record.objects.get(prov_candidate_id=cid).content["text"] == "Ada prefers tea.\nAnd cake."
+    )

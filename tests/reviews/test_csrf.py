@@ -15,6 +15,9 @@ POSTS = [
     "/console/s/s1/grants/grt_x/revoke/",
     "/console/s/s1/queue/bulk/",
     "/console/s/s1/candidates/cnd_x/review/",
+    "/console/s/s1/recent/rcp_x/undo/",
+    "/console/s/s1/imports/stage/",
+    "/console/s/s1/imports/activate/",
     "/console/s/s1/records/rec_x/edit/",
     "/console/s/s1/records/rec_x/delete/",
     "/console/operate/s1/principals/",
@@ -37,7 +40,14 @@ def test_post_without_csrf_token_is_refused(moderator, url):
 
 
 def test_every_rendered_form_carries_the_token(mod):
-    for url in ("/console/", "/console/s/s1/grants/", "/console/s/s1/space/"):
+    for url in (
+        "/console/",
+        "/console/s/s1/grants/",
+        "/console/s/s1/space/",
+        "/console/s/s1/queue/",
+        "/console/s/s1/recent/",
+        "/console/s/s1/imports/",
+    ):
         html = mod.get(url).content.decode()
         assert html.count('<form method="post"') + html.count(
             '<form class="logout" method="post"'

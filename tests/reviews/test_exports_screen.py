@@ -3,10 +3,13 @@ caller's recent exports with their receipts' progress, each polling itself while
 showing the bundle summary (digests, chunk and object counts, never content) once committed.
 Jobs run in-process with the suite's helper; the browser test runs them on a real worker."""
 
+import json
+
 import pytest
 from django.test import Client
 
 from memory.models import Export, Grant, Job, Receipt
+from tests.conftest import Persona
 from tests.reviews.conftest import logged_in
 from tests.reviews.jobs import run_pending
 
@@ -177,3 +180,53 @@ def test_a_ready_export_its_creator_can_no_longer_read_shows_the_error(
     html = client.get(PAGE).content.decode()
     assert 'data-status="committed"' in html and "(PERMISSION_DENIED)" in html
     assert 'class="bundle-digest"' not in html
+
+
+@pytest.fixture
+def api_bytes(moderator, api):
+    """The raw body the HTTP API serves the moderator for memory.exports.get."""
+    persona = Persona(moderator.principal, moderator.principal.issue_token())
+    session = api.connect(persona)
+
+    def get(export_id: str, ordinal: int) -> bytes:
+        response = api.client.post(
+            "/v1/ops/memory.exports.get",
+            data=json.dumps({"space_id": "s1", "export_id": export_id, "ordinal": ordinal}),
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {persona.token}",
+            HTTP_SPOKE_SESSION=session,
+        )
+        assert response.status_code == 200
+        return response.content
+
+    return get
+
+
+def test_download_is_one_json_lines_file_of_what_exports_get_serves(mod, content, ops, api_bytes):
+    create(mod)
+    (receipt,) = receipts()
+    run_pending(receipt.receipt_id)
+    export = Export.objects.get()
+    assert 'class="button download"' in fragment(mod, receipt.receipt_id)
+    response = mod.get(f"{PAGE}{receipt.receipt_id}/download/")
+    assert response.status_code == 200 and response["Content-Type"] == "application/x-ndjson"
+    assert response["Content-Disposition"] == f'attachment; filename="s1-{export.export_id}.jsonl"'
+    lines = b"".join(response.streaming_content).split(b"\n")
+    assert lines[-1] == b""
+    lines = lines[:-1]
+    bundle = ops(
+        "memory.exports.get", {"space_id": "s1", "export_id": export.export_id, "ordinal": 0}
+    )["bundle"]
+    assert len(lines) == bundle["chunk_count"]
+    for ordinal, line in enumerate(lines):
+        assert line == api_bytes(export.export_id, ordinal)
+
+
+def test_download_of_a_pending_or_foreign_export_is_not_found(mod, content, give, stranger):
+    create(mod)
+    (receipt,) = receipts()
+    assert mod.get(f"{PAGE}{receipt.receipt_id}/download/").status_code == 404  # pending
+    run_pending(receipt.receipt_id)
+    give(stranger, "export", "records_read")
+    other = logged_in(stranger).get(f"{PAGE}{receipt.receipt_id}/download/")
+    assert other.status_code == 404

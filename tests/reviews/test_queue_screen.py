@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memory.models import Candidate
+from memory.models import Candidate, Receipt, Record
 from reviews.views.queue import PAGE_SIZE
 from tests.reviews.conftest import ctx, logged_in
 
@@ -69,7 +69,13 @@ def test_bulk_dismiss_and_drop(mod, capture):
     )
     mod.post(
         "/console/s/s1/queue/bulk/",
-        {"action": "drop", "candidate_ids": [c], "reason": "spam", "idempotency_key": "k2"},
+        {
+            "action": "drop",
+            "candidate_ids": [c],
+            "reason": "spam",
+            "idempotency_key": "k2",
+            "confirmed": "1",
+        },
     )
     states = dict(Candidate.objects.values_list("candidate_id", "state"))
     assert states == {a: "dismissed", b: "dismissed", c: "dropped"}
@@ -90,7 +96,7 @@ def test_bulk_resubmit_does_each_once_and_reports_taken_ones(mod, capture):
     assert b"already been handled" not in again.content  # same key: a replay, not a second try
     other = mod.post(
         "/console/s/s1/queue/bulk/",
-        {"action": "drop", "candidate_ids": [a, b], "idempotency_key": "k2"},
+        {"action": "drop", "candidate_ids": [a, b], "idempotency_key": "k2", "confirmed": "1"},
         follow=True,
     )
     assert b"1 had already been handled by another reviewer" in other.content
@@ -121,3 +127,166 @@ def test_narrow_grant_sees_only_its_subjects(ops, capture, stranger):
     )
     html = logged_in(stranger).get("/console/s/s1/queue/").content.decode()
     assert mine in html and theirs not in html
+
+
+# ---- filters served by memory.candidates.list ------------------------------------------------
+
+
+def test_filtered_counts_are_over_the_whole_filtered_set(mod, capture):
+    capture(*[f"Ada works at Acme {i}." for i in range(PAGE_SIZE + 5)], placement=ctx("sales"))
+    capture("I prefer tea over coffee.", placement=ctx("sales"))
+    capture("Bob works at Initech.", placement=ctx("support"))
+    response = mod.get("/console/s/s1/queue/?label=fact&context=sales")
+    assert response.context["total"] == PAGE_SIZE + 5
+    html = response.content.decode()
+    assert f"<strong>{PAGE_SIZE + 5}</strong> pending candidates you can see matching" in html
+    assert "On this page:" in html and f"fact: {PAGE_SIZE}" in html
+    assert mod.get("/console/s/s1/queue/?context=support").context["total"] == 1
+    assert mod.get("/console/s/s1/queue/?context=shared").context["total"] == 0
+    both = mod.get("/console/s/s1/queue/?context=support,sales&label=preference")
+    assert both.context["total"] == 1
+
+
+def test_order_newest_and_previous_page(mod, moderator, capture):
+    ids = capture(*[f"note {i}" for i in range(PAGE_SIZE + 3)])
+    newest = mod.get("/console/s/s1/queue/?order=newest")
+    html = newest.content.decode()
+    assert html.index(ids[-1]) < html.index(ids[-2]) and ids[0] not in html
+    first = mod.get("/console/s/s1/queue/")
+    assert first.context["prev_cursor"] is None and b'id="prev-page"' not in first.content
+    second = mod.get("/console/s/s1/queue/", {"cursor": first.context["next_cursor"]})
+    assert second.context["prev_cursor"] == ""  # back to the first page
+    assert b'id="prev-page"' in second.content
+    # a bookmarked page whose predecessor was never seen offers First, not Previous
+    elsewhere = logged_in(moderator).get(
+        "/console/s/s1/queue/", {"cursor": first.context["next_cursor"]}
+    )
+    assert elsewhere.context["prev_cursor"] is None
+    assert b'id="prev-page"' not in elsewhere.content and b'id="first-page"' in elsewhere.content
+
+
+def test_bad_filter_values_are_ignored_not_an_error(mod, capture):
+    (cid,) = capture("x")
+    response = mod.get("/console/s/s1/queue/?label=<b>nope</b>&order=sideways")
+    assert response.status_code == 200 and cid in response.content.decode()
+    assert b"<b>nope</b>" not in response.content
+
+
+def test_filters_persist_through_the_review_flow(mod, capture):
+    (tea,) = capture("I prefer tea over coffee.", placement=ctx("sales"))
+    (fact1, fact2) = capture("Ada works at Acme.", "Bob works at Initech.", placement=ctx("sales"))
+    (other,) = capture("Cy works at Globex.", placement=ctx("support"))
+    q = "?label=fact&context=sales"
+    html = mod.get("/console/s/s1/queue/" + q).content.decode()
+    assert f'/console/s/s1/candidates/{fact1}/?label=fact&amp;context=sales"' in html
+    assert tea not in html and other not in html
+    page = mod.get(f"/console/s/s1/candidates/{fact1}/" + q).content.decode()
+    assert 'href="/console/s/s1/queue/?label=fact&amp;context=sales" id="back-to-queue"' in page
+    assert '<input type="hidden" name="label" value="fact">' in page
+    # after the action the next candidate is the head of the same filtered queue
+    after = mod.post(
+        f"/console/s/s1/candidates/{fact1}/review/",
+        {"action": "drop", "idempotency_key": "k1", "label": "fact", "context": "sales"},
+    )
+    assert after.status_code == 302
+    assert after["Location"] == f"/console/s/s1/candidates/{fact2}/?label=fact&context=sales"
+    last = mod.post(
+        f"/console/s/s1/candidates/{fact2}/review/",
+        {"action": "dismiss", "idempotency_key": "k2", "label": "fact", "context": "sales"},
+    )
+    # the filtered queue is empty: back to it (tea and other are still pending elsewhere)
+    assert last["Location"] == "/console/s/s1/queue/?label=fact&context=sales"
+    assert Candidate.objects.get(candidate_id=tea).state == "pending"
+
+
+def test_duplicate_badge_for_the_same_text_of_one_subject(mod, capture):
+    a, b = capture("Ada prefers tea.", "ada prefers  TEA!")
+    (c,) = capture("Ada prefers tea.", subject="u2")
+    response = mod.get("/console/s/s1/queue/")
+    rows = {x["candidate_id"]: x for x in response.context["candidates"]}
+    assert rows[b]["duplicate_of"] == a
+    assert "duplicate_of" not in rows[a] and "duplicate_of" not in rows[c]
+    assert b"badge-duplicate" in response.content
+
+
+def test_queue_escapes_content(mod, capture):
+    capture("<script>alert(1)</script>")
+    html = mod.get("/console/s/s1/queue/").content.decode()
+    assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
+
+
+# ---- bulk ----------------------------------------------------------------------------------------
+
+
+def test_bulk_promote_makes_one_record_each_and_a_double_submit_does_one_thing(mod, capture):
+    ids = capture(*[f"Ada works at Acme {i}." for i in range(4)])
+    form = {"action": "promote", "candidate_ids": ids[:3], "idempotency_key": "bulk-1"}
+    first = mod.post("/console/s/s1/queue/bulk/", form, follow=True)
+    assert b"3 candidates promoted into 3 records." in first.content
+    again = mod.post("/console/s/s1/queue/bulk/", form, follow=True)
+    assert b"already been handled" not in again.content
+    assert Record.objects.filter(prov_candidate_id__in=ids).count() == 3
+    assert Candidate.objects.get(candidate_id=ids[3]).state == "pending"
+
+
+def test_bulk_with_nothing_selected_says_so_and_does_nothing(mod, capture):
+    capture("x")
+    before = Receipt.objects.count()
+    response = mod.post(
+        "/console/s/s1/queue/bulk/?x=1",
+        {"action": "promote", "idempotency_key": "k", "label": "fact"},
+        follow=True,
+    )
+    assert b"Nothing selected" in response.content
+    assert response.redirect_chain[-1][0] == "/console/s/s1/queue/?label=fact"
+    assert Receipt.objects.count() == before
+
+
+@pytest.mark.parametrize(
+    "form, says",
+    [
+        ({"action": "explode", "candidate_ids": ["c"], "idempotency_key": "k"}, b"Choose promote"),
+        ({"action": "drop", "candidate_ids": ["c"]}, b"The form is incomplete"),
+    ],
+)
+def test_bulk_bad_forms_change_nothing(mod, capture, form, says):
+    capture("x")
+    before = Receipt.objects.count()
+    response = mod.post("/console/s/s1/queue/bulk/", form, follow=True)
+    assert says in response.content and Receipt.objects.count() == before
+
+
+def test_bulk_drop_asks_once_on_the_page(mod, capture):
+    a, b = capture("one", "two")
+    ask = mod.post(
+        "/console/s/s1/queue/bulk/",
+        {
+            "action": "drop",
+            "candidate_ids": [a, b],
+            "idempotency_key": "k",
+            "reason": "<i>spam</i>",
+            "context": "shared",
+        },
+    )
+    html = ask.content.decode()
+    assert ask.status_code == 200 and "Drop 2 candidates?" in html
+    assert "cannot be undone" in html and "&lt;i&gt;spam&lt;/i&gt;" in html
+    assert 'href="/console/s/s1/queue/?context=shared" id="cancel-drop"' in html
+    assert set(Candidate.objects.values_list("state", flat=True)) == {"pending"}
+    mod.post(
+        "/console/s/s1/queue/bulk/",
+        {"action": "drop", "candidate_ids": [a, b], "idempotency_key": "k", "confirmed": "1"},
+    )
+    assert set(Candidate.objects.values_list("state", flat=True)) == {"dropped"}
+
+
+def test_bulk_promote_needs_records_write(capture, give, stranger):
+    (cid,) = capture("x")
+    give(stranger, "review", shared_access=True)
+    response = logged_in(stranger).post(
+        "/console/s/s1/queue/bulk/",
+        {"action": "promote", "candidate_ids": [cid], "idempotency_key": "k"},
+        follow=True,
+    )
+    assert b"PERMISSION_DENIED" in response.content
+    assert Candidate.objects.get(candidate_id=cid).state == "pending"

@@ -91,7 +91,7 @@ def test_delete_leaves_a_tombstone(mod, record):
     rid = record("Ada likes tea.")
     mod.post(
         f"/console/s/s1/records/{rid}/delete/",
-        {"expected_revision": "1", "reason": "asked", "idempotency_key": "d1"},
+        {"expected_revision": "1", "reason": "asked", "idempotency_key": "d1", "confirmed": "1"},
     )
     html = mod.get(f"/console/s/s1/records/{rid}/").content.decode()
     assert 'id="tombstone"' in html and "asked" in html and "Ada likes tea." not in html
@@ -106,7 +106,22 @@ def test_outsider_sees_not_found(record, stranger):
     assert client.get(f"/console/s/s1/records/{rid}/").status_code == 404
     assert client.get("/console/s/s1/records/").status_code == 404
     assert (
-        client.post(f"/console/s/s1/records/{rid}/delete/", {"expected_revision": "1"}).status_code
+        client.post(
+            f"/console/s/s1/records/{rid}/delete/", {"expected_revision": "1", "confirmed": "1"}
+        ).status_code
         == 404
     )
+    assert Record.objects.get(record_id=rid).deleted_at is None
+
+
+def test_delete_asks_once_on_the_page(mod, record):
+    rid = record("Ada likes tea.")
+    html = mod.get(f"/console/s/s1/records/{rid}/").content.decode()
+    assert 'id="delete-confirm"' in html and "cannot be restored" in html
+    response = mod.post(
+        f"/console/s/s1/records/{rid}/delete/",
+        {"expected_revision": "1", "idempotency_key": "d1"},
+        follow=True,
+    )
+    assert b"Tick the box to delete" in response.content
     assert Record.objects.get(record_id=rid).deleted_at is None

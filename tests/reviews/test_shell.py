@@ -4,7 +4,7 @@ import pytest
 from django.test import Client
 
 from reviews import ratelimit
-from tests.reviews.conftest import PASSWORD
+from tests.reviews.conftest import PASSWORD, logged_in
 
 pytestmark = pytest.mark.django_db
 
@@ -108,3 +108,12 @@ def test_spaces_page_lists_only_covered_spaces(mod, stranger):
     client = Client()
     client.force_login(stranger)
     assert b"No space" in client.get("/console/").content
+
+
+def test_spaces_page_shows_pending_candidates_per_space(mod, capture, stranger, give):
+    capture("one", "two", "three")
+    html = mod.get("/console/").content.decode()
+    assert '<td class="pending-candidates"><a href="/console/s/s1/queue/">3</a></td>' in html
+    give(stranger, "records_read")  # sees the space, may not read candidates
+    other = logged_in(stranger).get("/console/").content.decode()
+    assert '<td class="pending-candidates">—</td>' in other

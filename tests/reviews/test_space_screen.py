@@ -56,7 +56,7 @@ def test_archive_is_terminal(mod, ops):
     ops("memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"})
     mod.post(
         "/console/s/s1/space/fence/",
-        {"subject_id": "u1", "action": "archive", "idempotency_key": "a"},
+        {"subject_id": "u1", "action": "archive", "idempotency_key": "a", "confirmed": "1"},
     )
     assert Subject.objects.get(subject_id="u1").state == "archived"
     response = mod.post(
@@ -110,3 +110,16 @@ def test_outsider_gets_not_found_everywhere(stranger):
     assert client.get("/console/s/s1/space/").status_code == 404
     assert client.post("/console/s/s1/space/freeze/", {"idempotency_key": "x"}).status_code == 404
     assert Space.objects.get(space_id="s1").state == "active"
+
+
+def test_archive_asks_once_on_the_page(mod, ops):
+    ops("memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"})
+    html = mod.get("/console/s/s1/space/?subject=u1").content.decode()
+    assert 'id="archive-confirm"' in html and "Archiving is terminal" in html
+    response = mod.post(
+        "/console/s/s1/space/fence/",
+        {"subject_id": "u1", "action": "archive", "idempotency_key": "a"},
+        follow=True,
+    )
+    assert b"Tick the box to archive" in response.content
+    assert Subject.objects.get(subject_id="u1").state == "active"

@@ -2,6 +2,9 @@
 JSON object on stdout and exits non-zero with a clear message on bad input."""
 
 import json
+import os
+import tempfile
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -33,6 +36,17 @@ class Command(BaseCommand):
         p.add_argument("rate", help="N/s, N/min, N/hour or N/day; 'default' for SPOKE_MEMORY_RATE")
         p = sub.add_parser("demo")
         p.add_argument("--space-id", default="demo")
+        p.add_argument(
+            "--save",
+            metavar="PATH",
+            help="write the JSON to PATH atomically (mode 0600); an earlier file's password and "
+            "token are kept while they still work",
+        )
+        p.add_argument(
+            "--welcome",
+            metavar="BASE_URL",
+            help="print a short block for a person (console, login, token, docs) instead of JSON",
+        )
 
     def emit(self, payload: dict) -> None:
         self.stdout.write(json.dumps(payload, sort_keys=True))
@@ -40,9 +54,15 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         action = opts["action"].replace("-", "_")
         try:
-            self.emit(getattr(self, f"do_{action}")(opts))
+            payload = getattr(self, f"do_{action}")(opts)
         except OperatorError as err:
             raise CommandError(str(err)) from None
+        if opts.get("save"):
+            write_atomically(Path(opts["save"]), json.dumps(payload, indent=2, sort_keys=True))
+        if opts.get("welcome"):
+            self.stdout.write(welcome(payload, opts["welcome"]))
+        else:
+            self.emit(payload)
 
     def do_create_space(self, opts) -> dict:
         space = operators.create_space(opts["space_id"], opts.get("display_name"))
@@ -76,4 +96,46 @@ class Command(BaseCommand):
     def do_demo(self, opts) -> dict:
         from memory.demo import build_demo
 
-        return build_demo(opts["space_id"])
+        return build_demo(opts["space_id"], previous=read_previous(opts.get("save")))
+
+
+def read_previous(path: str | None) -> dict | None:
+    """What an earlier run saved, or None when there is none or it is unreadable."""
+    if not path:
+        return None
+    try:
+        loaded = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """A reader sees the old file or the new one, never a half-written one (credentials: 0600)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def welcome(demo: dict, base_url: str) -> str:
+    base = base_url.rstrip("/")
+    rows = [
+        ("Console", f"{base}{demo['console']['url']}"),
+        ("Login", demo["console"]["username"]),
+        ("Password", demo["console"]["password"]),
+        ("API token", demo["api"]["token"]),
+        ("API docs", f"{base}/v1/docs"),
+    ]
+    width = max(len(label) for label, _ in rows)
+    lines = [f"  {label + ':':<{width + 1}}  {value}" for label, value in rows]
+    rule = "-" * max(len(line) for line in lines)
+    return "\n".join([rule, f"  spoke-memory is starting at {base}/", *lines, rule])

@@ -142,6 +142,120 @@ def test_list_without_a_read_capability_is_permission_denied(world, api, grant_t
     assert api(reader, "memory.candidates.list", {"space_id": "s1"}).body["candidates"] == []
 
 
+def listed(api, who, **req):
+    answer = api(who, "memory.candidates.list", {"space_id": "s1", **req})
+    assert answer.status == 200, answer.body
+    return [c["candidate_id"] for c in answer.body["candidates"]], answer.body
+
+
+def test_list_selection_applies_to_the_capture_placement_and_counts_the_filtered_set(
+    world, api, admin, grant_to
+):
+    c1 = world.candidate_ids(texts=["a", "b"], placement=C1)
+    c2 = world.candidate_ids(texts=["c"], placement=C2)
+    shared = world.candidate_ids(texts=["d"], placement=SHARED, subject="u2")
+    for selection, expected in [
+        ({"mode": "all"}, c1 + c2 + shared),
+        ({"mode": "contexts", "context_ids": ["c1"]}, c1),
+        ({"mode": "contexts", "context_ids": ["c2", "c1"]}, c1 + c2),
+        ({"mode": "shared"}, shared),
+        ({"mode": "contexts_and_shared", "context_ids": ["c2"]}, c2 + shared),
+        ({"mode": "contexts", "context_ids": ["nowhere"]}, []),
+    ]:
+        got, page = listed(api, admin, selection=selection, page_size=1)
+        assert page["total_authorized"] == len(expected)
+        assert got == expected[:1]
+    # a selection narrows the grants and never widens them
+    narrow, _ = grant_to(capabilities=["candidates_read"], context_ids=["c1"])
+    assert listed(api, narrow, selection={"mode": "contexts", "context_ids": ["c2"]})[0] == []
+    assert listed(api, narrow, selection={"mode": "shared"})[1]["total_authorized"] == 0
+    assert listed(api, narrow, selection={"mode": "all"})[0] == c1
+
+
+def test_list_labels_filter_the_classification_label(world, api, admin):
+    texts = ["I prefer tea over coffee.", "Ada works at Acme.", "lol ok", "Bob works at Initech."]
+    ids = world.candidate_ids(texts=texts)
+    labels = {
+        c["candidate_id"]: c["classification"]["label"]
+        for c in api(admin, "memory.candidates.list", {"space_id": "s1"}).body["candidates"]
+    }
+    assert [labels[i] for i in ids] == ["preference", "fact", "noise", "fact"]
+    got, page = listed(api, admin, labels=["fact"])
+    assert got == [ids[1], ids[3]] and page["total_authorized"] == 2
+    got, page = listed(api, admin, labels=["noise", "preference"], subject_id="u1")
+    assert got == [ids[0], ids[2]] and page["total_authorized"] == 2
+    assert listed(api, admin, labels=["plan"])[1]["total_authorized"] == 0
+    both = listed(api, admin, labels=["fact"], selection={"mode": "shared"})[1]
+    assert both["total_authorized"] == 0  # world.candidate_ids captures into c1
+
+
+def test_list_order_newest_pages_backwards_with_its_own_cursor(world, api, admin):
+    ids = world.candidate_ids(texts=[f"item {i}" for i in range(3)])
+    ids += world.candidate_ids(texts=[f"later {i}" for i in range(2)])
+    assert listed(api, admin)[0] == ids
+    assert listed(api, admin, order="oldest")[0] == ids
+    seen, cursor = [], None
+    while True:
+        got, page = listed(
+            api, admin, order="newest", page_size=2, **({"cursor": cursor} if cursor else {})
+        )
+        assert page["total_authorized"] == 5
+        seen += got
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == ids[::-1]
+
+
+def test_list_cursor_is_bound_to_selection_labels_and_order(world, api, admin):
+    world.candidate_ids(
+        texts=["Ada works at Acme.", "Bob works at Initech.", "Cy works at Globex."]
+    )
+    req = {"labels": ["fact"], "selection": {"mode": "contexts", "context_ids": ["c1"]}}
+    _, page = listed(api, admin, page_size=1, **req)
+    cursor = page["next_cursor"]
+    assert listed(api, admin, page_size=1, cursor=cursor, **req)[1]["total_authorized"] == 3
+    for changed in (
+        {**req, "labels": ["fact", "plan"]},
+        {**req, "selection": {"mode": "all"}},
+        {k: v for k, v in req.items() if k != "labels"},
+        {**req, "order": "newest"},
+    ):
+        answer = api(
+            admin,
+            "memory.candidates.list",
+            {"space_id": "s1", "page_size": 1, "cursor": cursor, **changed},
+        )
+        assert answer.code == "CURSOR_INVALID"
+
+
+@pytest.mark.parametrize(
+    "extra, status, code, details",
+    [
+        ({"selection": {"mode": "contexts"}}, 422, "INVALID_INPUT", "selection"),
+        ({"selection": {"mode": "contexts_and_shared"}}, 422, "INVALID_INPUT", "selection"),
+        (
+            {"selection": {"mode": "shared", "context_ids": ["c1"]}},
+            422,
+            "INVALID_INPUT",
+            "selection",
+        ),
+        ({"selection": {"mode": "contexts", "context_ids": []}}, 422, "INVALID_INPUT", "selection"),
+        ({"selection": {"mode": "nearby"}}, 400, "invalid_input", None),
+        ({"labels": []}, 400, "invalid_input", None),
+        ({"labels": ["Fact!"]}, 400, "invalid_input", None),
+        ({"labels": ["fact", "fact"]}, 400, "invalid_input", None),
+        ({"order": "random"}, 400, "invalid_input", None),
+    ],
+)
+def test_list_bad_filters_are_refused(world, api, admin, extra, status, code, details):
+    world.candidate_ids()
+    answer = api(admin, "memory.candidates.list", {"space_id": "s1", **extra})
+    assert (answer.status, answer.code) == (status, code)
+    if details:
+        assert answer.error["details"] == {"reason": "selection", "field": "selection.context_ids"}
+
+
 # ---- dismiss ----------------------------------------------------------------------------------
 
 

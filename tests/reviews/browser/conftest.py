@@ -37,8 +37,9 @@ def _missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def browser():
+def launch_browser():
+    """The session's one Chromium (the `browser` fixture of tests/conftest.py, shared with
+    tests/test_first_run.py: Playwright's sync API allows one running instance per thread)."""
     reason = _missing()
     if reason:
         if ON_CI:

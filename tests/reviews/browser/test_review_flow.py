@@ -141,12 +141,11 @@ def test_frozen_space_blocks_review_with_a_message(console, desk):
     tab.page.locator("#unfreeze-form").wait_for()
     tab.shot("space")
     tab.go(f"/console/s/s1/candidates/{cid}/")
-    tab.page.fill("#promote-text", "my edit")
-    tab.page.click("#promote-button")
-    error = tab.page.locator(".msg-error")
-    error.wait_for()
-    assert "frozen" in error.inner_text() and "SPACE_FROZEN" in error.inner_text()
-    assert tab.page.locator("#promote-text").input_value() == "my edit"
+    banner = tab.page.locator("#blocked-banner")
+    assert "The space is frozen: audit." in banner.inner_text()
+    assert tab.page.locator("#promote-button").is_disabled()
+    assert tab.page.locator("#drop-button").is_disabled()
+    tab.page.keyboard.press("p")  # the shortcuts are off too
     tab.shot("review-blocked-frozen")
     assert Candidate.objects.get(candidate_id=cid).state == "pending"
 
@@ -187,10 +186,8 @@ def test_queue_filter_updates_the_table_in_place(console, desk):
     page.evaluate("window.__samePage = true")
     page.select_option("select[name=label]", "event")
     page.wait_for_url("**/queue/?*label=event*")
-    page.locator(f"a[href$='/candidates/{tea}/']").wait_for(state="detached")
-    assert page.locator(f"a[href$='/candidates/{move}/']").count() == 1
+    page.locator(f"a[href*='/candidates/{tea}/']").wait_for(state="detached")
+    assert page.locator(f"a[href*='/candidates/{move}/']").count() == 1
     assert page.evaluate("window.__samePage") is True  # swapped by htmx, not a reload
     page.keyboard.press("j")
-    assert (
-        page.locator("tr.candidate-row.selected").get_attribute("data-href").endswith(f"/{move}/")
-    )
+    assert f"/{move}/?" in page.locator("tr.candidate-row.selected").get_attribute("data-href")

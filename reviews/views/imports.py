@@ -1,0 +1,151 @@
+"""Import screen: stage a JSON Lines export file (as the exports screen downloads it: one
+`{"bundle", "chunk"}` per line) into this space, watch the provider verify it, then activate it.
+
+Stage: one memory.imports.stage per line, in order (ordinal 0 with the bundle opens the import;
+later lines name it), each with a key derived from the form's key, so a resubmitted upload stages
+nothing twice. The final chunk answers a pending receipt: verification runs on a worker and the
+page polls that receipt (memory.receipts.get). A verified import is activated with a
+confirmation on the page, because activation replaces the space's subjects, records,
+candidates, profile documents and reflections; the activation receipt is polled likewise."""
+
+import json
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from memory.ops.base import call
+from memory.wire.errors import WireError
+from reviews.console import act, describe, principal_of, receipt, ref_id
+from reviews.views.space import space_wire
+
+STAGE = "memory.imports.stage"
+ACTIVATE = "memory.imports.activate"
+MAX_FILE = 64 * 1024 * 1024
+
+
+class StageForm(forms.Form):
+    file = forms.FileField(help_text="An export downloaded as JSON Lines")
+    idempotency_key = forms.CharField(max_length=150)
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size > MAX_FILE:
+            raise forms.ValidationError(f"The file is over {MAX_FILE // (1024 * 1024)} MB.")
+        lines = []
+        for number, raw in enumerate(upload, start=1):
+            if not raw.strip():
+                continue
+            try:
+                line = json.loads(raw)
+            except (ValueError, UnicodeDecodeError):
+                raise forms.ValidationError(f"Line {number} is not JSON.") from None
+            if not isinstance(line, dict) or "chunk" not in line:
+                raise forms.ValidationError(f"Line {number} is not an export chunk.")
+            lines.append(line)
+        if not lines or "bundle" not in lines[0]:
+            raise forms.ValidationError("The file holds no export (its first line has no bundle).")
+        return lines
+
+
+class ActivateForm(forms.Form):
+    import_id = forms.CharField(max_length=80)
+    idempotency_key = forms.CharField(max_length=150)
+    confirmed = forms.BooleanField(
+        error_messages={"required": "Tick the box: activation replaces the space's memory."}
+    )
+
+
+def _page(request, space_id: str, form=None, status: int = 200):
+    got, import_id = None, None
+    receipt_id = request.GET.get("receipt")
+    if receipt_id:
+        got = call_receipt(request, space_id, receipt_id)
+        import_id = ref_id(got, "import")
+    return render(
+        request,
+        "reviews/imports.html",
+        {
+            "space_id": space_id,
+            "space": space_wire(request, space_id),
+            "form": form or StageForm(),
+            "item": {"receipt": got, "import_id": import_id} if got else None,
+        },
+        status=status,
+    )
+
+
+def call_receipt(request, space_id: str, receipt_id: str) -> dict:
+    return receipt(request, space_id, receipt_id, STAGE, ACTIVATE)
+
+
+@login_required
+def imports(request, space_id: str):
+    return _page(request, space_id)
+
+
+@login_required
+@require_POST
+def stage(request, space_id: str):
+    form = StageForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _page(request, space_id, form, status=400)
+    key = form.cleaned_data["idempotency_key"]
+    principal = principal_of(request)
+    import_id, last = None, None
+    for ordinal, line in enumerate(form.cleaned_data["file"]):
+        body = {"space_id": space_id, "chunk": line["chunk"]}
+        if ordinal == 0:
+            body["bundle"] = line["bundle"]
+        else:
+            body["import_id"] = import_id
+        body["idempotency_key"] = f"{key}:{ordinal}"[:200]
+        try:
+            last = call(principal, STAGE, body)["receipt"]
+        except WireError as err:
+            messages.error(request, f"Line {ordinal + 1}: {describe(err)} Nothing was activated.")
+            return _page(request, space_id, form, status=err.status)
+        import_id = import_id or ref_id(last, "import")
+    assert last is not None
+    messages.success(
+        request,
+        f"Staged {ordinal + 1} chunk{'s' if ordinal else ''} into import {import_id}: "
+        "the provider verifies it now.",
+    )
+    url = reverse("reviews:imports", args=[space_id])
+    return redirect(f"{url}?receipt={last['receipt_id']}")
+
+
+@login_required
+@require_POST
+def activate(request, space_id: str):
+    form = ActivateForm(request.POST)
+    url = reverse("reviews:imports", args=[space_id])
+    if not form.is_valid():
+        for errors in form.errors.values():
+            messages.error(request, str(errors[0]))
+        back = request.POST.get("receipt", "")
+        return redirect(f"{url}?receipt={back}" if back else url)
+    result = act(
+        request, ACTIVATE, {"space_id": space_id, "import_id": form.cleaned_data["import_id"]}
+    )
+    if not result.ok:
+        assert result.error is not None
+        messages.error(request, describe(result.error))
+        return redirect(url)
+    messages.success(request, "Activation admitted: a worker swaps the space's memory now.")
+    return redirect(f"{url}?receipt={result.receipt['receipt_id']}")
+
+
+@login_required
+def progress(request, space_id: str, receipt_id: str):
+    """The htmx fragment: the stage-final or activation receipt, polling itself while pending."""
+    got = call_receipt(request, space_id, receipt_id)
+    return render(
+        request,
+        "reviews/_import.html",
+        {"space_id": space_id, "item": {"receipt": got, "import_id": ref_id(got, "import")}},
+    )

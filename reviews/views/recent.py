@@ -1,0 +1,164 @@
+"""My recent actions, and undoing a promote.
+
+The panel lists the moderator's own newest review and dismiss receipts in the space (ids read
+with `own_receipt_ids`, everything shown read per id through the ops): what was done, to which
+candidate, and the records it produced. A promote (or fragment) is undone, for UNDO_WINDOW after
+the action, by deleting the records it produced through memory.records.delete with a reason
+naming the undo; the candidate stays consumed (the wire has no way back to pending). A drop or
+dismiss consumed the candidate without a record: nothing to undo, and the panel says so."""
+
+from datetime import UTC, datetime, timedelta
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from memory.ops.base import call
+from memory.timeutil import parse
+from memory.wire.errors import WireError
+from reviews.console import describe, own_receipt_ids, principal_of, read, ref_id
+from reviews.forms import QueueFilters
+from reviews.views.space import space_wire
+
+UNDO_WINDOW = timedelta(minutes=5)
+RECENT = 8
+REVIEW = "memory.candidates.review"
+DISMISS = "memory.candidates.dismiss"
+UNDOABLE = ("promote", "fragment")
+
+
+def _outcome(request, space_id: str, got: dict) -> dict:
+    principal = principal_of(request)
+    cid = ref_id(got, "candidate")
+    records = [r["id"] for r in got.get("refs", []) if r["type"] == "record"]
+    item: dict = {"receipt": got, "candidate_id": cid, "record_ids": records, "action": "dismiss"}
+    if got["op"] == REVIEW and cid:
+        try:
+            cand = call(
+                principal, "memory.candidates.get", {"space_id": space_id, "candidate_id": cid}
+            )["candidate"]
+            item["action"] = (cand.get("outcome") or {}).get("action", "review")
+        except WireError:
+            item["action"] = "review"
+    age = datetime.now(UTC) - parse(got["created_at"])
+    item["undo_until"] = parse(got["created_at"]) + UNDO_WINDOW
+    item["undoable"] = (
+        item["action"] in UNDOABLE and got["status"] == "committed" and age <= UNDO_WINDOW
+    )
+    return item
+
+
+def live_records(request, space_id: str, record_ids: list[str]) -> list[dict]:
+    """The produced records still there (not tombstoned) as the caller reads them."""
+    out = []
+    for rid in record_ids:
+        try:
+            rec = call(
+                principal_of(request),
+                "memory.records.get",
+                {"space_id": space_id, "record_id": rid},
+            )["record"]
+        except WireError:
+            continue
+        if not rec.get("tombstone"):
+            out.append(rec)
+    return out
+
+
+def recent_actions(request, space_id: str) -> list[dict]:
+    items = []
+    for rid in own_receipt_ids(request, space_id, [REVIEW, DISMISS], RECENT):
+        try:
+            got = call(principal_of(request), "memory.receipts.get", {"receipt_id": rid})
+        except WireError:
+            continue
+        item = _outcome(request, space_id, got["receipt"])
+        if item["undoable"]:
+            item["live"] = [
+                r["record_id"] for r in live_records(request, space_id, item["record_ids"])
+            ]
+            item["undoable"] = bool(item["live"])
+            item["undone"] = not item["live"]
+        items.append(item)
+    return items
+
+
+@login_required
+def recent(request, space_id: str):
+    space_wire(request, space_id)  # a space the caller sees, else not found
+    return render(
+        request,
+        "reviews/_recent_panel.html",
+        {
+            "space_id": space_id,
+            "items": recent_actions(request, space_id),
+            "window_minutes": int(UNDO_WINDOW.total_seconds() // 60),
+            "queue_filters": QueueFilters(request.GET).hidden(),
+        },
+    )
+
+
+class UndoForm(forms.Form):
+    idempotency_key = forms.CharField(max_length=150)
+
+
+@login_required
+@require_POST
+def undo(request, space_id: str, receipt_id: str):
+    """Delete the records a promote of mine produced, within UNDO_WINDOW of it."""
+    back = reverse("reviews:queue", args=[space_id]) + QueueFilters(request.POST).query()
+    form = UndoForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The form is incomplete; reload the page and try again.")
+        return redirect(back)
+    got = read(request, "memory.receipts.get", {"receipt_id": receipt_id})["receipt"]
+    if got["space_id"] != space_id or got["op"] != REVIEW:
+        raise Http404("receipt")
+    item = _outcome(request, space_id, got)
+    if item["action"] not in UNDOABLE:
+        messages.error(
+            request,
+            f"A {item['action']} consumed {item['candidate_id']} without a record: "
+            "there is nothing to undo.",
+        )
+        return redirect(back)
+    if not item["undoable"]:
+        messages.error(
+            request,
+            f"The undo window ({int(UNDO_WINDOW.total_seconds() // 60)} minutes) has passed: "
+            "delete the records from their pages if they should go.",
+        )
+        return redirect(back)
+    key = form.cleaned_data["idempotency_key"]
+    reason = (
+        f"undo: {item['action']} of {item['candidate_id']} undone by its reviewer ({receipt_id})"
+    )
+    deleted, failed = [], []
+    for rec in live_records(request, space_id, item["record_ids"]):
+        body = {
+            "space_id": space_id,
+            "record_id": rec["record_id"],
+            "expected_revision": rec["revision"],
+            "reason": reason,
+            "idempotency_key": f"{key}:{rec['record_id']}"[:200],
+        }
+        try:
+            call(principal_of(request), "memory.records.delete", body)
+            deleted.append(rec["record_id"])
+        except WireError as err:
+            failed.append(f"{rec['record_id']}: {describe(err)}")
+    if deleted:
+        messages.success(
+            request,
+            f"Undone: deleted {', '.join(deleted)}. {item['candidate_id']} stays consumed "
+            "(a reviewed candidate does not return to the queue).",
+        )
+    elif not failed:
+        messages.info(request, "Already undone: the records are deleted.")
+    for line in failed:
+        messages.error(request, line)
+    return redirect(back)

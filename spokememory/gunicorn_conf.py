@@ -1,0 +1,40 @@
+"""gunicorn settings for the web process: `make run` and production start the same server,
+`gunicorn -c spokememory/gunicorn_conf.py --bind HOST:PORT`. Each value can be changed from the
+environment (the names below) or on the command line (which wins). See docs/deployment.md."""
+
+import os
+
+wsgi_app = "spokememory.wsgi:application"
+
+# Processes x threads. Ops are short (long work runs on Celery), and a thread waits on the
+# database most of the time, so a few threads per process serve more than more processes would.
+# WEB_CONCURRENCY is the name most platforms set; two per core is the usual starting point.
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+worker_class = "gthread"
+threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+
+# A request still running after `timeout` seconds has its worker killed and restarted; a reload
+# or stop waits `graceful_timeout` for requests in flight. Keep-alive covers a reverse proxy's
+# pooled connections (set it above the proxy's idle timeout when the proxy reuses connections).
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
+graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", "30"))
+keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "5"))
+
+# Recycle a worker after this many requests (jittered so they do not all restart at once).
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "5000"))
+max_requests_jitter = max_requests // 10
+
+# The reverse proxy's address, whose X-Forwarded-* headers are believed (scheme, client).
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
+
+# One line per request on stdout: client, method and path (no query string), status, bytes,
+# duration (ms), user agent. Bodies, query strings and headers (so tokens and memory content)
+# are never logged.
+accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-")
+access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(B)s %(M)sms "%(a)s"'
+errorlog = "-"
+loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
+
+# gunicorn's runtime control socket (one per user, in $HOME) is off: several servers of one
+# user (the demo, the test suite's, benchmarks) would fight over the one path.
+control_socket_disable = True

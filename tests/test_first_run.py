@@ -1,0 +1,365 @@
+"""The first ten minutes (issue 14), as a new user lives them: the Makefile's own `make run`
+recipe (gunicorn, WhiteNoise, a Celery worker, the demo), started twice in a row on a fresh
+embedded default, then the README's tour pasted against it and the console and the API docs
+opened in headless Chromium. The README's commands are read from README.md itself, so the test
+and the README cannot drift apart."""
+
+# Loopback URLs only (S310); make and bash from PATH, as a user's shell finds them (S607).
+# ruff: noqa: S310, S607
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+README_BASE = "http://127.0.0.1:8000"
+STAMP = ".venv/.installed"
+RULE = re.compile(r"^-{20,}$")
+
+pytestmark = pytest.mark.worker
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Run:
+    output: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.output.splitlines()
+
+    def rules(self) -> list[int]:
+        rules = [i for i, line in enumerate(self.lines) if RULE.match(line)]
+        assert len(rules) == 2, self.output[-3000:]
+        return rules
+
+    def block(self) -> list[str]:
+        first, last = self.rules()
+        return self.lines[first : last + 1]
+
+    def after(self) -> list[str]:
+        return self.lines[self.rules()[1] + 1 :]
+
+    def value(self, label: str) -> str:
+        for line in self.block():
+            if line.strip().startswith(label + ":"):
+                return line.split(":", 1)[1].strip()
+        raise AssertionError(f"no {label} in the block")
+
+
+@dataclass
+class Served:
+    base: str
+    var: Path
+    runs: list[Run]
+
+
+def wait_ready(proc: subprocess.Popen, base: str, log: Path) -> None:
+    """Until /healthz answers; fails if `make run` exits first. Bounded so a hang fails."""
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"make run exited with {proc.returncode}:\n{log.read_text()[-4000:]}")
+        try:
+            with urllib.request.urlopen(f"{base}/healthz", timeout=5) as answer:
+                if answer.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"make run did not serve /healthz:\n{log.read_text()[-4000:]}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    try:  # anything of the group still alive (the worker) goes too
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def make_run(port: int, var: Path, log: Path) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    env["SPOKE_MEMORY_VAR_DIR"] = str(var)
+    env.pop("MAKEFLAGS", None)
+    # -o STAMP: the suite already runs in the installed venv; never reinstall under a test.
+    return subprocess.Popen(
+        ["make", "--no-print-directory", "-o", STAMP, "run", f"PORT={port}"],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    if not (ROOT / ".venv" / "bin" / "gunicorn").exists():
+        pytest.skip("no .venv with gunicorn here (make install)")
+    var = tmp_path_factory.mktemp("first-run-var")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    runs: list[Run] = []
+    proc = None
+    try:
+        # Twice in a row: the second run must find everything the first one left.
+        for n in (1, 2):
+            log = var.parent / f"make-run-{n}.log"
+            proc = make_run(port, var, log)
+            wait_ready(proc, base, log)
+            runs.append(Run(log.read_text()))
+            if n == 1:
+                stop(proc)
+        yield Served(base, var, runs)
+    finally:
+        if proc is not None:
+            stop(proc)
+
+
+def get(url: str, **headers: str) -> tuple[int, dict, bytes]:
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, dict(answer.headers), answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+# --- make run ------------------------------------------------------------------------------
+
+
+def test_make_run_ends_with_the_block_then_the_servers_own_lines(served):
+    for run in served.runs:
+        block = run.block()
+        assert [line.split(":")[0].strip() for line in block[2:-1]] == [
+            "Console",
+            "Login",
+            "Password",
+            "API token",
+            "API docs",
+        ]
+        after = run.after()
+        assert after and all(line.startswith(("[", "127.0.0.1 ")) for line in after), after
+        assert "Warning" not in run.output and "WARNING" not in run.output, run.output
+
+
+def test_make_run_twice_keeps_the_credentials_one_demo_app_and_one_copy(served):
+    first, second = served.runs
+    for label in ("Password", "API token"):
+        assert first.value(label) == second.value(label)
+    saved = json.loads((served.var / "demo.json").read_text())
+    assert saved["console"]["password"] == second.value("Password")
+    assert saved["api"]["token"] == second.value("API token")
+    db = sqlite3.connect(served.var / "spoke-memory.sqlite3")
+    try:
+        (apps,) = db.execute(
+            "select count(*) from memory_principal where display_name = 'Demo app'"
+        ).fetchone()
+        (demo_records,) = db.execute(
+            "select count(*) from memory_record where space_id = 'demo'"
+        ).fetchone()
+    finally:
+        db.close()
+    assert (apps, demo_records) == (1, 2)
+
+
+def test_static_files_are_hashed_compressed_and_cached(served):
+    status, _, body = get(f"{served.base}/console/login/")
+    assert status == 200
+    css = re.search(r'href="(/static/reviews/console\.[0-9a-f]{12}\.css)"', body.decode())
+    assert css, "the console links its stylesheet by its hashed name"
+    status, headers, _ = get(served.base + css.group(1), **{"Accept-Encoding": "gzip"})
+    assert status == 200
+    assert headers["Content-Type"].startswith("text/css")
+    assert headers.get("Content-Encoding") == "gzip"
+    assert "immutable" in headers.get("Cache-Control", "")
+    status, headers, _ = get(f"{served.base}/static/reviews/no-such-file.css")
+    assert status == 404
+
+
+def test_the_landing_page_says_what_runs(served):
+    status, _, body = get(f"{served.base}/")
+    html = body.decode()
+    assert status == 200
+    for link in ("/console/", "/v1/docs", "/v1/openapi.json", "/v1/manifest"):
+        assert f'href="{link}"' in html
+    assert "SQLite" in html and "filesystem broker" in html
+
+
+def test_the_worker_runs_beside_the_server(served):
+    """A pending op finishes: the Celery worker `make run` started is alive and consuming."""
+    token = served.runs[1].value("API token")
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+    def post(path: str, body: dict) -> dict:
+        request = urllib.request.Request(
+            served.base + path, data=json.dumps(body).encode(), headers=headers
+        )
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return json.load(answer)
+
+    flags = ["spoke-memory", "spoke-memory-transfer"]
+    headers["Spoke-Session"] = post("/v1/connect", {"capabilities": flags})["session"]["session_id"]
+
+    def call(op: str, body: dict) -> dict:
+        return post(f"/v1/ops/{op}", body)
+
+    receipt = call("memory.exports.create", {"space_id": "demo", "subject_ids": ["user:ada"]})[
+        "receipt"
+    ]
+    deadline = time.monotonic() + 300
+    while receipt["status"] == "pending" and time.monotonic() < deadline:
+        time.sleep(1)
+        receipt = call("memory.receipts.get", {"receipt_id": receipt["receipt_id"]})["receipt"]
+    assert receipt["status"] == "committed", receipt
+
+
+# --- the README's tour ---------------------------------------------------------------------
+
+
+def readme_tour() -> tuple[str, str]:
+    text = README.read_text(encoding="utf-8")
+    assert "make run" in text.split("\n## ", 1)[0] and "make test" in text.split("\n## ", 1)[0]
+    tour = text.split("## A five-minute tour", 1)[1].split("\n## ", 1)[0]
+    shell = re.findall(r"```sh\n(.*?)```", tour, re.S)
+    python = re.findall(r"```python\n(.*?)```", tour, re.S)
+    assert len(shell) == 1 and len(python) == 1
+    return shell[0], python[0]
+
+
+def for_this_server(code: str, served: Served) -> str:
+    assert README_BASE in code and "var/demo.json" in code
+    return code.replace(README_BASE, served.base).replace(
+        "var/demo.json", str(served.var / "demo.json")
+    )
+
+
+def test_the_readme_curl_tour_works_when_pasted(served):
+    shell, _ = readme_tour()
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", for_this_server(shell, served)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert len(answers) == shell.count("\ncall ") + 1
+    assert not [a for a in answers if "error" in a]
+    assert answers[0]["manifest"]["role"] == "memory-provider"
+    assert answers[-1]["recall"]["results"], "the tour's recall finds the demo record"
+
+
+def test_the_readme_python_tour_works_when_pasted(served):
+    _, python = readme_tour()
+    done = subprocess.run(
+        [sys.executable, "-c", for_this_server(python, served)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "concise answers" in done.stdout
+
+
+def test_a_tour_call_with_a_bad_token_fails_loudly(served):
+    """What the tour's `call` does when something is wrong: curl exits non-zero and the error
+    envelope is shown, so a pasted tour never fails silently."""
+    shell, _ = readme_tour()
+    script = for_this_server(shell, served).split("\n# What this provider serves", 1)[0]
+    script += "\nTOKEN=smk_wrong\ncall memory.describe '{}'\n"
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0
+    assert '"error"' in done.stdout
+
+
+# --- in a browser --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def page_factory(served, browser):
+    contexts = []
+
+    def new_page():
+        context = browser.new_context(viewport={"width": 1360, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        page.outside = []
+        page.on(
+            "request",
+            lambda r: (
+                None if r.url.startswith((served.base, "data:")) else page.outside.append(r.url)
+            ),
+        )
+        return page
+
+    yield new_page
+    for context in contexts:
+        context.close()
+
+
+@pytest.mark.browser
+def test_the_console_is_styled_and_its_shortcuts_work(served, page_factory):
+    page = page_factory()
+    page.goto(f"{served.base}/console/login/")
+    page.fill("input[name=username]", "moderator")
+    page.fill("input[name=password]", served.runs[1].value("Password"))
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{served.base}/console/")
+    # The stylesheet applied: the console's own background, not the browser's white.
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(246, 247, 250)"
+    page.goto(f"{served.base}/console/s/demo/queue/")
+    rows = page.locator("tr.candidate-row")
+    assert rows.count() >= 1
+    assert page.locator("tr.candidate-row.selected").count() == 0
+    page.keyboard.press("j")  # console.js: j selects the next candidate
+    page.locator("tr.candidate-row.selected").first.wait_for()
+    assert "selected" in (rows.first.get_attribute("class") or "")
+    assert page.outside == []
+    # The browser asked for no /favicon.ico (a 404 warning on the user's screen otherwise).
+    assert "/favicon.ico" not in (served.var.parent / "make-run-2.log").read_text()
+
+
+@pytest.mark.browser
+def test_the_api_docs_show_the_fields_of_memory_recall(served, page_factory):
+    page = page_factory()
+    page.goto(f"{served.base}/v1/docs")
+    path = page.locator('.opblock-summary-path[data-path="/v1/ops/memory.recall"]')
+    operation = page.locator(".opblock").filter(has=path)
+    operation.locator(".opblock-summary-control").click()
+    body = operation.locator(".opblock-body")
+    body.get_by_text("Schema", exact=True).first.click()
+    body.get_by_text("budget", exact=True).first.wait_for()
+    assert body.get_by_text("budget", exact=True).first.is_visible()
+    assert page.outside == []
