@@ -272,6 +272,17 @@ def closed_loop(
     return stats
 
 
+def merged(runs: list[Stats]) -> Stats:
+    """The rounds of one row as one: latencies, seconds and errors added up."""
+    out = runs[0]
+    for extra in runs[1:]:
+        out.latencies += extra.latencies
+        out.seconds += extra.seconds
+        for k, v in extra.errors.items():
+            out.errors[k] = out.errors.get(k, 0) + v
+    return out
+
+
 def save(name: str, payload: dict) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"

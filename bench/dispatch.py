@@ -14,7 +14,7 @@ import os
 
 import httpx
 
-from bench import closed_loop, gunicorn, save, seed, setup_django, table
+from bench import closed_loop, gunicorn, merged, save, seed, setup_django, table
 
 SECONDS = float(os.environ.get("BENCH_SECONDS", "8"))
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", "8"))
@@ -170,15 +170,7 @@ def main() -> dict:
                 results.setdefault(name, []).append(
                     closed_loop(name, CLIENTS, SECONDS, _worker(url, path, body, headers))
                 )
-    rows = []
-    for name, runs in results.items():
-        merged = runs[0]
-        for extra in runs[1:]:
-            merged.latencies += extra.latencies
-            merged.seconds += extra.seconds
-            for k, v in extra.errors.items():
-                merged.errors[k] = merged.errors.get(k, 0) + v
-        rows.append(merged.row())
+    rows = [merged(runs).row() for runs in results.values()]
     by_name = {row["name"]: row for row in rows}
     floors = {name: floor for name, _path, _body, floor in todo}
     for row in rows:

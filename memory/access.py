@@ -62,10 +62,18 @@ def effective_q(at: datetime) -> Q:
 
 
 def effective_grants(
-    space_id: str, principal: Principal, at: datetime, with_space: bool = False
+    space_id: str,
+    principal: Principal,
+    at: datetime,
+    with_space: bool = False,
+    share: bool = False,
+    subject_id: str | None = None,
 ) -> list[Grant]:
     """The principal's effective grants in a space, in issue order; one query. `with_space` joins
-    the space row in (each grant's `.space`), so a read's whole coverage is that one query."""
+    the space row in (each grant's `.space`), so a read's whole coverage is that one query;
+    `subject_id` also joins that subject of the space (each grant's `._subject`, None when
+    absent). `share` (PostgreSQL) takes a share lock on the grant rows: a mutation relies on
+    them until it commits, so a revocation waits for it (docs/architecture.md)."""
     if not with_space:
         return list(
             Grant.objects.filter(effective_q(at), space_id=space_id, grantee=principal).order_by(
@@ -73,34 +81,49 @@ def effective_grants(
             )
         )
     g, s = rows.columns(Grant, "g"), rows.columns(Space, "s")
-    sql, params = (
-        _coverage_sql(),
-        [
-            space_id,
-            principal.principal_id,
-            Grant.ACTIVE,
-            False,
-            connection.ops.adapt_datetimefield_value(at),
-        ],
-    )
+    joined = subject_id is not None
+    params: list = [subject_id] if joined else []
+    params += [
+        space_id,
+        principal.principal_id,
+        Grant.ACTIVE,
+        False,
+        connection.ops.adapt_datetimefield_value(at),
+    ]
+    sql = _coverage_sql(share and connection.vendor == "postgresql", joined)
     out = []
+    sub = rows.columns(Subject, "sub")
     for row in rows.fetch(sql, params):
         grant = g.build(row)
         grant.space = s.build(row, g.width)
+        if joined:
+            start = g.width + s.width
+            grant._subject = None if row[start] is None else sub.build(row, start)
         out.append(grant)
     return out
 
 
 @cache
-def _coverage_sql() -> str:
-    """The SQL of effective_q joined with the space, rendered once (rows.py says why)."""
+def _coverage_sql(share: bool = False, with_subject: bool = False) -> str:
+    """The SQL of effective_q joined with the space (and one subject), rendered once (rows.py
+    says why)."""
     g, s = rows.columns(Grant, "g"), rows.columns(Space, "s")
     col = partial(rows.quoted, Grant)
+    space_pk = f"s.{rows.quoted(Space, 'space_id')}"
+    select, join = f"SELECT {g.sql}, {s.sql}", ""
+    if with_subject:
+        sub = rows.columns(Subject, "sub")
+        select += f", {sub.sql}"
+        join = (
+            f" LEFT JOIN {sub.table} sub ON sub.{rows.quoted(Subject, 'space')} = {space_pk}"
+            f" AND sub.{rows.quoted(Subject, 'subject_id')} = %s"
+        )
     return (
-        f"SELECT {g.sql}, {s.sql} FROM {g.table} g JOIN {s.table} s ON s.{rows.quoted(Space, 'space_id')} = g.{col('space')}"  # noqa: S608 - names from model metadata; values are bound
+        f"{select} FROM {g.table} g JOIN {s.table} s ON {space_pk} = g.{col('space')}{join}"  # noqa: S608 - names from model metadata; values are bound
         f" WHERE g.{col('space')} = %s AND g.{col('grantee')} = %s AND g.{col('state')} = %s"
         f" AND g.{col('ancestor_revoked')} = %s AND (g.{col('expires_at')} IS NULL OR g.{col('expires_at')} > %s)"
         f" ORDER BY g.{col('created_at')}, g.{col('grant_id')}"
+        + (" FOR SHARE OF g" if share else "")
     )
 
 
@@ -121,6 +144,8 @@ class Coverage:
     principal: Principal
     grants: list[Grant]
     at: datetime
+    # the subject loaded with the coverage (one query), when the caller named one: (id, row)
+    loaded_subject: tuple[str, Subject | None] | None = None
 
     @property
     def space_id(self) -> str:
@@ -251,23 +276,37 @@ def placed_q(
     return place
 
 
-def coverage_for(space_id: str, principal: Principal, at: datetime, lock: bool = False) -> Coverage:
+def coverage_for(
+    space_id: str,
+    principal: Principal,
+    at: datetime,
+    lock: bool = False,
+    share: bool = False,
+    subject_id: str | None = None,
+) -> Coverage:
     """Load the space and the caller's coverage. A space where the caller holds no effective
-    grant is NOT_FOUND, like an absent one. A read is one query (grants joined with their space);
-    `lock` first takes the space row lock for a mutation, then reads the grants under it."""
+    grant is NOT_FOUND, like an absent one. A read is one query (grants joined with their space,
+    and with the subject `subject_id` names, for `access_subject`). `lock` first takes the space
+    row lock for an exclusive mutation, then reads the grants under it; `share` share-locks the
+    grant rows instead (a mutation that touches the space row only at commit)."""
+    loaded = None
     if lock:
         space = Space.objects.select_for_update().filter(space_id=space_id).first()
         if space is None:
             raise not_found("space")
         grants = effective_grants(space_id, principal, at)
     else:
-        grants = effective_grants(space_id, principal, at, with_space=True)
+        grants = effective_grants(
+            space_id, principal, at, with_space=True, share=share, subject_id=subject_id
+        )
         if not grants:
             raise not_found("space")
         space = grants[0].space
+        if subject_id is not None:
+            loaded = (subject_id, grants[0]._subject)  # type: ignore[attr-defined]
     if not grants:
         raise not_found("space")
-    return Coverage(space=space, principal=principal, grants=grants, at=at)
+    return Coverage(space=space, principal=principal, grants=grants, at=at, loaded_subject=loaded)
 
 
 def access_subject(
@@ -275,8 +314,11 @@ def access_subject(
 ) -> Subject:
     """The subject, if it exists and one of the caller's grants (with any of `capabilities`, or
     any capability at all) covers it; NOT_FOUND otherwise."""
-    qs = Subject.objects.select_for_update() if lock else Subject.objects
-    subject = qs.filter(space_id=cov.space_id, subject_id=subject_id).first()
+    if not lock and cov.loaded_subject is not None and cov.loaded_subject[0] == subject_id:
+        subject = cov.loaded_subject[1]
+    else:
+        qs = Subject.objects.select_for_update() if lock else Subject.objects
+        subject = qs.filter(space_id=cov.space_id, subject_id=subject_id).first()
     visible = subject is not None and any(
         grant_covers_subject(g, subject_id)
         and (capabilities is None or any(grant_has(g, c) for c in capabilities))

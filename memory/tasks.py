@@ -47,6 +47,17 @@ class JobHandler:
 
 JOB_HANDLERS: dict[str, JobHandler] = {}
 
+# Derived copies made after commit (embeddings): each drain empties its backlog and returns how
+# many objects it covered. Registered by the services that keep them (hybrid_store.install).
+DRAINS: list[Callable[[], int]] = []
+
+
+@shared_task(name="memory.tasks.drain_derived", ignore_result=True)
+def drain_derived() -> int:
+    """Make the derived copies queued by committed writes (woken after each such commit and by
+    the sweep, so a lost broker message only delays them)."""
+    return sum(drain() for drain in DRAINS)
+
 
 def job_handler(kind: str, on_failure: Callable[[Job, dict], None] | None = None):
     """Register `fn(job) -> refs` for a job kind. `on_failure(job, failure)` runs in the
@@ -233,4 +244,9 @@ def sweep_jobs() -> dict:
                 run_job.delay(job.receipt_id)
             except Exception:
                 log.warning("broker unavailable; job %s stays queued", job.receipt_id)
+    if DRAINS:
+        try:
+            drain_derived.delay()
+        except Exception:
+            log.warning("broker unavailable; derived copies wait for the next sweep")
     return {"requeued": requeued, "failed": failed}

@@ -255,7 +255,7 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
-    "DEFAULT_THROTTLE_RATES": {"principal": os.environ.get("SPOKE_MEMORY_RATE", "6000/min")},
+    "DEFAULT_THROTTLE_RATES": {"principal": os.environ.get("SPOKE_MEMORY_RATE", "60000/min")},
 }
 
 # --- spoke-memory -------------------------------------------------------------------------

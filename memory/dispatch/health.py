@@ -1,5 +1,5 @@
 """Health: liveness (`/healthz`: the process answers) and readiness (`/readyz`: the database and
-the broker answer)."""
+the broker answer; under hybrid/1 also the embedding backlog, which does not make it unready)."""
 
 from __future__ import annotations
 
@@ -30,4 +30,9 @@ def readyz(request):
         problems.append("broker")
     if problems:
         return json_response({"status": "unavailable", "unavailable": problems}, status=503)
+    from memory.services import hybrid_store
+
+    if hybrid_store.enabled():
+        # records written but not yet embedded (recalled lexically until they are)
+        return json_response({"status": "ok", "embedding_backlog": hybrid_store.backlog()})
     return json_response({"status": "ok"})

@@ -2,7 +2,7 @@
 are kept as strings, not foreign keys: an import keeps them from another provider (SPEC §5)."""
 
 from .candidates import Candidate
-from .embeddings import RecordEmbedding
+from .embeddings import PendingEmbedding, RecordEmbedding
 from .grants import Grant
 from .principals import ApiToken, Principal, WireSession
 from .profiles import ProfileDocument
@@ -24,6 +24,7 @@ __all__ = [
     "ImportChunk",
     "Job",
     "JobHeartbeat",
+    "PendingEmbedding",
     "Principal",
     "ProfileDocument",
     "Receipt",

@@ -1,6 +1,7 @@
 """Sentence embeddings of record content (hybrid/1 recall engine): a derived copy of content,
-one row per (record, revision) so a reflection's pinned revision keeps its vector, written
-when the content is written and erased with it on delete (memory.services.hybrid_store)."""
+one row per (record, revision) so a reflection's pinned revision keeps its vector, made by a
+worker after the write commits (the write queues a PendingEmbedding row in its transaction) and
+erased with the content on delete (memory.services.hybrid_store)."""
 
 from django.db import models
 
@@ -19,3 +20,13 @@ class RecordEmbedding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.record_id}@{self.revision}"
+
+
+class PendingEmbedding(models.Model):
+    """A record whose content (at `revision` or later) still needs its vector: the embedding
+    backlog. Written in the write's transaction, removed by the worker that embeds it."""
+
+    record = models.OneToOneField(
+        "memory.Record", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    revision = models.PositiveBigIntegerField()

@@ -33,6 +33,9 @@ class Principal(models.Model):
     )
     created_at = models.DateTimeField(default=now)
     extensions = models.JSONField(default=dict, blank=True)
+    # the principal's own request rate ("N/s|m|h|d"), set by `manage.py spoke set-rate`;
+    # None: the server's SPOKE_MEMORY_RATE
+    rate = models.CharField(max_length=32, null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.display_name} ({self.principal_id})"

@@ -2,9 +2,9 @@
 
 Review is the only candidate-to-record path. Consuming the candidate and creating its records
 happen in one transaction with the candidate row locked, so two racing reviews cannot both
-consume it: the second sees a non-pending state and answers CANDIDATE_CONSUMED. (Mutations of
-one space also serialize on the space row `scope.coverage()` locks; the candidate lock keeps the
-rule local and would hold without it.) Records inherit the capture scope's placement verbatim."""
+consume it: the second waits for the row, sees a non-pending state and answers
+CANDIDATE_CONSUMED. (Writers of one space run concurrently and meet only at the commit's space
+revision bump, so this row lock is what makes the race safe.) Records inherit the capture scope's placement verbatim."""
 
 from memory.access import (
     Coverage,

@@ -20,7 +20,7 @@ def capture(ctx: OpContext, req: dict) -> dict:
     placement = Placement.of(capture_scope["placement"])
 
     def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"])
+        cov = scope.coverage(req["space_id"], subject_id=req["subject_id"])
         subject = access_subject(cov, req["subject_id"])
         cov.require("capture", subject.subject_id, placement.scope, placement.context_id)
         gate_space_writable(cov.space)

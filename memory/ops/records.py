@@ -57,7 +57,7 @@ def create(ctx: OpContext, req: dict) -> dict:
     placement = Placement.of(req["placement"])
 
     def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"])
+        cov = scope.coverage(req["space_id"], subject_id=req["subject_id"])
         subject = access_subject(cov, req["subject_id"])
         cov.require("records_write", subject.subject_id, placement.scope, placement.context_id)
         gate_space_writable(cov.space)

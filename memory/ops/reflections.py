@@ -194,7 +194,7 @@ def list_(ctx: OpContext, req: dict) -> dict:
 @op("memory.reflections.generate")
 def generate(ctx: OpContext, req: dict) -> dict:
     def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"])
+        cov = scope.coverage(req["space_id"], exclusive=True)  # the basis is read at one revision
         subject = access_subject(cov, req["subject_id"])
         cov.require("reflections_generate", subject.subject_id)
         gate_space_writable(cov.space)

@@ -74,7 +74,7 @@ def spaces_list(ctx: OpContext, req: dict) -> dict:
 @op("memory.spaces.freeze")
 def freeze(ctx: OpContext, req: dict) -> dict:
     def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"])
+        cov = scope.coverage(req["space_id"], exclusive=True)
         cov.require_admin()
         space = cov.space
         if space.state == Space.FROZEN:
@@ -89,7 +89,7 @@ def freeze(ctx: OpContext, req: dict) -> dict:
 @op("memory.spaces.unfreeze")
 def unfreeze(ctx: OpContext, req: dict) -> dict:
     def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"])
+        cov = scope.coverage(req["space_id"], exclusive=True)
         cov.require_admin()
         space = cov.space
         # Unfreezing an active space is a committed no-op: the caller's intent (active) holds.

@@ -42,7 +42,7 @@ def require_whole_space_import(cov: Coverage) -> None:
 @op("memory.exports.create")
 def exports_create(ctx: OpContext, req: dict) -> dict:
     def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"])
+        cov = scope.coverage(req["space_id"], exclusive=True)
         require_export(cov)
         subject_ids = req.get("subject_ids")
         for subject_id in subject_ids or []:
@@ -149,7 +149,7 @@ def _continue_import(cov: Coverage, req: dict) -> Import:
 @op("memory.imports.stage")
 def imports_stage(ctx: OpContext, req: dict) -> dict:
     def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"])
+        cov = scope.coverage(req["space_id"], exclusive=True)
         require_whole_space_import(cov)
         chunk = req["chunk"]
         if "import_id" in req:
@@ -215,7 +215,7 @@ def _locked_import(cov: Coverage, import_id: str) -> Import:
 @op("memory.imports.activate")
 def imports_activate(ctx: OpContext, req: dict) -> dict:
     def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"])
+        cov = scope.coverage(req["space_id"], exclusive=True)
         require_whole_space_import(cov)
         imp = _locked_import(cov, req["import_id"])
         if imp.state != "verified":
@@ -240,7 +240,7 @@ DISCARDABLE = ("staging", "verified", "rejected")
 @op("memory.imports.discard")
 def imports_discard(ctx: OpContext, req: dict) -> dict:
     def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"])
+        cov = scope.coverage(req["space_id"], exclusive=True)
         require_whole_space_import(cov)
         imp = _locked_import(cov, req["import_id"])
         if imp.state not in DISCARDABLE:

@@ -6,12 +6,17 @@ and the per-subject vector cache recall scores against. Not pure like the rest o
   earlier hybrid run must still go when their content is deleted — and the writer only when
   `SPOKE_MEMORY_ENGINE` is hybrid/1 (then the semantic extra must be installed, or start-up
   fails loudly rather than recall quietly degrading).
-- Embeddings are made at write time, inside the write's transaction: a record is recallable by
-  meaning the moment its receipt is committed, and recall never depends on a worker's progress.
-  A record with no vector for its current revision (written while another engine was set, or
-  imported before the switch) is still recalled lexically; `backfill()` embeds such records.
+- Embeddings are made off the write path: a write queues a PendingEmbedding row (record,
+  revision) in its own transaction, and after COMMIT a worker task (`memory.tasks.drain_derived`)
+  embeds the backlog in batches (several times cheaper per text than one at a time) and removes
+  the rows it covered. Until a record's vector for its current revision exists, recall ranks it
+  lexically only (as one written while another engine was set); the answer is still a function
+  of the stored state (which vectors exist). The backlog is shown in /readyz. The beat sweep
+  drains it too, in case a broker message was lost; `backfill()` embeds a subject's records that
+  have no vector (written before the switch to hybrid/1).
 - Recall reads a subject's vectors through a per-process cache keyed on Subject.revision (which
-  moves on every change to the subject's records), so the same state gives the same matrix."""
+  moves on every change to the subject's records) and on the subject's stored vectors (count and
+  newest id, one indexed query), so the same stored state gives the same matrix."""
 
 from __future__ import annotations
 
@@ -22,11 +27,13 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db.models import F
+from django.db import transaction
+from django.db.models import Count, F, Max, Q
 
 from memory.engine import ENGINE_POLICIES, embed, hybrid, hybrid2
-from memory.models import Record, RecordEmbedding, Subject
+from memory.models import PendingEmbedding, Record, RecordEmbedding, Subject
 from memory.services import derived
+from memory.tasks import DRAINS
 
 CACHE_SUBJECTS = 16
 
@@ -40,10 +47,67 @@ def enabled() -> bool:
 
 
 def write_embeddings(records: Iterable[Record]) -> None:
-    """Derived-copy writer: a vector for each record's current revision (none for empty text)."""
+    """Derived-copy writer: queue each record's current revision for its vector (none for empty
+    text); a worker embeds it after the write commits."""
     if not enabled():
         return
     records = [r for r in records if r.text]
+    if not records:
+        return
+    PendingEmbedding.objects.bulk_create(
+        [PendingEmbedding(record=r, revision=r.revision) for r in records],
+        update_conflicts=True,
+        unique_fields=["record"],
+        update_fields=["revision"],
+    )
+    transaction.on_commit(_kick, robust=True)
+
+
+def _kick() -> None:
+    from memory.tasks import drain_derived
+
+    drain_derived.delay()
+
+
+def backlog() -> int:
+    """Records waiting for their vector."""
+    return PendingEmbedding.objects.count()
+
+
+def drain(batch: int = 64) -> int:
+    """Embed the backlog, `batch` texts at a time, until it is empty; returns how many records
+    got a vector. Holds no lock while it embeds: a record changed meanwhile keeps (or gets) its
+    pending row for the newer revision, and two drains racing only write the same vector twice
+    (ignored)."""
+    done = 0
+    last_pk = 0
+    while True:
+        rows = list(
+            PendingEmbedding.objects.filter(record_id__gt=last_pk)
+            .order_by("record_id")
+            .values_list("record_id", "revision")[:batch]
+        )
+        if not rows:
+            return done
+        last_pk = rows[-1][0]
+        records = list(
+            Record.objects.filter(pk__in=[pk for pk, _ in rows], deleted_at__isnull=True).only(
+                "pk", "revision", "text"
+            )
+        )
+        with transaction.atomic():
+            embed_now([r for r in records if r.text])
+            covered = Q(pk__in=[])
+            current = {r.pk: r.revision for r in records}
+            for pk, revision in rows:
+                # a deleted or emptied record needs no vector; a newer revision stays queued
+                covered |= Q(record_id=pk, revision__lte=current.get(pk, revision))
+            PendingEmbedding.objects.filter(covered).delete()
+        done += len(records)
+
+
+def embed_now(records: list[Record]) -> None:
+    """A vector for each record's current revision, now, in one batch."""
     if not records:
         return
     vectors = embed.embed([r.text for r in records])
@@ -85,6 +149,8 @@ def install() -> None:
         )
     if write_embeddings not in derived.WRITERS:
         derived.WRITERS.append(write_embeddings)
+    if drain not in DRAINS:
+        DRAINS.append(drain)
 
 
 def backfill(subject: Subject, batch: int = 256) -> int:
@@ -95,13 +161,13 @@ def backfill(subject: Subject, batch: int = 256) -> int:
         .order_by("record_id")
     )
     for i in range(0, len(missing), batch):
-        write_embeddings(missing[i : i + batch])
+        embed_now([r for r in missing[i : i + batch] if r.text])
     return len(missing)
 
 
 @dataclass(frozen=True)
 class SubjectVectors:
-    revision: int
+    revision: tuple[int, int, int]  # the subject's revision, its vectors' count and newest id
     ids: list[str]  # record_id, ascending
     matrix: object  # numpy (len(ids), DIM) float32
 
@@ -115,9 +181,13 @@ def subject_vectors(subject: Subject) -> SubjectVectors:
     current revision (the caller reads `subject` in the same request)."""
     import numpy as np
 
+    stored = RecordEmbedding.objects.filter(record__subject=subject).aggregate(
+        n=Count("pk"), newest=Max("pk")
+    )
+    key = (subject.revision, stored["n"], stored["newest"] or 0)
     with _cache_lock:
         hit = _cache.get(subject.pk)
-        if hit is not None and hit.revision == subject.revision:
+        if hit is not None and hit.revision == key:
             _cache.move_to_end(subject.pk)
             return hit
     rows = (
@@ -136,7 +206,7 @@ def subject_vectors(subject: Subject) -> SubjectVectors:
         if ids
         else np.zeros((0, embed.DIM), dtype=np.float32)
     )
-    vectors = SubjectVectors(subject.revision, ids, matrix)
+    vectors = SubjectVectors(key, ids, matrix)
     with _cache_lock:
         _cache[subject.pk] = vectors
         _cache.move_to_end(subject.pk)

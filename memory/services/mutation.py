@@ -1,22 +1,44 @@
 """The one mechanism every mutating op goes through (SPEC §2.4, §2.5, §2.6 f).
 
 `mutate(ctx, req, body)` runs `body(scope)` inside one durable transaction together with the
-receipt, the idempotency key, the space revision bump and (for pending work) the job row. The
-body locks the space first through `scope.coverage()`, so mutations of one space serialize on
-that row; a key is re-checked under the lock, so a racing duplicate replays instead of
-executing, and the unique constraint on the key backs that up if anything slips past.
-Any WireError raised by the body rolls everything back: no row, no receipt, no consumed key.
-So does losing the database before COMMIT; losing it during COMMIT leaves the outcome unknown
-(`503 unavailable`, `details.outcome: "unknown"`), and a retry with the key resolves it."""
+receipt, the idempotency key, the space revision bump and (for pending work) the job row.
+
+Most of a mutation needs no space-wide order, so it runs concurrently with other writers of the
+space: the body reads coverage (share-locking the grants it relies on), looks up and locks only
+its own objects, validates, and writes. The space row is touched once, last, by the statement
+that takes the next space revision and re-checks the state the body's gates saw (`UPDATE …
+SET revision = revision + 1 WHERE … AND state = <seen> RETURNING revision`); touched subjects
+are bumped (and re-checked) just before it. If a gate's state changed in between, the body runs
+again and decides on the new state. Ops that change the space itself take the space row lock
+first (`scope.coverage(..., exclusive=True)`), as every mutation did before. The lock order and
+why each lock is there: docs/architecture.md "Why mutations serialize per space".
+
+The idempotency key is looked up once before the transaction; a racing duplicate is settled by
+the key table's unique constraint (the loser rolls back and replays the winner's receipt), and a
+request whose body failed re-checks the key, so a racer replays rather than answering with the
+winner's effect as its error. Any WireError raised by the body rolls everything back: no row, no
+receipt, no consumed key. So does losing the database before COMMIT; losing it during COMMIT
+leaves the outcome unknown (`503 unavailable`, `details.outcome: "unknown"`), and a retry with
+the key resolves it. A deadlock or serialization failure (PostgreSQL), or a unique violation
+from a racer that created the same object (two `subjects.ensure` of a new subject), runs the
+body again, which then sees the racer's committed row."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 
-from django.db import IntegrityError, InterfaceError, OperationalError, transaction
-from django.db.models import F
+from django.db import (
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    connection,
+    models,
+    transaction,
+)
 
 from memory.access import Coverage, coverage_for
 from memory.context import OpContext
@@ -37,9 +59,12 @@ class Outcome:
     job_params: dict = field(default_factory=dict)
 
 
-class _Replay(Exception):
-    def __init__(self, receipt: Receipt) -> None:
-        self.receipt = receipt
+class _Rerun(Exception):
+    """What the body's gates read changed before the commit took its locks: run it again."""
+
+
+ATTEMPTS = 5  # the last attempt takes the space lock first, so it cannot be overtaken again
+RETRY_SQLSTATES = {"40P01", "40001"}  # deadlock detected, serialization failure
 
 
 @dataclass
@@ -48,17 +73,26 @@ class MutationScope:
     key: str | None
     payload_digest: str
     space_key: str
+    exclusive: bool = False
     space: Space | None = None
     touched: dict[int, Subject] = field(default_factory=dict)
 
-    def coverage(self, space_id: str) -> Coverage:
-        """Lock the space row, re-check the idempotency key under the lock, load coverage."""
-        cov = coverage_for(space_id, self.ctx.principal, self.ctx.at, lock=True)
+    def coverage(
+        self, space_id: str, subject_id: str | None = None, exclusive: bool = False
+    ) -> Coverage:
+        """Load coverage for the mutation (with `subject_id`'s row in the same query).
+        `exclusive` takes the space row lock first, for ops that change the space itself;
+        otherwise the grants are share-locked and the space row is left for the commit."""
+        self.exclusive = self.exclusive or exclusive
+        cov = coverage_for(
+            space_id,
+            self.ctx.principal,
+            self.ctx.at,
+            lock=self.exclusive,
+            share=not self.exclusive,
+            subject_id=subject_id,
+        )
         self.space = cov.space
-        if self.key is not None:
-            hit = _lookup(self.space_key, self.ctx, self.key)
-            if hit is not None:
-                raise _Replay(_replay(hit, self.payload_digest))
         return cov
 
     def touch(self, subject: Subject) -> None:
@@ -81,14 +115,19 @@ def _lookup(space_key: str, ctx: OpContext, key: str) -> IdempotencyKey | None:
     )
 
 
-def _replay(hit: IdempotencyKey, pdigest: str) -> Receipt:
+def _replay(hit: IdempotencyKey, pdigest: str) -> dict:
     if hit.payload_digest != pdigest:
         raise WireError(
             "IDEMPOTENCY_KEY_REUSED",
             "This idempotency key was already used for a different request payload.",
             receipt_id=hit.receipt_id,
         )
-    return hit.receipt
+    return {"receipt": hit.receipt.to_wire()}
+
+
+def _retryable(exc: Exception) -> bool:
+    cause = exc.__cause__
+    return getattr(cause, "sqlstate", None) in RETRY_SQLSTATES
 
 
 def mutate(ctx: OpContext, req: dict, body: Callable[[MutationScope], Outcome]) -> dict:
@@ -98,41 +137,60 @@ def mutate(ctx: OpContext, req: dict, body: Callable[[MutationScope], Outcome]) 
     if key is not None:
         hit = _lookup(space_key, ctx, key)
         if hit is not None:
-            return {"receipt": _replay(hit, pdigest).to_wire()}
-    scope = MutationScope(ctx=ctx, key=key, payload_digest=pdigest, space_key=space_key)
-    committing = False
-    try:
-        with transaction.atomic(durable=True):
-            outcome = body(scope)
-            receipt = _commit(scope, req, outcome)
-            committing = True  # all that is left is COMMIT, sent as the block exits
-    except _Replay as replay:
-        return {"receipt": replay.receipt.to_wire()}
-    except IntegrityError:
-        if key is not None:
-            hit = _lookup(space_key, ctx, key)
+            return _replay(hit, pdigest)
+    for attempt in range(1, ATTEMPTS + 1):
+        last = attempt == ATTEMPTS
+        scope = MutationScope(
+            ctx=ctx, key=key, payload_digest=pdigest, space_key=space_key, exclusive=last
+        )
+        committing = False
+        try:
+            with transaction.atomic(durable=True):
+                outcome = body(scope)
+                receipt = _commit(scope, req, outcome)
+                committing = True  # all that is left is COMMIT, sent as the block exits
+        except _Rerun:
+            continue
+        except (WireError, IntegrityError) as exc:
+            # a racer with the same key may have committed first: replay it, else the failure
+            hit = _lookup(space_key, ctx, key) if key is not None else None
             if hit is not None:
-                return {"receipt": _replay(hit, pdigest).to_wire()}
-        raise
-    except (OperationalError, InterfaceError) as exc:
-        if committing and is_outage(exc):
-            raise unavailable(in_doubt=True) from exc
-        raise
-    return {"receipt": receipt.to_wire()}
+                return _replay(hit, pdigest)
+            if isinstance(exc, IntegrityError) and not last:
+                continue  # a racer inserted the same natural key (a subject): decide again
+            raise
+        except (OperationalError, InterfaceError) as exc:
+            if committing and is_outage(exc):
+                raise unavailable(in_doubt=True) from exc
+            if _retryable(exc) and not last:
+                log.info("mutation retried after %s", type(exc.__cause__).__name__)
+                continue
+            raise
+        return {"receipt": receipt.to_wire()}
+    raise RuntimeError("unreachable: the last attempt is exclusive")
+
+
+def _bump(sql: str, params: list) -> tuple | None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
 
 
 def _commit(scope: MutationScope, req: dict, outcome: Outcome) -> Receipt:
+    """Subjects (in key order), then the space row, then receipt and key: every mutation takes
+    its row locks in this order after its own objects', so writers of one space cannot deadlock
+    among themselves. Each bump re-checks the state the body's gates saw (_Rerun if it moved)."""
     ctx = scope.ctx
     at = now()
-    space_revision = None
-    if scope.space is not None:
-        Space.objects.filter(pk=scope.space.pk).update(revision=F("revision") + 1, updated_at=at)
-        space_revision = scope.space.revision + 1
-        scope.space.revision = space_revision
-    for subject in scope.touched.values():
-        Subject.objects.filter(pk=subject.pk).update(revision=F("revision") + 1, updated_at=at)
-        subject.updated_at = at
-    receipt = Receipt.objects.create(
+    db_at = connection.ops.adapt_datetimefield_value(at)
+    sql = _bump_sql()
+    for pk in sorted(scope.touched):
+        subject = scope.touched[pk]
+        row = _bump(sql["subject"], [db_at, pk])
+        if row is None or (row[1], _json(row[2])) != (subject.state, subject.fenced_context_ids):
+            raise _Rerun
+        subject.revision, subject.updated_at = row[0], at
+    receipt = Receipt(
         space_id=req.get("space_id"),
         principal=ctx.principal,
         op=ctx.op,
@@ -140,12 +198,12 @@ def _commit(scope: MutationScope, req: dict, outcome: Outcome) -> Receipt:
         payload_digest=scope.payload_digest,
         idempotency_key=scope.key,
         refs=outcome.refs,
-        space_revision=space_revision,
         created_at=at,
         completed_at=None if outcome.status == Receipt.PENDING else at,
     )
+    key = None
     if scope.key is not None:
-        IdempotencyKey.objects.create(
+        key = IdempotencyKey(
             space_key=scope.space_key,
             principal=ctx.principal,
             op=ctx.op,
@@ -154,6 +212,22 @@ def _commit(scope: MutationScope, req: dict, outcome: Outcome) -> Receipt:
             receipt=receipt,
             created_at=at,
         )
+    if scope.space is not None and connection.vendor == "postgresql":
+        # one round trip: the space bump, the receipt carrying its revision, the key
+        revision = _tail(receipt, key, [db_at, scope.space.pk, scope.space.state])
+        if revision is None:
+            raise _Rerun
+        scope.space.revision = receipt.space_revision = revision
+        receipt._state.adding, receipt._state.db = False, connection.alias
+    else:
+        if scope.space is not None:
+            row = _bump(sql["space"], [db_at, scope.space.pk, scope.space.state])
+            if row is None:
+                raise _Rerun
+            scope.space.revision = receipt.space_revision = row[0]
+        receipt.save(force_insert=True)
+        if key is not None:
+            key.save(force_insert=True)
     if outcome.status == Receipt.PENDING:
         if outcome.job_kind is None:
             raise RuntimeError("a pending outcome needs a job")
@@ -163,6 +237,76 @@ def _commit(scope: MutationScope, req: dict, outcome: Outcome) -> Receipt:
         receipt_id = receipt.receipt_id
         transaction.on_commit(lambda: enqueue(receipt_id), robust=True)
     return receipt
+
+
+def _tail(receipt: Receipt, key: IdempotencyKey | None, space_params: list) -> int | None:
+    """PostgreSQL: the space bump, the receipt insert (its space_revision taken from the bump)
+    and the key insert as one statement, so the space row lock is held for one round trip and
+    the COMMIT. No row (a gate moved): nothing was inserted."""
+    params = [*space_params, *_values(receipt, skip="space_revision")]
+    if key is not None:
+        params += _values(key, skip="receipt")
+    return (_bump(_tail_sql(key is not None), params) or (None,))[0]
+
+
+def _values(obj, skip: str) -> list:
+    return [
+        f.get_db_prep_save(getattr(obj, f.attname), connection)
+        for f in obj._meta.concrete_fields
+        if f.name != skip and not (f.primary_key and isinstance(f, models.AutoField))
+    ]
+
+
+def _insert_select(model, skip: str, source: str) -> str:
+    """INSERT INTO model (every column) SELECT %s::type, … with `skip`'s column from `source`."""
+    q = connection.ops.quote_name
+    columns, values = [], []
+    for f in model._meta.concrete_fields:
+        if f.primary_key and isinstance(f, models.AutoField):
+            continue
+        columns.append(q(f.column))
+        values.append(source if f.name == skip else f"%s::{f.cast_db_type(connection)}")
+    return (
+        f"INSERT INTO {q(model._meta.db_table)} ({', '.join(columns)}) SELECT {', '.join(values)}"
+    )
+
+
+@cache
+def _tail_sql(with_key: bool) -> str:
+    q = connection.ops.quote_name
+    sql = (
+        f"WITH sp AS ({_bump_sql()['space']}),"
+        f" r AS ({_insert_select(Receipt, 'space_revision', 'sp.revision')} FROM sp"
+        f" RETURNING {q('receipt_id')}, {q('space_revision')})"
+    )
+    if with_key:
+        receipt_id = f"r.{q('receipt_id')}"
+        sql += f", k AS ({_insert_select(IdempotencyKey, 'receipt', receipt_id)} FROM r)"
+    return sql + f" SELECT {q('space_revision')} FROM r"  # noqa: S608 - names from model metadata
+
+
+def _json(value):
+    return json.loads(value) if isinstance(value, str) else value
+
+
+@cache
+def _bump_sql() -> dict[str, str]:
+    """The two revision bumps, rendered once: each takes its row lock, moves the revision by one
+    and re-checks the gate state in the same statement (RETURNING: PostgreSQL, SQLite ≥ 3.35)."""
+    q = connection.ops.quote_name
+    sub, space = Subject._meta, Space._meta
+    return {
+        "subject": (
+            f"UPDATE {q(sub.db_table)} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
+            f" {q('updated_at')} = %s WHERE {q(sub.pk.column)} = %s"
+            f" RETURNING {q('revision')}, {q('state')}, {q('fenced_context_ids')}"
+        ),
+        "space": (
+            f"UPDATE {q(space.db_table)} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
+            f" {q('updated_at')} = %s WHERE {q(space.pk.column)} = %s AND {q('state')} = %s"
+            f" RETURNING {q('revision')}"
+        ),
+    }
 
 
 def enqueue(receipt_id: str) -> None:

@@ -17,6 +17,7 @@ from memory.models.principals import hash_token
 from memory.timeutil import now
 
 SPACE_ID = re.compile(r"^[A-Za-z0-9._:@-]{1,128}$")
+RATE = re.compile(r"^[1-9][0-9]{0,8}/(s|sec|second|m|min|minute|h|hour|d|day)$")
 KINDS = (Principal.SERVICE, Principal.USER)
 
 
@@ -100,6 +101,20 @@ def revoke_token_value(token: str) -> None:
     """Revoke an active token given its clear value."""
     if not revoke_tokens(ApiToken.objects.filter(token_hash=hash_token(token))):
         raise OperatorError("No such active token.")
+
+
+def set_rate(principal: Principal, rate: str) -> Principal:
+    """The principal's own request rate (`N/s`, `N/min`, `N/hour`, `N/day`), or `default` for
+    the server's SPOKE_MEMORY_RATE (memory.dispatch.views.PrincipalThrottle)."""
+    rate = rate.strip().lower()
+    if rate == "default":
+        principal.rate = None
+    elif RATE.match(rate):
+        principal.rate = rate
+    else:
+        raise OperatorError("The rate must be N/s, N/min, N/hour or N/day (N ≥ 1), or 'default'.")
+    principal.save(update_fields=["rate"])
+    return principal
 
 
 def issue_root_grant(space: Space, principal: Principal) -> Grant:

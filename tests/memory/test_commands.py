@@ -67,6 +67,44 @@ def test_demo_prints_console_login_and_token(api):
     assert answer.status == 200 and answer.body["subject"]["kind"] == "acme:user"
 
 
+def test_set_rate_is_the_principals_own_limit(api):
+    from django.core.cache import cache
+
+    cache.clear()
+    made = run("create-principal", "app")
+    other = run("create-principal", "other")
+    assert run("set-rate", made["principal_id"], "2/min") == {
+        "principal_id": made["principal_id"],
+        "rate": "2/min",
+    }
+    assert Principal.objects.get(pk=made["principal_id"]).rate == "2/min"
+    statuses = [
+        api.raw("/v1/ops/memory.describe", b"{}", token=made["token"]).status for _ in range(3)
+    ]
+    assert statuses == [200, 200, 429]
+    limited = api.raw("/v1/ops/memory.describe", b"{}", token=made["token"])
+    assert limited.code == "rate_limited" and int(limited.headers["Retry-After"]) >= 1
+    # another principal keeps the server's default
+    assert api.raw("/v1/ops/memory.describe", b"{}", token=other["token"]).status == 200
+    assert run("set-rate", made["principal_id"], "default")["rate"] == "default"
+    assert Principal.objects.get(pk=made["principal_id"]).rate is None
+    assert api.raw("/v1/ops/memory.describe", b"{}", token=made["token"]).status == 200
+    cache.clear()
+
+
+@pytest.mark.parametrize("rate", ["0/min", "ten/min", "5/fortnight", "5", "-1/s", ""])
+def test_set_rate_refuses_a_bad_rate_and_changes_nothing(rate):
+    made = run("create-principal", "app")
+    with pytest.raises(CommandError):
+        run("set-rate", made["principal_id"], rate)
+    assert Principal.objects.get(pk=made["principal_id"]).rate is None
+
+
+def test_set_rate_of_an_unknown_principal_is_an_error():
+    with pytest.raises(CommandError):
+        run("set-rate", "prn_nobody", "10/s")
+
+
 # --- the demo is re-runnable (issue 14): `make run` twice, or after an interrupted run ---------
 
 

@@ -102,6 +102,15 @@ def test_grants_are_read_only_in_the_admin(moderator):
     assert page.status_code == 200 and b'name="_save"' not in page.content
 
 
+def test_operate_page_shows_each_principals_rate(operator, moderator):
+    client = logged_in(operator)
+    principal = moderator.principal
+    assert "<td>default</td>" in client.get("/console/operate/s1/").content.decode()
+    principal.rate = "120/s"
+    principal.save(update_fields=["rate"])
+    assert "<td>120/s</td>" in client.get("/console/operate/s1/").content.decode()
+
+
 def test_a_refused_principal_writes_nothing_and_says_why(operator):
     client = logged_in(operator)
     before = (Principal.objects.count(), ApiToken.objects.count(), Grant.objects.count())

@@ -31,6 +31,9 @@ class Command(BaseCommand):
         p = sub.add_parser("root-grant")
         p.add_argument("space_id")
         p.add_argument("principal_id")
+        p = sub.add_parser("set-rate", help="a principal's own request rate, or 'default'")
+        p.add_argument("principal_id")
+        p.add_argument("rate", help="N/s, N/min, N/hour or N/day; 'default' for SPOKE_MEMORY_RATE")
         p = sub.add_parser("demo")
         p.add_argument("--space-id", default="demo")
         p.add_argument(
@@ -85,6 +88,10 @@ class Command(BaseCommand):
         space = operators.get_space(opts["space_id"])
         grant = operators.issue_root_grant(space, operators.get_principal(opts["principal_id"]))
         return {"grant_id": grant.grant_id}
+
+    def do_set_rate(self, opts) -> dict:
+        principal = operators.set_rate(operators.get_principal(opts["principal_id"]), opts["rate"])
+        return {"principal_id": principal.principal_id, "rate": principal.rate or "default"}
 
     def do_demo(self, opts) -> dict:
         from memory.demo import build_demo

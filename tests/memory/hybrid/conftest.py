@@ -15,16 +15,26 @@ needs_semantic = pytest.mark.skipif(
 
 def _engine_on(settings, version: str):
     """SPOKE_MEMORY_ENGINE=version for one test, with the embedding writer registered as
-    MemoryConfig.ready() registers it when the provider starts on a hybrid engine."""
+    MemoryConfig.ready() registers it when the provider starts on a hybrid engine, and the
+    worker's drain run right after each write (the test transaction never commits, so the
+    post-commit task would never be woken; test_async_embeddings covers that path)."""
     from memory.services import derived, hybrid_store
 
     settings.SPOKE_MEMORY_ENGINE = version
     added = hybrid_store.write_embeddings not in derived.WRITERS
     if added:
         derived.WRITERS.append(hybrid_store.write_embeddings)
+    derived.WRITERS.append(_drain_now)
     yield
+    derived.WRITERS.remove(_drain_now)
     if added:
         derived.WRITERS.remove(hybrid_store.write_embeddings)
+
+
+def _drain_now(records) -> None:
+    from memory.services import hybrid_store
+
+    hybrid_store.drain()
 
 
 @pytest.fixture

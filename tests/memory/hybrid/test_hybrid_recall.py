@@ -159,7 +159,7 @@ def test_a_record_without_embedding_is_still_recalled_lexically_then_backfilled(
     try:
         puppy = write(CORPUS[0])
     finally:
-        derived.WRITERS.append(hybrid_store.write_embeddings)
+        derived.WRITERS.insert(0, hybrid_store.write_embeddings)  # before the fixture's drain
     write(CORPUS[2])
     assert ids(recall("golden retriever"))[0] == puppy
     assert puppy not in ids(recall(PARAPHRASE))

@@ -134,7 +134,7 @@ def test_racing_requests_with_one_key_execute_once():
     issue_root_grant(Space.objects.get(pk="s1"), admin.principal)
     body = json.dumps({"space_id": "s1", "subject_id": "u-race", "idempotency_key": "race-key"})
     results: list[dict] = []
-    barrier = threading.Barrier(8)
+    barrier = threading.Barrier(20)
 
     def worker():
         try:
@@ -149,12 +149,12 @@ def test_racing_requests_with_one_key_execute_once():
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=worker) for _ in range(8)]
+    threads = [threading.Thread(target=worker) for _ in range(20)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     receipt_ids = {r["receipt"]["receipt_id"] for r in results}
-    assert len(results) == 8 and len(receipt_ids) == 1
+    assert len(results) == 20 and len(receipt_ids) == 1
     assert Receipt.objects.filter(op="memory.subjects.ensure").count() == 1
     assert IdempotencyKey.objects.filter(key="race-key").count() == 1

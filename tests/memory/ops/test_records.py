@@ -480,7 +480,7 @@ def test_concurrent_writers_cannot_lose_an_update():
         },
     )
     rid = created["receipt"]["refs"][0]["id"]
-    n = 8
+    n = 16
     results: list[tuple[int, dict, str]] = []
     barrier = threading.Barrier(n)
 

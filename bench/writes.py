@@ -1,0 +1,188 @@
+"""The write path against its own floor (docs/performance.md "Write path").
+
+Under gunicorn (BENCH_WORKERS × BENCH_THREADS, default 2 × 4) on PostgreSQL, closed-loop clients
+on loopback, all in ONE space, in interleaved rounds:
+
+- floor: a bare Django view in the same server doing the minimum a correct mutation needs, one
+  durable transaction inserting one record row and moving the space revision by one;
+- `memory.records.create`, every client on one subject, and each client on its own subject;
+- `memory.capture` with one item;
+- `memory.subjects.get` (the read the issue compares writes with).
+
+    python -m bench writes        # BENCH_SECONDS (8) per round, BENCH_CLIENTS (8), BENCH_ROUNDS (2)
+    SPOKE_MEMORY_ENGINE=hybrid/1 python -m bench writes   # with the semantic extra's embedder
+
+Reports throughput, p50/p95, create ÷ floor, create ÷ subjects.get, capture ÷ create, and checks
+that the space revision moved by exactly the number of committed mutations."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import httpx
+
+from bench import closed_loop, gunicorn, merged, save, seed, setup_django, table
+
+SECONDS = float(os.environ.get("BENCH_SECONDS", "8"))
+CLIENTS = int(os.environ.get("BENCH_CLIENTS", "8"))
+WORKERS = int(os.environ.get("BENCH_WORKERS", "2"))
+THREADS = int(os.environ.get("BENCH_THREADS", "4"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
+ENGINE = os.environ.get("SPOKE_MEMORY_ENGINE", "engine/1")
+
+FLOOR = "floor: bare view, insert record + bump space revision"
+CREATE_ONE = "memory.records.create (one subject)"
+CREATE_OWN = "memory.records.create (subject per client)"
+CAPTURE = "memory.capture (1 item)"
+READ = "memory.subjects.get"
+
+
+def _worker(url: str, path: str, body_for, headers: dict):
+    def make(i: int):
+        client = httpx.Client(base_url=url, headers=headers, timeout=30.0)
+        n = 0
+
+        def one() -> str | None:
+            nonlocal n
+            n += 1
+            r = client.post(path, content=json.dumps(body_for(i, n)))
+            return None if r.status_code == 200 else f"http_{r.status_code}"
+
+        return one
+
+    return make
+
+
+def targets(s, subject_pk: int) -> list[tuple[str, str, object]]:
+    sid = s.space_id
+
+    def text(i: int, n: int) -> dict:
+        return {"text": f"client {i} wrote note {n} about the write path"}
+
+    def create(subject):
+        return lambda i, n: {
+            "space_id": sid,
+            "subject_id": subject(i),
+            "kind": "note",
+            "content": text(i, n),
+            "placement": {"scope": "shared"},
+        }
+
+    out = [
+        (
+            FLOOR,
+            "/bench/floor-write",
+            lambda i, n: {
+                "space_id": sid,
+                "subject_pk": subject_pk,
+                "principal_id": s.principal_id,
+                "kind": "note",
+                "content": text(i, n),
+            },
+        ),
+        (CREATE_ONE, "/v1/ops/memory.records.create", create(lambda i: "u0")),
+        (CREATE_OWN, "/v1/ops/memory.records.create", create(lambda i: f"u{i % 10}")),
+        (
+            CAPTURE,
+            "/v1/ops/memory.capture",
+            lambda i, n: {
+                "space_id": sid,
+                "subject_id": f"u{i % 10}",
+                "capture_scope": {"placement": {"scope": "shared"}},
+                "items": [{"content": text(i, n)}],
+            },
+        ),
+        (READ, "/v1/ops/memory.subjects.get", lambda i, n: {"space_id": sid, "subject_id": "u1"}),
+    ]
+    if ENGINE != "engine/1":  # capture classifies with the engine policy; only engine/1 has one
+        out = [t for t in out if t[0] != CAPTURE]
+    return out
+
+
+def _drain() -> dict:
+    """The worker's side under hybrid/1: embed the backlog the load left, in batches, here."""
+    from django.conf import settings
+
+    from memory.services import hybrid_store
+
+    settings.SPOKE_MEMORY_ENGINE = ENGINE
+    backlog = hybrid_store.backlog()
+    started = time.perf_counter()
+    done = hybrid_store.drain()
+    seconds = time.perf_counter() - started
+    return {"backlog": backlog, "embedded": done, "rec_per_s": round(done / seconds, 1)}
+
+
+def main() -> dict:
+    setup_django()
+    from django.db import connection
+
+    from memory.models import Receipt, Space, Subject
+
+    s = seed(f"bench-writes-{int(time.time())}")
+    subject_pk = Subject.objects.get(space_id=s.space_id, subject_id="u0").pk
+    revision_before = Space.objects.get(pk=s.space_id).revision
+    receipts_before = Receipt.objects.filter(space_id=s.space_id).count()
+    connection.close()
+    headers = {"Authorization": f"Bearer {s.token}", "Content-Type": "application/json"}
+    results: dict[str, list] = {}
+    todo = targets(s, subject_pk)
+    with gunicorn(workers=WORKERS, threads=THREADS, SPOKE_MEMORY_ENGINE=ENGINE) as url:
+        for name, path, body in todo:  # warm-up
+            closed_loop(name, CLIENTS, 1.0, _worker(url, path, body, headers))
+        for _ in range(ROUNDS):  # interleaved, so drift on the shared machine hits all alike
+            for name, path, body in todo:
+                results.setdefault(name, []).append(
+                    closed_loop(name, CLIENTS, SECONDS, _worker(url, path, body, headers))
+                )
+    rows = [merged(runs).row() for runs in results.values()]
+    by = {row["name"]: row["rps"] or 1.0 for row in rows}
+    for row in rows:
+        row["vs_floor"] = f"{row['rps'] / by[FLOOR]:.2f}"
+        row["vs_read"] = f"{row['rps'] / by[READ]:.2f}"
+    print(
+        table(
+            rows,
+            ["name", "requests", "rps", "p50_ms", "p95_ms", "error_rate", "vs_floor", "vs_read"],
+        )
+    )
+    # the audit: every committed mutation moved the space revision by exactly one
+    committed = Receipt.objects.filter(space_id=s.space_id).count() - receipts_before
+    moved = Space.objects.get(pk=s.space_id).revision - revision_before
+    revisions = list(
+        Receipt.objects.filter(space_id=s.space_id, space_revision__isnull=False)
+        .order_by("space_revision")
+        .values_list("space_revision", flat=True)
+    )
+    audit = {
+        "receipts": committed,
+        "space_revision_moved": moved,
+        "receipt_revisions_distinct": len(set(revisions)) == len(revisions),
+        # the floor view bumps without a receipt (warm-up included): moved = receipts + those
+        "floor_bumps": moved - committed,
+    }
+    print(f"engine {ENGINE}; audit: {audit}")
+    drained = None
+    if ENGINE == "hybrid/1":
+        drained = _drain()
+        print(f"embedding backlog drained in batches: {drained}")
+    out = {
+        "engine": ENGINE,
+        "clients": CLIENTS,
+        "workers": WORKERS,
+        "threads": THREADS,
+        "seconds_per_round": SECONDS,
+        "rounds": ROUNDS,
+        "rows": rows,
+        "audit": audit,
+        "drain": drained,
+    }
+    path = save(f"writes-{ENGINE.replace('/', '_')}", out)
+    print(f"figures: {path}")
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""Embeddings off the write path: a write under hybrid/1 queues its record (PendingEmbedding, in
+the write's transaction) and answers without embedding; the worker's drain embeds the backlog in
+batches after commit. Until then the record is recalled lexically, and the answer is a function
+of the stored state (which vectors exist): the same state answers the same."""
+
+import json
+
+import pytest
+
+from memory.models import PendingEmbedding, Record, RecordEmbedding
+from memory.services import derived, hybrid_store
+from memory.tasks import DRAINS, drain_derived
+from tests.memory.hybrid.conftest import ids, needs_semantic
+
+pytestmark = [pytest.mark.django_db, needs_semantic]
+
+PUPPY = "I adopted a golden retriever puppy last spring"
+PARAPHRASE = "canine companion"  # no token in common with any record
+
+
+@pytest.fixture
+def queued_engine(settings):
+    """hybrid/1 as the provider runs it: the writer queues, nothing drains until asked."""
+    settings.SPOKE_MEMORY_ENGINE = "hybrid/1"
+    added = hybrid_store.write_embeddings not in derived.WRITERS
+    if added:
+        derived.WRITERS.append(hybrid_store.write_embeddings)
+    if hybrid_store.drain not in DRAINS:
+        DRAINS.append(hybrid_store.drain)
+    yield
+    if added:
+        derived.WRITERS.remove(hybrid_store.write_embeddings)
+
+
+def test_a_write_queues_its_vector_and_the_drain_makes_it(queued_engine, space, write, recall):
+    puppy = write(PUPPY)
+    write("We are planning a trip to Japan in the autumn")
+    record = Record.objects.get(record_id=puppy)
+    assert not RecordEmbedding.objects.exists()  # the write did not embed
+    assert PendingEmbedding.objects.get(record=record).revision == 1
+    assert hybrid_store.backlog() == 2
+    assert ids(recall("golden retriever"))[0] == puppy  # lexical meanwhile
+    before = recall(PARAPHRASE)
+    assert puppy not in ids(before)
+    assert recall(PARAPHRASE) == before  # same stored state, same answer
+    assert drain_derived() == 2
+    assert hybrid_store.backlog() == 0
+    assert RecordEmbedding.objects.filter(record=record, revision=1).count() == 1
+    assert ids(recall(PARAPHRASE))[0] == puppy  # the new vector is seen without another write
+
+
+def test_an_update_requeues_the_new_revision_and_a_delete_drops_the_row(
+    queued_engine, api, admin, space, write, session
+):
+    rid = write(PUPPY)
+    hybrid_store.drain()
+    answer = api(
+        admin,
+        "memory.records.update",
+        {
+            "space_id": space.space_id,
+            "record_id": rid,
+            "expected_revision": 1,
+            "content": {"text": "My dog is a black labrador"},
+        },
+        session=session,
+    )
+    assert answer.status == 200, answer.body
+    assert PendingEmbedding.objects.get(record__record_id=rid).revision == 2
+    hybrid_store.drain()
+    assert sorted(
+        RecordEmbedding.objects.filter(record__record_id=rid).values_list("revision", flat=True)
+    ) == [1, 2]
+    write("Another note to embed")
+    answer = api(
+        admin,
+        "memory.records.delete",
+        {"space_id": space.space_id, "record_id": rid, "expected_revision": 2},
+        session=session,
+    )
+    assert answer.status == 200
+    assert hybrid_store.drain() == 1
+    assert hybrid_store.backlog() == 0
+    assert not RecordEmbedding.objects.filter(record__record_id=rid).exists()
+
+
+def test_a_refused_write_queues_nothing(queued_engine, api, admin, space, write, session):
+    rid = write(PUPPY)
+    hybrid_store.drain()
+    answer = api(
+        admin,
+        "memory.records.update",
+        {
+            "space_id": space.space_id,
+            "record_id": rid,
+            "expected_revision": 9,
+            "content": {"text": "lost update"},
+        },
+        session=session,
+    )
+    assert answer.body["error"]["code"] == "REVISION_CONFLICT"
+    assert hybrid_store.backlog() == 0
+
+
+def test_readyz_shows_the_backlog(queued_engine, client, space, write):
+    write(PUPPY)
+    body = json.loads(client.get("/readyz").content)
+    assert body["embedding_backlog"] == 1
+    hybrid_store.drain()
+    assert json.loads(client.get("/readyz").content)["embedding_backlog"] == 0
+
+
+def test_readyz_has_no_backlog_under_engine_1(settings, client):
+    settings.SPOKE_MEMORY_ENGINE = "engine/1"
+    assert "embedding_backlog" not in json.loads(client.get("/readyz").content)
+
+
+def test_the_sweep_wakes_the_drain(queued_engine, monkeypatch):
+    from memory import tasks
+
+    woken = []
+    monkeypatch.setattr(tasks.drain_derived, "delay", lambda: woken.append(True))
+    tasks.sweep_jobs()
+    assert woken == [True]
+
+
+def test_a_broker_outage_leaves_the_backlog_for_the_next_sweep(
+    queued_engine, monkeypatch, space, write
+):
+    from memory import tasks
+
+    def down():
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(tasks.drain_derived, "delay", down)
+    tasks.sweep_jobs()  # logs, does not raise
+    write(PUPPY)
+    assert hybrid_store.backlog() == 1
