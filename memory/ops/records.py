@@ -107,7 +107,10 @@ def update(ctx: OpContext, req: dict) -> dict:
 @op("memory.records.delete")
 def delete(ctx: OpContext, req: dict) -> dict:
     def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"])
+        # Exclusive: a reflection job writes its reflection under the space lock, so a delete must
+        # hold that lock across its erasure, or a reflection synthesized from the record's text
+        # before the delete commits could be stored after the delete erased the others (§2.8).
+        cov = scope.coverage(req["space_id"], exclusive=True)
         record = access_record(cov, req["record_id"], WRITE_VISIBLE, lock=True)
         here = _here(record)
         cov.require("records_write", record.subject.subject_id, here.scope, here.context_id)

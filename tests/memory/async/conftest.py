@@ -193,6 +193,9 @@ def worker_env(**extra: str) -> dict:
         env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
     env["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
     env["PYTHONPATH"] = str(ROOT)
+    # Servers started from here serve static files from the source folders, as the suite does
+    # (no collectstatic manifest); tests/test_first_run.py runs the hashed production path.
+    env.setdefault("SPOKE_MEMORY_STATIC_HASHED", "0")
     env["DJANGO_SETTINGS_MODULE"] = "tests.memory.async.worker_settings"
     env.update(extra)
     return env
