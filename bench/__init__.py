@@ -310,4 +310,8 @@ def wsgi_app():
     settings.ROOT_URLCONF = "bench.urls"
     from django.core.handlers.wsgi import WSGIHandler
 
-    return WSGIHandler()
+    from spokememory.warm import warm
+
+    handler = WSGIHandler()
+    warm()  # as the product's wsgi module does
+    return handler

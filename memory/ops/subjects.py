@@ -43,8 +43,8 @@ def ensure(ctx: OpContext, req: dict) -> dict:
 def get(ctx: OpContext, req: dict) -> dict:
     from memory.access import coverage_for
 
-    cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
-    subject = access_subject(cov, req["subject_id"])
+    cov = coverage_for(req["space_id"], ctx.principal, ctx.at, subject_id=req["subject_id"])
+    subject = access_subject(cov, req["subject_id"])  # loaded with the coverage: one query
     return {"subject": subject.to_wire()}
 
 

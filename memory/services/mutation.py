@@ -29,7 +29,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 
 from django.db import (
     IntegrityError,
@@ -40,6 +40,7 @@ from django.db import (
     transaction,
 )
 
+from memory import rows
 from memory.access import Coverage, coverage_for
 from memory.context import OpContext
 from memory.models import IdempotencyKey, Job, Receipt, Space, Subject
@@ -108,10 +109,26 @@ def payload_digest(req: dict) -> str:
 
 
 def _lookup(space_key: str, ctx: OpContext, key: str) -> IdempotencyKey | None:
+    """The key row with its receipt: one fixed-shape query (memory/rows.py says why not the
+    ORM's); the unique constraint allows at most one row."""
+    k, r = rows.columns(IdempotencyKey, "k"), rows.columns(Receipt, "r")
+    found = rows.fetch(_lookup_sql(), [space_key, ctx.principal.principal_id, ctx.op, key])
+    if not found:
+        return None
+    hit = k.build(found[0])
+    IdempotencyKey.receipt.field.set_cached_value(hit, r.build(found[0], k.width))
+    return hit
+
+
+@cache
+def _lookup_sql() -> str:
+    k, r = rows.columns(IdempotencyKey, "k"), rows.columns(Receipt, "r")
+    col = partial(rows.quoted, IdempotencyKey)
     return (
-        IdempotencyKey.objects.select_related("receipt")
-        .filter(space_key=space_key, principal=ctx.principal, op=ctx.op, key=key)
-        .first()
+        f"SELECT {k.sql}, {r.sql} FROM {k.table} k JOIN {r.table} r"  # noqa: S608 - names from model metadata; values are bound
+        f" ON r.{rows.quoted(Receipt, 'receipt_id')} = k.{col('receipt')}"
+        f" WHERE k.{col('space_key')} = %s AND k.{col('principal')} = %s"
+        f" AND k.{col('op')} = %s AND k.{col('key')} = %s"
     )
 
 
