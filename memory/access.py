@@ -81,53 +81,80 @@ def effective_grants(
             )
         )
     g, s = rows.columns(Grant, "g"), rows.columns(Space, "s")
+    sub = rows.columns(Subject, "sub")
     joined = subject_id is not None
-    params: list = [subject_id] if joined else []
-    params += [
+    where = [
         space_id,
         principal.principal_id,
         Grant.ACTIVE,
         False,
         connection.ops.adapt_datetimefield_value(at),
     ]
-    sql = _coverage_sql(share and connection.vendor == "postgresql", joined)
-    out = []
-    sub = rows.columns(Subject, "sub")
-    space = subject = None
+    share = share and connection.vendor == "postgresql"
+    space_at, subject_at = g.width + s.names.index("space_id"), g.width + s.width
+    for once in (True, False):
+        params = [*(where if once else []), *([subject_id] if joined else []), *where]
+        out = []
+        space = subject = None
+        for row in rows.fetch(_coverage_sql(share, joined, once), params):
+            grant = g.build(row)
+            if space is None and row[space_at] is not None:
+                space = s.build(row, g.width)
+                subject = (
+                    sub.build(row, subject_at) if joined and row[subject_at] is not None else None
+                )
+            out.append(grant)
+        if space is not None or not out:
+            break
+        # A grant revoked between the statement's choice of the first grant and its share lock:
+        # no row carried the space; read it again the plain way (every row joined).
     cache_space = Grant.space.field.set_cached_value
-    for row in rows.fetch(sql, params):
-        grant = g.build(row)
-        if space is None:  # every row carries the same space (and subject): build them once
-            space = s.build(row, g.width)
-            start = g.width + s.width
-            subject = sub.build(row, start) if joined and row[start] is not None else None
+    for grant in out:
         cache_space(grant, space)
         if joined:
             grant._subject = subject
-        out.append(grant)
     return out
 
 
 @cache
-def _coverage_sql(share: bool = False, with_subject: bool = False) -> str:
+def _coverage_sql(share: bool = False, with_subject: bool = False, once: bool = False) -> str:
     """The SQL of effective_q joined with the space (and one subject), rendered once (rows.py
-    says why)."""
+    says why). `once`: only the first grant's row carries the space and subject columns (NULL
+    on the others), so a principal with many grants in the space does not pay for decoding the
+    same space and subject once per grant (the first grant is chosen by a sub-select with the
+    same conditions, evaluated once per statement)."""
     g, s = rows.columns(Grant, "g"), rows.columns(Space, "s")
     col = partial(rows.quoted, Grant)
     space_pk = f"s.{rows.quoted(Space, 'space_id')}"
-    select, join = f"SELECT {g.sql}, {s.sql}", ""
+    effective = (
+        " WHERE {a}.{space} = %s AND {a}.{grantee} = %s AND {a}.{state} = %s"
+        " AND {a}.{revoked} = %s AND ({a}.{expires} IS NULL OR {a}.{expires} > %s)"
+        " ORDER BY {a}.{created}, {a}.{pk}"
+    )
+    names = {
+        "space": col("space"),
+        "grantee": col("grantee"),
+        "state": col("state"),
+        "revoked": col("ancestor_revoked"),
+        "expires": col("expires_at"),
+        "created": col("created_at"),
+        "pk": col("grant_id"),
+    }
+    on = f"{space_pk} = g.{col('space')}"
+    if once:
+        first = f"SELECT f.{col('grant_id')} FROM {g.table} f"  # noqa: S608 - names from model metadata; values are bound
+        on += f" AND g.{col('grant_id')} = ({first}{effective.format(a='f', **names)} LIMIT 1)"
+    select, join = f"SELECT {g.sql}, {s.sql}", f" {'LEFT ' if once else ''}JOIN {s.table} s ON {on}"
     if with_subject:
         sub = rows.columns(Subject, "sub")
         select += f", {sub.sql}"
-        join = (
+        join += (
             f" LEFT JOIN {sub.table} sub ON sub.{rows.quoted(Subject, 'space')} = {space_pk}"
             f" AND sub.{rows.quoted(Subject, 'subject_id')} = %s"
         )
     return (
-        f"{select} FROM {g.table} g JOIN {s.table} s ON {space_pk} = g.{col('space')}{join}"  # noqa: S608 - names from model metadata; values are bound
-        f" WHERE g.{col('space')} = %s AND g.{col('grantee')} = %s AND g.{col('state')} = %s"
-        f" AND g.{col('ancestor_revoked')} = %s AND (g.{col('expires_at')} IS NULL OR g.{col('expires_at')} > %s)"
-        f" ORDER BY g.{col('created_at')}, g.{col('grant_id')}"
+        f"{select} FROM {g.table} g{join}"  # noqa: S608 - names from model metadata; values are bound
+        + effective.format(a="g", **names)
         + (" FOR SHARE OF g" if share else "")
     )
 

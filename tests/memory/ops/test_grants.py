@@ -435,6 +435,68 @@ def test_a_reads_coverage_is_one_query(grant_to, django_assert_num_queries):
     assert coverage.space.space_id == "s1" and len(coverage.grants) == 1
 
 
+def _many_grants(api, admin, grant_to, ensure_subject):
+    ensure_subject("u1")
+    persona, first = grant_to(capabilities=["records_read"], subject_ids=["u1"])
+    later = [
+        grant_to(persona, capabilities=["recall"], subject_ids=[f"u{i}"])[1] for i in (2, 3, 4)
+    ]
+    revoked = grant_to(persona, capabilities=["records_write"])[1]
+    answer = api(admin, "memory.grants.revoke", {"space_id": "s1", "grant_id": revoked})
+    assert answer.status == 200, answer.body
+    return persona, [first, *later]
+
+
+def test_many_grants_share_one_space_and_subject_in_one_query(
+    api, admin, grant_to, ensure_subject, django_assert_num_queries
+):
+    """With several effective grants the coverage is still one query (only the first grant's
+    row carries the space and subject columns): every grant names the space, in issue order,
+    and the subject joined in is the one asked for, or None when absent."""
+    from memory.models import Space
+
+    persona, grant_ids = _many_grants(api, admin, grant_to, ensure_subject)
+    space = Space.objects.get(space_id="s1")
+    for subject_id, present in (("u1", True), ("u-absent", False)):
+        with django_assert_num_queries(1):
+            coverage = coverage_for("s1", persona.principal, now(), subject_id=subject_id)
+        assert [g.grant_id for g in coverage.grants] == grant_ids  # the revoked one is not
+        assert {g.space.space_id for g in coverage.grants} == {"s1"}
+        assert coverage.space.revision == space.revision
+        assert coverage.space.state == space.state
+        loaded_id, loaded = coverage.loaded_subject
+        assert loaded_id == subject_id and (loaded is not None) is present
+        if present:
+            assert loaded.subject_id == "u1" and loaded.space_id == "s1"
+    assert coverage.covers("recall", "u3") and not coverage.covers("records_write", "u1")
+
+
+def test_coverage_reads_again_when_no_row_carried_the_space(
+    api, admin, grant_to, ensure_subject, monkeypatch
+):
+    """The first grant chosen by the statement's sub-select can be revoked before the share
+    lock reads it (a racing revocation); then no row carries the space and the coverage is
+    read again with every row joined. Forced here by a sub-select that finds no grant."""
+    from memory import access
+
+    persona, grant_ids = _many_grants(api, admin, grant_to, ensure_subject)
+    rendered = access._coverage_sql.__wrapped__
+    sqls = []
+
+    def chooses_nothing(share=False, with_subject=False, once=False):
+        sql = rendered(share, with_subject, once)
+        sql = sql.replace(" LIMIT 1)", " LIMIT 1 OFFSET 1000)") if once else sql
+        sqls.append(sql)
+        return sql
+
+    monkeypatch.setattr(access, "_coverage_sql", chooses_nothing)
+    coverage = coverage_for("s1", persona.principal, now(), subject_id="u1")
+    assert len(sqls) == 2 and "OFFSET 1000" in sqls[0] and "OFFSET" not in sqls[1]
+    assert [g.grant_id for g in coverage.grants] == grant_ids
+    assert coverage.space.space_id == "s1" and coverage.loaded_subject[1].subject_id == "u1"
+    assert all(g.space is coverage.space for g in coverage.grants)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_migration_marks_grants_below_an_already_revoked_one():
     from django.db import connection
