@@ -457,9 +457,11 @@ def test_many_grants_share_one_space_and_subject_in_one_query(
 
     persona, grant_ids = _many_grants(api, admin, grant_to, ensure_subject)
     space = Space.objects.get(space_id="s1")
-    for subject_id, present in (("u1", True), ("u-absent", False)):
-        with django_assert_num_queries(1):
+    forms = []
+    for subject_id, present in (("u1", True), ("u-absent", False), ("u1", True)):
+        with django_assert_num_queries(1) as queries:
             coverage = coverage_for("s1", persona.principal, now(), subject_id=subject_id)
+        forms.append("LIMIT 1)" in queries.captured_queries[0]["sql"])
         assert [g.grant_id for g in coverage.grants] == grant_ids  # the revoked one is not
         assert {g.space.space_id for g in coverage.grants} == {"s1"}
         assert coverage.space.revision == space.revision
@@ -469,6 +471,18 @@ def test_many_grants_share_one_space_and_subject_in_one_query(
         if present:
             assert loaded.subject_id == "u1" and loaded.space_id == "s1"
     assert coverage.covers("recall", "u3") and not coverage.covers("records_write", "u1")
+    # the first read learns that this principal holds many grants here; the next use the form
+    # that decodes the space once
+    assert forms == [False, True, True]
+
+
+def test_a_single_grant_keeps_the_plain_coverage_query(grant_to, django_assert_num_queries):
+    persona, _ = grant_to(capabilities=["records_read"])
+    for _ in range(2):
+        with django_assert_num_queries(1) as queries:
+            coverage = cov(persona)
+        assert "LIMIT 1)" not in queries.captured_queries[0]["sql"]
+        assert coverage.space.space_id == "s1" and len(coverage.grants) == 1
 
 
 def test_coverage_reads_again_when_no_row_carried_the_space(
@@ -480,6 +494,7 @@ def test_coverage_reads_again_when_no_row_carried_the_space(
     from memory import access
 
     persona, grant_ids = _many_grants(api, admin, grant_to, ensure_subject)
+    coverage_for("s1", persona.principal, now())  # learns: many grants here
     rendered = access._coverage_sql.__wrapped__
     sqls = []
 
