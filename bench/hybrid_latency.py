@@ -61,29 +61,18 @@ def random_vectors(space_id: str, subject_id: str) -> None:
     import numpy as np
 
     from memory.engine import embed
-    from memory.models import Record, RecordEmbedding
+    from memory.models import Record
+    from memory.services.hybrid_store import store_vectors
 
     rng = np.random.default_rng(20261204)
     rows = list(
         Record.objects.filter(space_id=space_id, subject__subject_id=subject_id).only(
-            "pk", "revision"
+            "pk", "subject_id", "revision"
         )
     )
     vectors = rng.standard_normal((len(rows), embed.DIM)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    RecordEmbedding.objects.bulk_create(
-        [
-            RecordEmbedding(
-                record=r,
-                revision=r.revision,
-                model_id=embed.MODEL_ID,
-                dim=embed.DIM,
-                vector=embed.to_bytes(v),
-            )
-            for r, v in zip(rows, vectors, strict=True)
-        ],
-        batch_size=2000,
-    )
+    store_vectors(rows, vectors)
 
 
 def main(argv: list[str] | None = None) -> None:
