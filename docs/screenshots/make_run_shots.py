@@ -12,15 +12,10 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+from tests.reviews.browser.conftest import CHROMIUM, FLAGS  # noqa: E402 -- the tests' own launch
+
 OUT = ROOT / "docs" / "screenshots"
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 def main() -> None:
@@ -29,7 +24,7 @@ def main() -> None:
     console = demo["console"]
     space = console["url"].rstrip("/").split("/")[-2] if "/spaces/" in console["url"] else None
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.goto(f"{base}/console/login/")
         page.fill("input[name=username]", console["username"])
