@@ -13,7 +13,7 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from tests.reviews.browser.conftest import CHROMIUM, FLAGS  # noqa: E402 -- the tests' own launch
+from tests.reviews.browser.chromium import CHROMIUM, FLAGS  # noqa: E402 -- the tests' own launch
 
 OUT = ROOT / "docs" / "screenshots"
 
