@@ -68,6 +68,22 @@ def test_issue_a_grant_see_amplification_denied_then_revoke(console, people):
     grant.refresh_from_db()
     assert grant.state == "revoked"
     assert "not effective" in mod.page.locator(f"#{grant.grant_id}").inner_text()
+    assert mod.page.locator(f"#{grant.grant_id} a.button").count() == 0  # not offered again
+
+
+def test_pick_the_grantee_by_display_name(console, people):
+    mod = console("moderator")
+    mod.go("/console/s/s1/grants/")
+    page = mod.page
+    lead = people["lead"]
+    names = page.locator("#grantee-pick option").all_inner_texts()
+    assert f"Lead ({lead.principal_id[:12]}…)" in names
+    assert not any("Agent" in n for n in names)  # holds no grant here: not offered
+    page.select_option("#grantee-pick", label=f"Lead ({lead.principal_id[:12]}…)")
+    page.check("input[name=capabilities][value=profile_read]")
+    page.click("#grant-form button[type=submit]")
+    page.locator(".msg-success").wait_for()
+    assert Grant.objects.filter(grantee=lead, capabilities=["profile_read"]).count() == 1
 
 
 def test_freeze_space_then_unfreeze(console, people):
