@@ -27,7 +27,7 @@ from memory.wire.errors import WireError
 DUPLICATE_AT = 0.85
 WORD = re.compile(r"\w+", re.UNICODE)
 RECORD_READ = ["records_read"]
-MATCH_ROWS = 500  # records fetched for one queue page's check, at most
+MATCH_ROWS = 2000  # records fetched for one queue page's check, at most
 
 
 def words(text: str) -> set[str]:
@@ -53,19 +53,21 @@ def record_duplicates(
     principal: Principal, space_id: str, candidates: list[dict], at: datetime
 ) -> dict[str, str]:
     """candidate_id → the record_id of a readable, live record of the candidate's subject whose
-    normalized text equals the candidate's. Two queries whatever the page's size: the caller's
-    coverage (the grants, as every op reads them) and one read of the records.
+    normalized text equals the candidate's. At most three queries whatever the page's size.
 
-    The stored term rows of record text (memory.models.RecordTerm: tokens of the recall
-    tokenizer, with the record's token count) narrow the records in SQL to those of the same
-    subject with the same token count holding the candidate's terms; equal normalized text has
-    the same tokens, so nothing equal is left out (save texts that differ only by symbols such
-    as emoji, which the tokenizer keeps and `normalized` drops). The equality itself is decided
-    here, on the few records left. A candidate without tokens (only stop words) is not matched."""
+    Equal normalized text has the same tokens of the recall tokenizer (save texts that differ
+    only by symbols such as emoji, which the tokenizer keeps and `normalized` drops), so such a
+    record has, in its stored term rows (memory.models.RecordTerm), every term of the candidate
+    and the same token count. 1. One query counts, per subject, term and token count, the
+    records holding each of the page's terms; each candidate's rarest term at its token count
+    is its *driver* (a driver no record holds: nothing can equal it, and it costs nothing
+    more). 2. The caller's coverage (its grants, as every op reads them). 3. One read of the
+    readable live records holding a driver at that token count; equality is decided here on
+    those few texts. A candidate without tokens (only stop words) is not matched."""
     wanted: dict[tuple[str, str], list[str]] = {}
+    shape: dict[str, tuple[str, list[str], int]] = {}
     terms: dict[str, set[str]] = {}
     lengths: dict[str, set[int]] = {}
-    fewest = None
     for c in candidates:
         text = c["proposed"]["content"]["text"]
         toks, norm = lexicon.tokens(text), normalized(text)
@@ -73,34 +75,44 @@ def record_duplicates(
             continue
         subject = c["subject_id"]
         wanted.setdefault((subject, norm), []).append(c["candidate_id"])
+        shape[c["candidate_id"]] = (subject, sorted(set(toks)), len(toks))
         terms.setdefault(subject, set()).update(toks)
         lengths.setdefault(subject, set()).add(len(toks))
-        distinct = len(set(toks))
-        fewest = distinct if fewest is None else min(fewest, distinct)
     if not wanted:
         return {}
-    try:
-        cov = coverage_for(space_id, principal, at)
-    except WireError:
-        return {}
-    near = Q(pk__in=[])
+    stats = Q(pk__in=[])
     for subject in sorted(terms):
-        near |= Q(
+        stats |= Q(
             subject__subject_id=subject,
             term__in=sorted(terms[subject]),
             length__in=sorted(lengths[subject]),
         )
-    holding = (
+    held: dict[tuple[str, str, int], tuple[int, int]] = {}
+    for subject_pk, subject, term, length, df in (
         RecordTerm.objects.filter(subject__space_id=space_id)
-        .filter(near)
-        .values("record_id")
-        .annotate(hits=Count("term"))
-        .filter(hits__gte=fewest)
-        .values("record_id")
-    )
+        .filter(stats)
+        .values_list("subject_id", "subject__subject_id", "term", "length")
+        .annotate(df=Count("record_id"))
+        .order_by()
+    ):
+        held[(subject, term, length)] = (df, subject_pk)
+    drivers: set[tuple[int, str, int]] = set()
+    for subject, toks, length in shape.values():
+        df, term = min((held.get((subject, t, length), (0, 0))[0], t) for t in toks)
+        if df:
+            drivers.add((held[(subject, term, length)][1], term, length))
+    if not drivers:
+        return {}
+    driving = Q(pk__in=[])
+    for subject_pk, term, length in sorted(drivers):
+        driving |= Q(subject_id=subject_pk, term=term, length=length)
+    try:
+        cov = coverage_for(space_id, principal, at)
+    except WireError:
+        return {}
     rows = (
         records_queryset(cov, RECORD_READ, read_filter({}))
-        .filter(pk__in=holding)
+        .filter(pk__in=RecordTerm.objects.filter(driving).values("record_id"))
         .order_by("-created_at", "-record_id")
         .values_list("record_id", "subject__subject_id", "text")[:MATCH_ROWS]
     )

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from urllib.parse import parse_qsl, urlencode
 
 from django import template
+from django.urls import reverse
 from django.utils.html import format_html
 
 from memory.timeutil import iso, parse
@@ -101,3 +102,13 @@ def querystring_with(query: str, **extra) -> str:
     params.update({k: v for k, v in extra.items() if v})
     params = {k: v for k, v in params.items() if v}
     return "?" + urlencode(params) if params else ""
+
+
+@register.simple_tag
+def subject_link(space_id: str, subject_id) -> str:
+    """A subject id linking to the subject's page (the Space screen's subject lookup: state,
+    fences, reflections, records)."""
+    if not subject_id:
+        return "—"
+    url = reverse("reviews:space", args=[space_id]) + "?" + urlencode({"subject": subject_id})
+    return format_html('<a class="subject-link" href="{}"><code>{}</code></a>', url, subject_id)

@@ -265,6 +265,18 @@ def test_record_duplicates_cost_the_same_queries_however_many_match(mod, capture
     assert len(big.captured_queries) == len(small.captured_queries)
 
 
+def test_duplicate_of_an_old_record_among_many_alike_is_found(mod, capture, record, monkeypatch):
+    # Every record shares all terms but its number: the check reads the records holding the
+    # candidate's rarest term, not the newest of all those alike.
+    monkeypatch.setattr("reviews.similar.MATCH_ROWS", 3)
+    first = record("Ada mentioned topic 1000 while talking about plans.")
+    for i in range(1001, 1012):
+        record(f"Ada mentioned topic {i} while talking about plans.")
+    (cid,) = capture("ada mentioned TOPIC 1000, while talking about plans")
+    (row,) = mod.get("/console/s/s1/queue/").context["candidates"]
+    assert row["candidate_id"] == cid and row["duplicate_record"] == first
+
+
 def test_queue_escapes_content(mod, capture):
     capture("<script>alert(1)</script>")
     html = mod.get("/console/s/s1/queue/").content.decode()
