@@ -59,11 +59,15 @@ def who(context, principal_id, name=None) -> str:
             known.update(people.names([principal_id]))
             known.setdefault(principal_id, principal_id)
         name = known[principal_id]
+    # The id: in the tooltip, and shown (selected, and copied where the browser allows) by a
+    # click on the name (static/reviews/console.js).
     return format_html(
-        '<span class="who-name" title="{}" data-id="{}">{}</span>',
+        '<span class="who-name" title="{}" data-id="{}" tabindex="0" role="button">{}</span>'
+        '<code class="who-id" hidden>{}</code>',
         principal_id,
         principal_id,
         name or principal_id,
+        principal_id,
     )
 
 
