@@ -56,7 +56,9 @@ def create_principal(request, space_id: str):
         messages.error(request, str(err))
         return redirect("reviews:operate", space_id)
     _show_token_once(request, principal, token)
-    messages.success(request, f"Principal {principal.principal_id} created.")
+    messages.success(
+        request, f"Principal {principal.display_name} ({principal.principal_id}) created."
+    )
     return redirect("reviews:operate", space_id)
 
 
@@ -82,7 +84,9 @@ def issue_token(request, space_id: str):
             principal,
             operators.issue_token(principal, label=request.POST.get("label", "")[:200]),
         )
-        messages.success(request, f"Token issued for {principal.principal_id}.")
+        messages.success(
+            request, f"Token issued for {principal.display_name} ({principal.principal_id})."
+        )
     return redirect("reviews:operate", space_id)
 
 
@@ -122,10 +126,15 @@ def revoke_token(request, space_id: str):
 def root_grant(request, space_id: str):
     space = require_operator(request.user, space_id)
     try:
-        principal = operators.get_principal(request.POST.get("principal_id", "").strip())
+        typed = request.POST.get("principal_id", "").strip()
+        principal = operators.get_principal(typed or request.POST.get("principal_pick", "").strip())
     except OperatorError:
         messages.error(request, "No such principal.")
     else:
         grant = operators.issue_root_grant(space, principal)
-        messages.success(request, f"Root grant {grant.grant_id} made for {principal.principal_id}.")
+        messages.success(
+            request,
+            f"Root grant {grant.grant_id} made for {principal.display_name} "
+            f"({principal.principal_id}).",
+        )
     return redirect("reviews:operate", space_id)

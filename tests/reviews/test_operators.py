@@ -191,3 +191,20 @@ def test_a_token_of_a_principal_also_acting_elsewhere_is_not_offered_for_revoke(
         assert "No such active token is managed by you" in response.content.decode()
     token.refresh_from_db()
     assert token.revoked_at is None
+
+
+def test_root_grant_for_a_principal_picked_by_name(operator):
+    client = logged_in(operator)
+    client.post("/console/operate/s1/principals/", {"display_name": "Loose app"})
+    loose = Principal.objects.get(display_name="Loose app")
+    html = client.get("/console/operate/s1/").content.decode()
+    assert f'<option value="{loose.principal_id}"' in html and 'name="principal_pick"' in html
+    done = client.post(
+        "/console/operate/s1/root-grants/", {"principal_pick": loose.principal_id}, follow=True
+    )
+    assert Grant.objects.filter(grantee=loose, parent__isnull=True, space_id="s1").count() == 1
+    assert "made for Loose app" in done.content.decode()
+    before = Grant.objects.count()
+    refused = client.post("/console/operate/s1/root-grants/", {"principal_pick": ""}, follow=True)
+    assert "No such principal." in refused.content.decode()
+    assert Grant.objects.count() == before

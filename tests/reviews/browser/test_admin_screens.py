@@ -98,3 +98,34 @@ def test_freeze_space_then_unfreeze(console, people):
     mod.page.click("#unfreeze-form button")
     mod.page.locator("#freeze-form").wait_for()
     assert Space.objects.get(space_id="s1").state == "active"
+
+
+def test_operator_revokes_a_token_of_a_principal_without_grants(console, people):
+    from guardian.shortcuts import assign_perm
+
+    from memory.models import ApiToken, Principal
+
+    user, _ = make_user("operator", staff=True)
+    assign_perm("memory.operate_space", user, people["space"])
+    tab = console("operator")
+    tab.go("/console/operate/s1/")
+    page = tab.page
+    page.fill("#principal-form input[name=display_name]", "Billing app")
+    page.click("#principal-form button[type=submit]")
+    secret = page.locator("#new-token .secret").inner_text()
+    assert secret.startswith("smk_")
+    billing = Principal.objects.get(display_name="Billing app")
+    token = ApiToken.objects.get(principal=billing)
+    page.reload()
+    assert secret not in page.content()  # shown once
+    row = page.locator(f"#token-{token.pk}")
+    assert "Billing app" in row.inner_text()
+    row.locator("button.danger").click()  # the box is not ticked: the browser asks for it
+    token.refresh_from_db()
+    assert token.revoked_at is None
+    row.locator("input[name=confirmed]").check()
+    row.locator("button.danger").click()
+    page.locator(".msg-success").wait_for()
+    token.refresh_from_db()
+    assert token.revoked_at is not None
+    assert page.locator(f"#token-{token.pk}").count() == 0 and secret not in page.content()
