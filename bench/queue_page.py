@@ -297,10 +297,36 @@ def run(n: int, records: int) -> None:
             getter(client, f"/console/s/bench/candidates/{big_first.candidate_id}/?subject={BIG}"),
         )
     )
+    rows += parts_of_the_candidate_page(principal, big_first.candidate_id, records)
     check_big(client, records)
     print(f"{'what':52} {'median ms':>10} {'p90 ms':>8} {'queries':>8}")
     for (label, _), (ms, p90, queries) in zip(rows, timed(rows), strict=True):
         print(f"{label:52} {ms:10.1f} {p90:8.1f} {queries:8d}")
+
+
+def parts_of_the_candidate_page(principal, candidate_id: str, records: int):
+    """The two evidence reads of that candidate page that grow with the subject, alone through
+    `call()` with the page's own requests: what the console adds is the page minus these."""
+    from memory.ops.base import call
+
+    text = call(
+        principal, "memory.candidates.get", {"space_id": "bench", "candidate_id": candidate_id}
+    )["candidate"]["proposed"]["content"]["text"]
+    where = {"space_id": "bench", "subject_id": BIG}
+    return [
+        (
+            f"  part: memory.recall of its text, budget 5 ({records} records)",
+            lambda: call(
+                principal,
+                "memory.recall",
+                {**where, "query": {"text": text[:4096]}, "budget": {"max_records": 5}},
+            ),
+        ),
+        (
+            "  part: memory.records.list, newest 5 and the total",
+            lambda: call(principal, "memory.records.list", {**where, "page_size": 5}),
+        ),
+    ]
 
 
 def check_big(client, records: int) -> None:
