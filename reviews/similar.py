@@ -7,7 +7,7 @@ of lower-cased words: shared words / all words). Identical text is 1.0; "Ada pre
 "Ada prefers tea over coffee." is 0.6, not a duplicate.
 
 The queue marks a row **duplicate** by a stricter, cheaper rule it can apply to a whole page in
-one query (`record_duplicates`): the text equals, once case, spacing and punctuation are set
+at most three queries (`record_duplicates`): the text equals, once case, spacing and punctuation are set
 aside (`normalized`), an existing record of the same subject that the moderator may read, or an
 earlier pending candidate of the same subject on the page."""
 
