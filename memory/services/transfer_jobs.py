@@ -36,6 +36,7 @@ from memory.models import (
 from memory.services import transfer_load as load
 from memory.services.erasure import withdraw_exports
 from memory.services.refs import export_ref, import_ref
+from memory.services.transfer_codec import canonical as fast_canonical
 from memory.services.transfer_verify import BundleChecker, reject
 from memory.tasks import RunAgain, job_handler
 from memory.timeutil import iso, now
@@ -162,7 +163,7 @@ def run_export(job: Job) -> list[dict]:
             yield obj
 
     digests: list[str] = []
-    for ordinal, (_objects, body) in enumerate(policy.partition(counted(), limit)):
+    for ordinal, (_objects, body) in enumerate(policy.partition(counted(), limit, fast_canonical)):
         d = digest_bytes(body)
         ExportChunk.objects.create(
             export=export, ordinal=ordinal, objects_json=body.decode("utf-8"), digest=d
