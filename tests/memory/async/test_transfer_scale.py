@@ -320,3 +320,41 @@ def test_term_values_are_term_rows(source):
             else []
         )
         assert values == [(t.term, t.tf, t.length, t.created_ms) for t in rows]
+
+
+# --- verification memory ---------------------------------------------------------------------
+
+
+def test_a_bundle_with_nothing_referring_to_records_keeps_no_record_index(
+    api, admin, sess, source, run_job_now
+):
+    from memory.services.transfer_verify import BundleChecker
+
+    _bundle, chunks = export(api, admin, sess, run_job_now)
+    records_only = [o for o in objects(chunks) if o["type"] in ("subject", "record")]
+    declared = {"subject": 2, "record": 17, "candidate": 0, "profile_document": 0, "reflection": 0}
+    checker = BundleChecker(declared)
+    for n, obj in enumerate(records_only):
+        checker.check(f"object {n}", obj)
+    assert checker.counts == declared and checker.records == {} and checker.provenance == {}
+    # With a candidate declared, the index is kept (its outcome may name records).
+    full = BundleChecker({**declared, "candidate": 1})
+    for n, obj in enumerate(records_only):
+        full.check(f"object {n}", obj)
+    assert len(full.records) == 17
+
+
+def test_a_candidate_in_a_bundle_declaring_none_rejects(api, admin, sess, source, run_job_now):
+    from .test_import_verification import resigned, verify
+
+    bundle, chunks = export(api, admin, sess, run_job_now)
+    assert bundle["object_counts"]["candidate"] == 1
+    bundle, chunks = resigned(
+        {**bundle, "object_counts": {**bundle["object_counts"], "candidate": 0}}, chunks
+    )
+    fresh_target(api, admin)
+    import_id, receipt = verify(api, admin, sess, bundle, chunks)
+    assert receipt.status == "failed" and receipt.failure["code"] == "INVALID_INPUT"
+    assert receipt.failure["message"] == "The objects do not match the bundle's object_counts."
+    imp = Import.objects.get(pk=import_id)
+    assert imp.state == "rejected" and not Record.objects.filter(space_id="s2").exists()
