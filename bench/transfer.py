@@ -8,7 +8,10 @@ worker runs it (`memory.tasks.run_job(receipt_id)`), so the child's peak RSS (Vm
 worker's peak memory for that job alone; the figure printed next to it is the child's RSS after
 Django start-up, before the job. Staging goes through the ops layer (`memory.ops.base.call`,
 the same schema gates as the HTTP edge), chunk by chunk, as a client would.
-Figures: records/s and MB/s of canonical chunk JSON for each phase."""
+Figures: records/s and MB/s of canonical chunk JSON for each phase.
+
+Profiling: BENCH_PROFILE=DIR writes each job's cProfile (pstats) to DIR/<receipt_id>.prof;
+BENCH_PATCH=FILE runs FILE's Python in each job process before the job (ad-hoc timers)."""
 
 from __future__ import annotations
 
@@ -255,6 +258,7 @@ def one(n: int) -> dict:
         },
         "lossless": lossless,
     }
+    print(json.dumps(result), flush=True)  # before the (long, untimed) clean-up
     if not os.environ.get("BENCH_KEEP"):
         drop(src)
         drop(dst)
@@ -277,7 +281,7 @@ def main() -> None:
             "warning: the published figures are for PostgreSQL (set DATABASE_URL)", file=sys.stderr
         )
     for n in args.records:
-        print(json.dumps(one(n)), flush=True)
+        one(n)
 
 
 if __name__ == "__main__":

@@ -61,11 +61,14 @@ def clear_space(space: Space) -> None:
                 batch = []
         for eraser in others:
             eraser(batch)
-    # The derived copies the bulk erasers would erase record by record, set-wise.
-    _raw_delete(RecordTerm.objects.filter(subject__space=space))
-    _raw_delete(RecordEmbedding.objects.filter(record__space=space))
-    _raw_delete(PendingEmbedding.objects.filter(record__space=space))
-    _raw_delete(RecordRevision.objects.filter(record__space=space))
+    # The derived copies the bulk erasers would erase record by record, set-wise. A plain
+    # `fk IN (subquery)` (not a join, which Django turns into `id IN (a self-join)`).
+    subjects = Subject.objects.filter(space=space).values("pk")
+    record_pks = Record.objects.filter(space=space).values("pk")
+    _raw_delete(RecordTerm.objects.filter(subject_id__in=subjects))
+    _raw_delete(RecordEmbedding.objects.filter(record_id__in=record_pks))
+    _raw_delete(PendingEmbedding.objects.filter(record_id__in=record_pks))
+    _raw_delete(RecordRevision.objects.filter(record_id__in=record_pks))
     for model in (Reflection, ProfileDocument, Candidate, Record, Subject):
         _raw_delete(model.objects.filter(space=space))
 
