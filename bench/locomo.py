@@ -134,12 +134,26 @@ def run(data: Path, limit: int | None) -> tuple[Tally, dict]:
 
     samples = json.loads(data.read_text())[:limit]
     tally = Tally()
-    facts = {"conversations": 0, "turns": 0, "questions": defaultdict(int), "ingest_s": 0.0}
+    facts = {
+        "conversations": 0,
+        "turns": 0,
+        "questions": defaultdict(int),
+        "ingest_s": 0.0,
+        "embed_s": 0.0,
+    }
     for index, sample in enumerate(samples):
         split = "held-out" if index in HELD_OUT else "tuning"
         t0 = time.perf_counter()
         principal, space_id, subject_id, dia_of, texts, dias = ingest(sample)
-        facts["ingest_s"] += time.perf_counter() - t0
+        t1 = time.perf_counter()
+        # Writes queue their vectors; the provider's worker embeds them after commit. Here the
+        # backlog is drained in-process before any question, so every record has its vector.
+        from memory.services import hybrid_store
+
+        hybrid_store.drain()
+        assert hybrid_store.backlog() == 0
+        facts["ingest_s"] += t1 - t0
+        facts["embed_s"] += time.perf_counter() - t1
         facts["conversations"] += 1
         facts["turns"] += len(texts)
         bm25 = BM25Okapi([tokens(t) for t in texts])
@@ -222,7 +236,8 @@ def table(tally: Tally, facts: dict) -> str:
         "",
         f"{facts['conversations']} conversations, {facts['turns']} turns (records), questions: "
         + ", ".join(f"{CATEGORIES[c]} {q[c]}" for c in sorted(q))
-        + f". Ingest through the ops layer: {facts['ingest_s']:.0f} s (embedding at write time).",
+        + f". Ingest through the ops layer: {facts['ingest_s']:.0f} s; the embedding backlog"
+        f" drained in batches after it: {facts['embed_s']:.0f} s.",
         "bm25 latency is in-memory scoring only (no database, no ops layer); the engines' figures are "
         "whole `memory.recall` calls through `memory.ops.base.call`.",
     ]
@@ -259,7 +274,7 @@ def main(argv: list[str] | None = None) -> None:
         "--write-docs", action="store_true", help=f"write the table into {DOCS.name}"
     )
     args = parser.parse_args(argv)
-    # Ingest with a hybrid engine set, so the derived-copy writer embeds each record as written.
+    # Ingest with a hybrid engine set, so the derived-copy writer queues each record's vector.
     django_on(fresh_database(args.database_url, "bench-locomo"), "hybrid/2")
     from django.db import connection
 

@@ -8,6 +8,11 @@ from django.db import models
 
 class RecordEmbedding(models.Model):
     record = models.ForeignKey("memory.Record", on_delete=models.CASCADE, related_name="embeddings")
+    # The record's subject, copied so recall checks a subject's stored vectors (the newest id)
+    # with one index probe instead of a join over every vector of the subject.
+    subject = models.ForeignKey(
+        "memory.Subject", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     revision = models.PositiveBigIntegerField()
     model_id = models.CharField(max_length=64)
     dim = models.PositiveIntegerField()
@@ -17,9 +22,15 @@ class RecordEmbedding(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["record", "revision"], name="record_embedding_unique"),
         ]
+        indexes = [models.Index(fields=["subject", "id"], name="record_embedding_subject")]
 
     def __str__(self) -> str:
         return f"{self.record_id}@{self.revision}"
+
+    def save(self, *args, **kwargs) -> None:
+        if self.subject_id is None:  # the subject is always the record's
+            self.subject_id = self.record.subject_id
+        super().save(*args, **kwargs)
 
 
 class PendingEmbedding(models.Model):

@@ -22,7 +22,13 @@ from memory.engine import hybrid2, lexical, lexicon, rank
 from memory.models import Record, RecordTerm, Subject
 from memory.ops.base import OpContext, op
 from memory.selectors import lexical as lexical_store
-from memory.selectors.selection import ReadFilter, matching, read_filter, records_queryset
+from memory.selectors.selection import (
+    ReadFilter,
+    matching,
+    read_filter,
+    records_queryset,
+    whole_subject,
+)
 from memory.services import hybrid_store
 from memory.wire.canonical import content_bytes
 
@@ -127,12 +133,14 @@ def _rank_generation_2(
     subject: Subject,
     query: str,
     eligible: QuerySet,
+    whole: bool,
     flt: ReadFilter,
     max_records: int,
 ) -> tuple[list[rank.Ranked], dict[str, int], int]:
     """engine/2 and hybrid/2: the head of the BM25 ranking computed in SQL from stored term
     rows (memory.selectors.lexical); with a cognition filter (which only Python can decide
-    exactly) the candidates are read and ranked by the policy function itself."""
+    exactly) the candidates are read and ranked by the policy function itself. `whole`: the
+    eligible set is every live record of the subject (`selection.whole_subject`)."""
     terms = lexicon.query_terms(query)
     if not terms:
         # An empty (or stop-words-only) query: newest first, as engine/1.
@@ -145,7 +153,7 @@ def _rank_generation_2(
         return ranked, {d.record_id: pk for pk, d in docs.items()}, total
     depth = max(max_records, hybrid2.LEXICAL_TOP_N) if policy == hybrid2.VERSION else max_records
     if flt.cognition is None:
-        top = lexical_store.head(subject.pk, terms, eligible, depth)
+        top = lexical_store.head(subject.pk, terms, None if whole else eligible, depth)
         ranked, by_id, total = top.ranked, dict(top.pks), top.total
     else:
         held = RecordTerm.objects.filter(subject=subject, term__in=terms).values("record_id")
@@ -182,8 +190,9 @@ def recall(ctx: OpContext, req: dict) -> dict:
     query = req["query"]["text"]
     policy = settings.SPOKE_MEMORY_ENGINE
     if policy in GENERATION_2:
+        whole = whole_subject(cov, RECALL, flt, subject)
         ranked, by_id, total = _rank_generation_2(
-            policy, subject, query, eligible, flt, max_records
+            policy, subject, query, eligible, whole, flt, max_records
         )
     else:
         ranked, by_id, total = _rank_generation_1(subject, query, eligible, flt, max_records)

@@ -2,7 +2,8 @@
 from the stored term rows (memory.models.RecordTerm), on PostgreSQL and SQLite alike.
 
 One statement: the query terms' postings of the caller's eligible records (an index range per
-term on `record_term_lookup`, semi-joined with the eligible set), aggregated into the candidate
+term on `record_term_lookup`, semi-joined with the eligible set unless the caller may read every
+live record of the subject, the common case), aggregated into the candidate
 statistics (N, Σ|d|, df, newest), scored, and cut to the rows that can be in the head of the
 ranking. Only those rows' postings come back. Python then recomputes their scores with the
 policy's own functions (`lexical.relevance`, `lexical.score`), so the answer is the oracle's to
@@ -37,10 +38,11 @@ def _f(value: object) -> str:
     return f"CAST({value} AS DOUBLE PRECISION)"
 
 
-def _sql(eligible_sql: str, n_terms: int) -> str:
+def _sql(eligible_sql: str | None, n_terms: int) -> str:
     term = connection.ops.quote_name(RecordTerm._meta.db_table)
     record = connection.ops.quote_name(Record._meta.db_table)
     marks = ", ".join(["%s"] * n_terms)
+    eligible = "" if eligible_sql is None else f" AND t.record_id IN ({eligible_sql})"
     k1, b = _f(repr(lexical.K1)), _f(repr(lexical.B))
     one, half = _f("1"), _f("0.5")
     # Only quoted identifiers, the policy's numeric constants and placeholders are formatted in;
@@ -50,7 +52,7 @@ WITH p AS (
   SELECT t.record_id AS r, t.term AS term, {_f("t.tf")} AS tf, t.length AS dl,
     t.created_ms AS cms
   FROM {term} t
-  WHERE t.subject_id = %s AND t.term IN ({marks}) AND t.record_id IN ({eligible_sql})
+  WHERE t.subject_id = %s AND t.term IN ({marks}){eligible}
 ),
 d AS (SELECT r, MAX(dl) AS dl, MAX(cms) AS cms FROM p GROUP BY r),
 s AS (SELECT {_f("COUNT(*)")} AS n, {_f("SUM(dl)")} AS tl, MAX(cms) AS newest FROM d),
@@ -83,10 +85,15 @@ JOIN {record} rec ON rec.id = p.r CROSS JOIN s
 """  # noqa: S608
 
 
-def head(subject_pk: int, terms: list[str], eligible: QuerySet, k: int) -> Head:
+def head(subject_pk: int, terms: list[str], eligible: QuerySet | None, k: int) -> Head:
     """The head of the engine/2 ranking of `eligible` (authorized ∩ filters, no cognition
-    filter) for the query `terms`: exact scores for every record that can rank in the top `k`."""
-    eligible_sql, eligible_params = eligible.values("pk").query.sql_with_params()
+    filter) for the query `terms`: exact scores for every record that can rank in the top `k`.
+    `eligible=None`: every live record of the subject (`selection.whole_subject`) — term rows
+    exist only for live records, so the term index range alone is the candidate set."""
+    if eligible is None:
+        eligible_sql, eligible_params = None, ()
+    else:
+        eligible_sql, eligible_params = eligible.values("pk").query.sql_with_params()
     with connection.cursor() as cur:
         cur.execute(
             _sql(eligible_sql, len(terms)),

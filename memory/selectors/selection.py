@@ -156,6 +156,25 @@ def records_queryset(
     return qs.filter(cognition_q(flt.cognition))
 
 
+def whole_subject(
+    cov: Coverage, capabilities: list[str], flt: ReadFilter, subject: Subject
+) -> bool:
+    """`records_queryset(cov, capabilities, flt, subject)` is every live record of the subject:
+    the caller's grants together cover all its contexts and its shared scope, and the filter
+    narrows nothing. Lets a query over rows that exist only for live records (term rows) skip
+    the eligibility join."""
+    view = cov.subject_view(capabilities, subject.subject_id)
+    return (
+        view["all_contexts"]
+        and view["shared"]
+        and flt.selection["mode"] == "all"
+        and not flt.provenance
+        and not flt.kinds
+        and flt.cognition is None
+        and not flt.include_tombstoned
+    )
+
+
 def matching(records, flt: ReadFilter) -> Iterator[Record]:
     """The records that pass the cognition filter (all of them when there is none)."""
     for record in records:

@@ -16,7 +16,7 @@ and the per-subject vector cache recall scores against. Not pure like the rest o
   have no vector (written before the switch to hybrid/1).
 - Recall reads a subject's vectors through a per-process cache keyed on Subject.revision (which
   moves on every change to the subject's records) and on the subject's stored vectors (count and
-  newest id, one indexed query), so the same stored state gives the same matrix."""
+  newest id, one index-only range), so the same stored state gives the same matrix."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def drain(batch: int = 64) -> int:
         last_pk = rows[-1][0]
         records = list(
             Record.objects.filter(pk__in=[pk for pk, _ in rows], deleted_at__isnull=True).only(
-                "pk", "revision", "text"
+                "pk", "subject_id", "revision", "text"
             )
         )
         with transaction.atomic():
@@ -108,14 +108,19 @@ def drain(batch: int = 64) -> int:
 
 def embed_now(records: list[Record]) -> None:
     """A vector for each record's current revision, now, in one batch."""
-    if not records:
-        return
-    vectors = embed.embed([r.text for r in records])
-    # A revision's content never changes, so a vector already there for it is the same one.
+    if records:
+        store_vectors(records, embed.embed([r.text for r in records]))
+
+
+def store_vectors(records: list[Record], vectors) -> None:
+    """Store `vectors` (one unit vector per record, in order) as the records' current revisions'
+    vectors. A revision's content never changes, so a vector already there for it is the same
+    one (kept)."""
     RecordEmbedding.objects.bulk_create(
         [
             RecordEmbedding(
                 record=r,
+                subject_id=r.subject_id,
                 revision=r.revision,
                 model_id=embed.MODEL_ID,
                 dim=embed.DIM,
@@ -123,6 +128,7 @@ def embed_now(records: list[Record]) -> None:
             )
             for r, v in zip(records, vectors, strict=True)
         ],
+        batch_size=2000,
         ignore_conflicts=True,
     )
 
@@ -181,7 +187,11 @@ def subject_vectors(subject: Subject) -> SubjectVectors:
     current revision (the caller reads `subject` in the same request)."""
     import numpy as np
 
-    stored = RecordEmbedding.objects.filter(record__subject=subject).aggregate(
+    # Vectors are added by drains (ids are not committed in order: two drains may commit out of
+    # order, hence the count beside the newest id) and erased with their record's content
+    # (records.delete, which moves the subject's revision). One index-only range of
+    # record_embedding_subject, no join.
+    stored = RecordEmbedding.objects.filter(subject=subject).aggregate(
         n=Count("pk"), newest=Max("pk")
     )
     key = (subject.revision, stored["n"], stored["newest"] or 0)
@@ -192,7 +202,7 @@ def subject_vectors(subject: Subject) -> SubjectVectors:
             return hit
     rows = (
         RecordEmbedding.objects.filter(
-            record__subject=subject, record__deleted_at__isnull=True, revision=F("record__revision")
+            subject=subject, record__deleted_at__isnull=True, revision=F("record__revision")
         )
         .order_by("record__record_id")
         .values_list("record__record_id", "vector")

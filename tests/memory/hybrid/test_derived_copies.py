@@ -73,3 +73,49 @@ def test_the_writer_writes_nothing_under_engine_1(settings, space, write):
     record = Record.objects.get(space=space, record_id=write("My favourite food is sushi"))
     hybrid_store.write_embeddings([record])  # even if registered, it checks the setting
     assert not RecordEmbedding.objects.filter(record=record).exists()
+
+
+def test_a_vector_carries_its_records_subject_and_the_migration_fills_it(settings, space, write):
+    """0013_embedding_subject copies each vector's record's subject into the vector row (recall
+    checks a subject's vectors by that column); a vector saved without it gets it from the
+    record."""
+    import importlib
+
+    from django.apps import apps
+
+    settings.SPOKE_MEMORY_ENGINE = "engine/1"
+    first = Record.objects.get(space=space, record_id=write("a note about tea", subject_id="u1"))
+    second = Record.objects.get(space=space, record_id=write("a note about jam", subject_id="u2"))
+    _vector_for(first)
+    _vector_for(second)
+    assert dict(RecordEmbedding.objects.values_list("record_id", "subject_id")) == {
+        first.pk: first.subject_id,
+        second.pk: second.subject_id,
+    }
+    # as if stored before the column existed: every vector on the wrong subject
+    RecordEmbedding.objects.update(subject_id=first.subject_id)
+    importlib.import_module("memory.migrations.0013_embedding_subject").fill(apps, None)
+    assert dict(RecordEmbedding.objects.values_list("record_id", "subject_id")) == {
+        first.pk: first.subject_id,
+        second.pk: second.subject_id,
+    }
+    assert first.subject_id != second.subject_id
+
+
+def test_the_vector_cache_sees_a_vector_committed_after_a_newer_one(settings, space, write):
+    """Vector ids are not committed in order (two drains): a vector with a smaller id than the
+    newest one cached still reaches the subject's matrix, with the subject's revision unchanged."""
+    pytest.importorskip("numpy")
+    settings.SPOKE_MEMORY_ENGINE = "engine/1"
+    first = Record.objects.get(space=space, record_id=write("a note about tea"))
+    second = Record.objects.get(space=space, record_id=write("a note about jam"))
+    subject = first.subject
+    subject.refresh_from_db()
+    from memory.engine import embed
+
+    unit = b"\x00\x00\x80?" + b"\x00" * 4 * (embed.DIM - 1)
+    common = {"model_id": "test", "dim": embed.DIM, "vector": unit}
+    RecordEmbedding.objects.create(pk=1000, record=second, revision=1, **common)
+    assert hybrid_store.subject_vectors(subject).ids == [second.record_id]
+    RecordEmbedding.objects.create(pk=999, record=first, revision=1, **common)
+    assert hybrid_store.subject_vectors(subject).ids == sorted([first.record_id, second.record_id])

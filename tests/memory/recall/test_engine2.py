@@ -67,11 +67,11 @@ def _recall(admin, query: str, subject_id: str = "u1", **extra) -> dict:
     )["recall"]
 
 
-def _oracle(subject_id: str, query: str) -> list[tuple[str, float]]:
-    docs = [
-        Doc(r.record_id, term_store.epoch_ms(r.created_at), r.text)
-        for r in Record.objects.filter(subject__subject_id=subject_id, deleted_at__isnull=True)
-    ]
+def _oracle(subject_id: str, query: str, context_ids=None) -> list[tuple[str, float]]:
+    records = Record.objects.filter(subject__subject_id=subject_id, deleted_at__isnull=True)
+    if context_ids is not None:
+        records = records.filter(placement_context_id__in=context_ids)
+    docs = [Doc(r.record_id, term_store.epoch_ms(r.created_at), r.text) for r in records]
     return [(r.record_id, r.score) for r in lexical.rank(docs, query)]
 
 
@@ -192,18 +192,21 @@ TEXTS = st.lists(st.sampled_from(WORDS), min_size=0, max_size=8).map(" ".join)
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
-    corpus=st.lists(st.tuples(TEXTS, st.integers(0, 5)), min_size=1, max_size=14),
+    corpus=st.lists(
+        st.tuples(TEXTS, st.integers(0, 5), st.sampled_from(["c1", "c2"])), min_size=1, max_size=14
+    ),
     edits=st.lists(
         st.tuples(st.integers(0, 13), st.one_of(st.none(), TEXTS)), min_size=0, max_size=5
     ),
-    queries=st.lists(TEXTS, min_size=1, max_size=3),
+    queries=st.lists(st.tuples(TEXTS, st.booleans()), min_size=1, max_size=3),
     max_records=st.integers(1, 6),
 )
 def test_the_database_ranking_is_the_oracle(
     engine2, admin, ensure_subject, corpus, edits, queries, max_records
 ):
     """Random corpora, random updates and deletes, random queries: the answer (ids, scores,
-    order, total_eligible) is the one the plain policy function gives."""
+    order, total_eligible) is the one the plain policy function gives — over the whole subject
+    (the term index alone) and over one context of two (the eligibility join)."""
     subject_id = f"h{Record.objects.count()}-{len(corpus)}-{RecordTerm.objects.count()}"
     ensure_subject(subject_id)
     from memory.models import Space, Subject
@@ -211,12 +214,12 @@ def test_the_database_ranking_is_the_oracle(
     space = Space.objects.get(pk="s1")
     subject = Subject.objects.get(space=space, subject_id=subject_id)
     records = []
-    for i, (text, days) in enumerate(corpus):
+    for i, (text, days, context_id) in enumerate(corpus):
         [record] = record_store.create_records(
             space,
             subject,
             [("note", {"text": text})],
-            record_store.Placement("context", "c1"),
+            record_store.Placement("context", context_id),
             record_store.Provenance(source="authored", author_principal_id=admin.id),
             T0 + timedelta(days=days),
         )
@@ -230,9 +233,16 @@ def test_the_database_ranking_is_the_oracle(
             record_store.erase_record(record, admin.id, None, T0)
         else:
             record_store.update_record(record, T0, content={"text": text})
-    for query in queries:
-        answer = _recall(admin, query, subject_id=subject_id, budget={"max_records": max_records})
-        expected = _oracle(subject_id, query)
+    for query, only_c1 in queries:
+        selection = {"mode": "contexts", "context_ids": ["c1"]} if only_c1 else {"mode": "all"}
+        answer = _recall(
+            admin,
+            query,
+            subject_id=subject_id,
+            budget={"max_records": max_records},
+            selection=selection,
+        )
+        expected = _oracle(subject_id, query, ["c1"] if only_c1 else None)
         assert answer["total_eligible"] == len(expected)
         got = [(r["record"]["record_id"], r["score"]) for r in answer["results"]]
         assert got == expected[:max_records]
@@ -350,3 +360,34 @@ def test_the_migration_backfills_the_term_rows_of_existing_records(make_record):
         for r in term_store.term_rows(record)
     )
     assert got == want and len(got) == 7
+
+
+@pytest.mark.parametrize(
+    "grant, visible",
+    [
+        ({"shared_access": True}, {"rec_c1", "rec_c2", "rec_sh"}),  # every context, shared
+        ({"context_ids": ["c1"], "shared_access": True}, {"rec_c1", "rec_sh"}),
+        ({}, {"rec_c1", "rec_c2"}),  # no shared access
+    ],
+)
+def test_recall_through_a_narrower_grant_ranks_only_what_it_covers(
+    engine2, make_record, grant_to, grant, visible
+):
+    """The term index alone is the candidate set only when the caller may read every live
+    record of the subject; any narrower coverage ranks (and counts) what it covers."""
+    make_record("tea garden", record_id="rec_c1", context_id="c1")
+    make_record("tea tea", record_id="rec_c2", context_id="c2")
+    make_record("tea blue", record_id="rec_sh", shared=True)
+    for r in Record.objects.all():
+        term_store.write_terms([r])
+    reader, _ = grant_to(capabilities=["recall"], **grant)
+    answer = _recall(reader, "tea")
+    assert {r["record"]["record_id"] for r in answer["results"]} == visible
+    assert answer["total_eligible"] == len(visible)
+    docs = [
+        Doc(r.record_id, term_store.epoch_ms(r.created_at), r.text)
+        for r in Record.objects.filter(record_id__in=visible)
+    ]
+    assert [(r["record"]["record_id"], r["score"]) for r in answer["results"]] == [
+        (r.record_id, r.score) for r in lexical.rank(docs, "tea")
+    ]

@@ -10,17 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.reviews.browser.chromium import CHROMIUM, FLAGS
 from tests.reviews.conftest import PASSWORD
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 # Screenshots go to var/screenshots, so a test run never rewrites the committed ones; to refresh
 # the docs' pictures, run the browser tests with SPOKE_MEMORY_SCREENSHOTS_DIR=docs/screenshots.
 SCREENSHOTS = Path(

@@ -1,0 +1,55 @@
+"""The README's console pictures, taken from what `make run` serves: `python
+docs/screenshots/make_run_shots.py [BASE_URL]` while `make run` runs in the same checkout (the
+moderator's password is read from var/demo.json). Headless Debian Chromium through Playwright,
+as the browser tests drive it. Writes docs/screenshots/make-run-*.png."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+from tests.reviews.browser.chromium import CHROMIUM, FLAGS  # noqa: E402 -- the tests' own launch
+
+OUT = ROOT / "docs" / "screenshots"
+
+
+def main() -> None:
+    base = (sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:8000").rstrip("/")
+    demo = json.loads((ROOT / "var" / "demo.json").read_text())
+    console = demo["console"]
+    space = console["url"].rstrip("/").split("/")[-2] if "/spaces/" in console["url"] else None
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.goto(f"{base}/console/login/")
+        page.fill("input[name=username]", console["username"])
+        page.fill("input[name=password]", console["password"])
+        page.click("button[type=submit]")
+        page.goto(f"{base}{console['url']}")
+        page.wait_for_load_state("networkidle")
+        queue_url = page.url
+        shots = {"make-run-queue": queue_url}
+        first = page.locator("table a[href*='/candidates/']").first
+        if first.count():
+            shots["make-run-candidate"] = base + first.get_attribute("href")
+        base_space = queue_url.split("/queue/")[0]
+        shots["make-run-grants"] = f"{base_space}/grants/"
+        shots["make-run-space"] = f"{base_space}/space/"
+        shots["make-run-records"] = f"{base_space}/records/"
+        if space:
+            shots["make-run-operate"] = f"{base}/console/operate/{space}/"
+        for name, url in shots.items():
+            page.goto(url)
+            page.wait_for_load_state("networkidle")
+            page.screenshot(path=str(OUT / f"{name}.png"), full_page=False)
+            print(f"{name}: {url} -> {page.title()!r}")
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()
