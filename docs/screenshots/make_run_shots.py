@@ -31,7 +31,7 @@ def main() -> None:
         page.click("button[type=submit]")
         page.wait_for_load_state("networkidle")
         at = f"{base}/console/s/{space}"
-        shots = {"make-run-spaces": f"{base}/console/", "make-run-queue": f"{at}/queue/"}
+        shots = {"make-run-queue": f"{at}/queue/"}
         page.goto(shots["make-run-queue"])
         first = page.locator("a[href*='/candidates/']").first
         if first.count():
