@@ -19,7 +19,12 @@ def id_list(value: str) -> list[str] | None:
 
 
 class GrantForm(forms.Form):
-    grantee_principal_id = forms.CharField(max_length=80)
+    """The issue form. The grantee is picked by display name (`grantee_pick`, a choice among the
+    principals the caller's grants list names) or typed as an id (`grantee_principal_id`, for a
+    principal not yet in the space); a typed id wins."""
+
+    grantee_principal_id = forms.CharField(max_length=80, required=False)
+    grantee_pick = forms.CharField(max_length=80, required=False)
     capabilities = forms.MultipleChoiceField(choices=[(c, c) for c in CAPABILITIES])
     subject_ids = forms.CharField(required=False, help_text="Comma-separated; blank = all subjects")
     context_ids = forms.CharField(required=False, help_text="Comma-separated; blank = all contexts")
@@ -27,10 +32,20 @@ class GrantForm(forms.Form):
     expires_at = forms.DateTimeField(required=False, help_text="UTC, e.g. 2027-01-31 18:00")
     parent_grant_id = forms.CharField(required=False, max_length=80)
 
+    def clean(self):
+        d = super().clean()
+        typed = (d.get("grantee_principal_id") or "").strip()
+        d["grantee_principal_id"] = typed or (d.get("grantee_pick") or "").strip()
+        if not d["grantee_principal_id"]:
+            self.add_error(
+                "grantee_principal_id", "Grantee: pick a principal or type its prn_… id."
+            )
+        return d
+
     def wire(self) -> dict:
         d = self.cleaned_data
         out: dict = {
-            "grantee_principal_id": d["grantee_principal_id"].strip(),
+            "grantee_principal_id": d["grantee_principal_id"],
             "capabilities": list(d["capabilities"]),
             "shared_access": bool(d["shared_access"]),
         }

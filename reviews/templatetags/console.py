@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from urllib.parse import parse_qsl, urlencode
 
 from django import template
+from django.urls import reverse
 from django.utils.html import format_html
 
 from memory.timeutil import iso, parse
@@ -58,11 +59,15 @@ def who(context, principal_id, name=None) -> str:
             known.update(people.names([principal_id]))
             known.setdefault(principal_id, principal_id)
         name = known[principal_id]
+    # The id: in the tooltip, and shown (selected, and copied where the browser allows) by a
+    # click on the name (static/reviews/console.js).
     return format_html(
-        '<span class="who-name" title="{}" data-id="{}">{}</span>',
+        '<span class="who-name" title="{}" data-id="{}" tabindex="0" role="button">{}</span>'
+        '<code class="who-id" hidden>{}</code>',
         principal_id,
         principal_id,
         name or principal_id,
+        principal_id,
     )
 
 
@@ -101,3 +106,13 @@ def querystring_with(query: str, **extra) -> str:
     params.update({k: v for k, v in extra.items() if v})
     params = {k: v for k, v in params.items() if v}
     return "?" + urlencode(params) if params else ""
+
+
+@register.simple_tag
+def subject_link(space_id: str, subject_id) -> str:
+    """A subject id linking to the subject's page (the Space screen's subject lookup: state,
+    fences, reflections, records)."""
+    if not subject_id:
+        return "—"
+    url = reverse("reviews:space", args=[space_id]) + "?" + urlencode({"subject": subject_id})
+    return format_html('<a class="subject-link" href="{}"><code>{}</code></a>', url, subject_id)

@@ -83,6 +83,17 @@ def explain(exceeds: list[str], asked: dict, issuers: list[dict]) -> list[str]:
     ]
 
 
+def _choices(grants: list[dict]) -> list[tuple[str, str]]:
+    """The grantee picker: the principals the caller's grants list names (grantees and issuers,
+    already annotated with display names), by name. Coverage-respecting by construction: only
+    people the caller's own `memory.grants.list` answer shows."""
+    named: dict[str, str] = {}
+    for g in grants:
+        for f in ("grantee_principal_id", "issuer_principal_id"):
+            named.setdefault(g[f], g.get(f"{f}_name") or g[f])
+    return sorted(((pid, name) for pid, name in named.items()), key=lambda c: (c[1], c[0]))
+
+
 def _page(
     request, space_id: str, form: GrantForm, status: int = 200, denied: list[str] | None = None
 ):
@@ -99,6 +110,7 @@ def _page(
         {
             "space_id": space_id,
             "grants": grants,
+            "choices": _choices(grants),
             "children": children,
             "view": view,
             "next_cursor": listing["next_cursor"],

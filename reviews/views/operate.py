@@ -8,26 +8,17 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from memory.models import ApiToken, Grant, Principal
+from memory.models import ApiToken, Principal
 from memory.services import operators
 from memory.services.operators import OperatorError, UserNotLinkable
-from reviews.operators import manageable, require_operator
-
-
-def _principals(space) -> list[Principal]:
-    ids = Grant.objects.filter(space=space).values_list("grantee_id", flat=True)
-    return list(
-        Principal.objects.filter(principal_id__in=ids).order_by("display_name", "principal_id")
-    )
+from reviews.operators import active_tokens, listed_principals, manageable, require_operator
 
 
 @login_required
 def operate(request, space_id: str):
     space = require_operator(request.user, space_id)
-    principals = _principals(space)
-    tokens = ApiToken.objects.filter(principal__in=principals, revoked_at__isnull=True).order_by(
-        "created_at"
-    )
+    principals = listed_principals(request.user, space)
+    tokens = active_tokens(principals)
     return render(
         request,
         "reviews/operate.html",
@@ -65,7 +56,9 @@ def create_principal(request, space_id: str):
         messages.error(request, str(err))
         return redirect("reviews:operate", space_id)
     _show_token_once(request, principal, token)
-    messages.success(request, f"Principal {principal.principal_id} created.")
+    messages.success(
+        request, f"Principal {principal.display_name} ({principal.principal_id}) created."
+    )
     return redirect("reviews:operate", space_id)
 
 
@@ -91,24 +84,40 @@ def issue_token(request, space_id: str):
             principal,
             operators.issue_token(principal, label=request.POST.get("label", "")[:200]),
         )
-        messages.success(request, f"Token issued for {principal.principal_id}.")
+        messages.success(
+            request, f"Token issued for {principal.display_name} ({principal.principal_id})."
+        )
     return redirect("reviews:operate", space_id)
 
 
 @login_required
 @require_POST
 def revoke_token(request, space_id: str):
+    """Revoke one active token, asked once on the page (the `confirmed` box). The token's clear
+    value is never shown again: it was never stored; the page names a token by its label,
+    creation time and the first characters of its hash."""
     require_operator(request.user, space_id)
+    pk = request.POST.get("token_pk", "")
     token = (
         ApiToken.objects.select_related("principal")
-        .filter(pk=request.POST.get("token_pk") or 0)
+        .filter(pk=int(pk) if pk.isdigit() else 0, revoked_at__isnull=True)
         .first()
     )
     if token is None or not manageable(request.user, token.principal):
-        messages.error(request, "No such token is managed by you.")
+        messages.error(request, "No such active token is managed by you.")
+    elif not request.POST.get("confirmed"):
+        messages.error(
+            request,
+            "Nothing was revoked: tick the box to confirm that clients using this token will be "
+            "refused from now on.",
+        )
     else:
         operators.revoke_tokens(ApiToken.objects.filter(pk=token.pk))
-        messages.success(request, f"Token of {token.principal_id} revoked.")
+        messages.success(
+            request,
+            f"Token {token.token_hash[:8]}… of {token.principal.display_name} "
+            f"({token.principal_id}) revoked; requests with it are refused from now on.",
+        )
     return redirect("reviews:operate", space_id)
 
 
@@ -117,10 +126,15 @@ def revoke_token(request, space_id: str):
 def root_grant(request, space_id: str):
     space = require_operator(request.user, space_id)
     try:
-        principal = operators.get_principal(request.POST.get("principal_id", "").strip())
+        typed = request.POST.get("principal_id", "").strip()
+        principal = operators.get_principal(typed or request.POST.get("principal_pick", "").strip())
     except OperatorError:
         messages.error(request, "No such principal.")
     else:
         grant = operators.issue_root_grant(space, principal)
-        messages.success(request, f"Root grant {grant.grant_id} made for {principal.principal_id}.")
+        messages.success(
+            request,
+            f"Root grant {grant.grant_id} made for {principal.display_name} "
+            f"({principal.principal_id}).",
+        )
     return redirect("reviews:operate", space_id)

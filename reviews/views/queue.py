@@ -16,11 +16,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from memory.ops.base import call
+from memory.timeutil import now
 from memory.wire.errors import WireError
 from reviews import people
 from reviews.console import describe, new_key, principal_of
 from reviews.forms import LABELS, BulkForm, QueueFilters
-from reviews.similar import normalized
+from reviews.similar import normalized, record_duplicates
 
 PAGE_SIZE = 50
 PREV_KEY = "queue_prev"
@@ -48,9 +49,16 @@ def list_body(space_id: str, filters: QueueFilters, size: int, cursor: str | Non
     return body
 
 
-def mark_duplicates(candidates: list[dict]) -> None:
-    """`duplicate_of`: the first earlier candidate on the page of the same subject whose text is
-    the same once case, spacing and punctuation are set aside."""
+def mark_duplicates(request, space_id: str, candidates: list[dict]) -> None:
+    """`duplicate_record`: an existing record of the same subject, readable by the moderator,
+    whose text is the same once case, spacing and punctuation are set aside
+    (reviews.similar.record_duplicates, two queries per page); else `duplicate_of`: the first
+    earlier candidate on the page of the same subject with that text."""
+    if candidates:
+        found = record_duplicates(principal_of(request), space_id, candidates, now())
+        for c in candidates:
+            if c["candidate_id"] in found:
+                c["duplicate_record"] = found[c["candidate_id"]]
     seen: dict[tuple[str, str], str] = {}
     for c in candidates:
         key = (c["subject_id"], normalized(c["proposed"]["content"]["text"]))
@@ -77,7 +85,7 @@ def queue_page(request, space_id: str, params) -> dict:
             raise Http404(err.message) from err
         error = err
     candidates = answer["candidates"]
-    mark_duplicates(candidates)
+    mark_duplicates(request, space_id, candidates)
     people.annotate(candidates, "captured_by_principal_id")
     before = _remember(request, cursor, answer["next_cursor"])
     return {

@@ -144,7 +144,38 @@
     });
   }
 
+  // A principal's name shows its prn_… id beside it on click (or Enter), selected so it can be
+  // copied, and copied to the clipboard where the browser allows it (a secure context).
+  function principalIds() {
+    function reveal(name) {
+      var id = name.nextElementSibling;
+      if (!id || !id.classList.contains("who-id")) return;
+      id.hidden = false;
+      var range = document.createRange();
+      range.selectNodeContents(id);
+      var sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(name.getAttribute("data-id")).then(function () {
+          name.classList.add("copied");
+        }, function () {});
+      }
+    }
+    document.addEventListener("click", function (e) {
+      var name = e.target.closest && e.target.closest(".who-name");
+      if (name) reveal(name);
+    });
+    document.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" && e.target.classList && e.target.classList.contains("who-name")) {
+        e.preventDefault();
+        reveal(e.target);
+      }
+    });
+  }
+
   function start() {
+    principalIds();
     if (document.querySelector("[data-keyboard=queue]")) { queueKeys(); selection(); }
     if (document.querySelector("[data-keyboard=candidate]:not([disabled])")) candidateKeys();
     fragments();

@@ -2,8 +2,9 @@
 
 import pytest
 
-from memory.models import Grant, Receipt
+from memory.models import Grant, Receipt, Space
 from memory.ops.base import call
+from memory.services.operators import issue_root_grant
 from tests.reviews.conftest import logged_in, make_user
 
 pytestmark = pytest.mark.django_db
@@ -162,7 +163,7 @@ def test_non_admin_sees_only_own_grants(ops, grantee, moderator):
     html = logged_in(user).get("/console/s/s1/grants/").content.decode()
     assert "these are the grants you hold" in html
     root = Grant.objects.get(grantee=moderator.principal)
-    assert f"<td><code>{root.grant_id}</code></td>" not in html
+    assert f'<tr id="{root.grant_id}"' not in html
 
 
 def test_outsider_gets_not_found(stranger):
@@ -209,3 +210,69 @@ def test_unparseable_form_input_calls_no_op(mod, grantee):
     )
     assert response.status_code == 400
     assert Receipt.objects.count() == before
+
+
+def test_a_revoked_grant_is_not_offered_for_revoke(mod, ops, grantee):
+    _, principal = grantee
+    gid = ops(
+        "memory.grants.grant",
+        {
+            "space_id": "s1",
+            "grantee_principal_id": principal.principal_id,
+            "capabilities": ["review"],
+        },
+    )["receipt"]["refs"][0]["id"]
+    revoke_link = f'href="/console/s/s1/grants/{gid}/revoke/"'
+    assert revoke_link in mod.get("/console/s/s1/grants/").content.decode()
+    ops("memory.grants.revoke", {"space_id": "s1", "grant_id": gid})
+    html = mod.get("/console/s/s1/grants/").content.decode()
+    assert f'id="{gid}"' in html and revoke_link not in html
+    page = mod.get(f"/console/s/s1/grants/{gid}/revoke/").content.decode()
+    assert 'id="not-revocable"' in page and "already revoked" in page
+    assert 'id="confirm-revoke"' not in page
+
+
+def test_grantee_picker_names_the_principals_the_grants_list_shows(mod, ops, grantee):
+    _, principal = grantee
+    other_space = Space.objects.create(space_id="other", display_name="Other")
+    _, outsider = make_user("outsider")
+    issue_root_grant(other_space, outsider)
+    ops(
+        "memory.grants.grant",
+        {
+            "space_id": "s1",
+            "grantee_principal_id": principal.principal_id,
+            "capabilities": ["review"],
+        },
+    )
+    response = mod.get("/console/s/s1/grants/")
+    choices = dict(response.context["choices"])
+    assert choices[principal.principal_id] == "Grantee"
+    assert outsider.principal_id not in choices  # holds grants only in another space
+    html = response.content.decode()
+    assert f'<option value="{principal.principal_id}"' in html and 'name="grantee_pick"' in html
+
+
+def test_issue_a_grant_to_a_picked_principal(mod, ops, grantee):
+    _, principal = grantee
+    ops(
+        "memory.grants.grant",
+        {
+            "space_id": "s1",
+            "grantee_principal_id": principal.principal_id,
+            "capabilities": ["review"],
+        },
+    )
+    issue(mod, grantee_pick=principal.principal_id, capabilities=["records_read"], key="pick")
+    assert Grant.objects.filter(grantee=principal, capabilities=["records_read"]).count() == 1
+
+
+def test_a_grant_without_a_grantee_is_refused_before_any_op(mod):
+    before = (Receipt.objects.count(), Grant.objects.count())
+    response = mod.post(
+        "/console/s/s1/grants/issue/",
+        {"capabilities": ["records_read"], "idempotency_key": "none"},
+    )
+    assert response.status_code == 400
+    assert "Grantee: pick a principal or type its prn_… id." in response.content.decode()
+    assert (Receipt.objects.count(), Grant.objects.count()) == before

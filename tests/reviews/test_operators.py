@@ -36,7 +36,7 @@ def test_operator_issues_and_revokes_a_token(operator, moderator):
     principal = moderator.principal
     client.post("/console/operate/s1/tokens/", {"principal_id": principal.principal_id})
     token = ApiToken.objects.get(principal=principal)
-    client.post("/console/operate/s1/tokens/revoke/", {"token_pk": token.pk})
+    client.post("/console/operate/s1/tokens/revoke/", {"token_pk": token.pk, "confirmed": "1"})
     token.refresh_from_db()
     assert token.revoked_at is not None
 
@@ -123,3 +123,88 @@ def test_a_refused_principal_writes_nothing_and_says_why(operator):
         response = client.post("/console/operate/s1/principals/", data, follow=True)
         assert message in response.content.decode()
     assert (Principal.objects.count(), ApiToken.objects.count(), Grant.objects.count()) == before
+
+
+def test_principals_without_grants_and_all_their_active_tokens_are_listed(operator, moderator):
+    client = logged_in(operator)
+    client.post("/console/operate/s1/principals/", {"display_name": "Loose app", "kind": "service"})
+    loose = Principal.objects.get(display_name="Loose app")
+    assert not Grant.objects.filter(grantee=loose).exists()
+    other = Space.objects.create(space_id="other", display_name="Other")
+    _, foreign = make_user("foreign")
+    issue_root_grant(other, foreign)
+    foreign.issue_token("foreign's")
+    response = client.get("/console/operate/s1/")
+    listed = {p.principal_id for p in response.context["principals"]}
+    assert loose.principal_id in listed and moderator.principal.principal_id in listed
+    assert foreign.principal_id not in listed  # its grants are all in another space
+    (token,) = response.context["tokens"]
+    assert token.principal_id == loose.principal_id
+    html = response.content.decode()
+    assert f'id="token-{token.pk}"' in html and "Loose app" in html
+    assert token.token_hash[:8] in html and token.token_hash not in html
+
+
+def test_revoke_a_token_asks_once_and_never_shows_its_value(operator):
+    client = logged_in(operator)
+    first = client.post(
+        "/console/operate/s1/principals/", {"display_name": "Loose app"}, follow=True
+    )
+    value = first.context["new_token"]["token"]
+    token = ApiToken.objects.get(principal__display_name="Loose app")
+    unconfirmed = client.post(
+        "/console/operate/s1/tokens/revoke/", {"token_pk": token.pk}, follow=True
+    )
+    assert "Nothing was revoked: tick the box" in unconfirmed.content.decode()
+    token.refresh_from_db()
+    assert token.revoked_at is None
+    html = client.get("/console/operate/s1/").content.decode()
+    assert value not in html and 'name="confirmed"' in html and "cannot be undone" in html
+    done = client.post(
+        "/console/operate/s1/tokens/revoke/", {"token_pk": token.pk, "confirmed": "1"}, follow=True
+    )
+    token.refresh_from_db()
+    assert token.revoked_at is not None
+    html = done.content.decode()
+    assert "revoked; requests with it are refused" in html and value not in html
+    assert f'id="token-{token.pk}"' not in html  # no longer active: not listed
+    again = client.post(
+        "/console/operate/s1/tokens/revoke/", {"token_pk": token.pk, "confirmed": "1"}, follow=True
+    )
+    assert "No such active token" in again.content.decode()
+
+
+def test_a_token_of_a_principal_also_acting_elsewhere_is_not_offered_for_revoke(operator):
+    other = Space.objects.create(space_id="other", display_name="Other")
+    _, both = make_user("both")
+    issue_root_grant(other, both)
+    issue_root_grant(Space.objects.get(space_id="s1"), both)
+    both.issue_token("both's")
+    token = ApiToken.objects.get(principal=both)
+    client = logged_in(operator)
+    html = client.get("/console/operate/s1/").content.decode()
+    row = html[html.index(f'id="token-{token.pk}"') :]
+    row = row[: row.index("</tr>")]
+    assert "not yours to manage" in row and "<form" not in row
+    for bad in ({"token_pk": token.pk, "confirmed": "1"}, {"token_pk": "x", "confirmed": "1"}):
+        response = client.post("/console/operate/s1/tokens/revoke/", bad, follow=True)
+        assert "No such active token is managed by you" in response.content.decode()
+    token.refresh_from_db()
+    assert token.revoked_at is None
+
+
+def test_root_grant_for_a_principal_picked_by_name(operator):
+    client = logged_in(operator)
+    client.post("/console/operate/s1/principals/", {"display_name": "Loose app"})
+    loose = Principal.objects.get(display_name="Loose app")
+    html = client.get("/console/operate/s1/").content.decode()
+    assert f'<option value="{loose.principal_id}"' in html and 'name="principal_pick"' in html
+    done = client.post(
+        "/console/operate/s1/root-grants/", {"principal_pick": loose.principal_id}, follow=True
+    )
+    assert Grant.objects.filter(grantee=loose, parent__isnull=True, space_id="s1").count() == 1
+    assert "made for Loose app" in done.content.decode()
+    before = Grant.objects.count()
+    refused = client.post("/console/operate/s1/root-grants/", {"principal_pick": ""}, follow=True)
+    assert "No such principal." in refused.content.decode()
+    assert Grant.objects.count() == before

@@ -209,6 +209,74 @@ def test_duplicate_badge_for_the_same_text_of_one_subject(mod, capture):
     assert b"badge-duplicate" in response.content
 
 
+def test_duplicate_badge_for_an_existing_record_of_the_subject(mod, capture, record, ops):
+    same = record("Ada prefers green tea.")
+    gone = record("Grace plays chess on Sundays.")
+    ops(
+        "memory.records.delete",
+        {"space_id": "s1", "record_id": gone, "expected_revision": 1},
+    )
+    record("Ada prefers coffee.", subject="u2")
+    dup, unlike, deleted = capture(
+        "ada prefers GREEN tea!",
+        "Ada prefers green tea with lemon.",
+        "Grace plays chess on Sundays.",
+    )
+    (elsewhere,) = capture("Ada prefers coffee", subject="u3")
+    response = mod.get("/console/s/s1/queue/")
+    rows = {x["candidate_id"]: x for x in response.context["candidates"]}
+    assert rows[dup]["duplicate_record"] == same
+    for cid in (unlike, deleted, elsewhere):  # other text, a deleted record, another subject
+        assert "duplicate_record" not in rows[cid]
+    html = response.content.decode()
+    assert f'href="/console/s/s1/records/{same}/"' in html and "duplicate of a record" in html
+
+
+def test_duplicate_badge_only_for_records_the_moderator_may_read(ops, capture, record, stranger):
+    record("Ada prefers tea.", placement=ctx("sales"))
+    (cid,) = capture("Ada prefers tea.", placement=ctx("support"))
+    ops(
+        "memory.grants.grant",
+        {
+            "space_id": "s1",
+            "grantee_principal_id": stranger.principal.principal_id,
+            "capabilities": ["review", "records_read"],
+            "context_ids": ["support"],
+        },
+    )
+    response = logged_in(stranger).get("/console/s/s1/queue/")
+    (row,) = response.context["candidates"]
+    assert row["candidate_id"] == cid and "duplicate_record" not in row
+    assert b"duplicate of a record" not in response.content
+
+
+def test_record_duplicates_cost_the_same_queries_however_many_match(mod, capture, record):
+    capture(*[f"note {i}" for i in range(3)])
+    record("note 1")
+    with CaptureQueriesContext(connection) as small:
+        mod.get("/console/s/s1/queue/")
+    for i in range(3, 30):
+        record(f"more {i}")
+    capture(*[f"more {i}" for i in range(3, 30)])
+    with CaptureQueriesContext(connection) as big:
+        response = mod.get("/console/s/s1/queue/")
+    marked = [c for c in response.context["candidates"] if "duplicate_record" in c]
+    assert len(marked) == 28
+    assert len(big.captured_queries) == len(small.captured_queries)
+
+
+def test_duplicate_of_an_old_record_among_many_alike_is_found(mod, capture, record, monkeypatch):
+    # Every record shares all terms but its number: the check reads the records holding the
+    # candidate's rarest term, not the newest of all those alike.
+    monkeypatch.setattr("reviews.similar.MATCH_ROWS", 3)
+    first = record("Ada mentioned topic 1000 while talking about plans.")
+    for i in range(1001, 1012):
+        record(f"Ada mentioned topic {i} while talking about plans.")
+    (cid,) = capture("ada mentioned TOPIC 1000, while talking about plans")
+    (row,) = mod.get("/console/s/s1/queue/").context["candidates"]
+    assert row["candidate_id"] == cid and row["duplicate_record"] == first
+
+
 def test_queue_escapes_content(mod, capture):
     capture("<script>alert(1)</script>")
     html = mod.get("/console/s/s1/queue/").content.decode()

@@ -79,7 +79,8 @@ def test_generate_shows_pending_progress_then_the_reflection_without_reload(mod,
     assert 'id="reflection-panel" hx-swap-oob="true"' in done
     assert f'id="{reflection.reflection_id}"' in done and "Ada prefers green tea." in done
     assert (
-        f'<code>{reflection.reflection_id}</code> <span class="badge badge-current">current' in done
+        f'<code>{reflection.reflection_id}</code></a> <span class="badge badge-current">current'
+        in done
     )
 
     page = mod.get(PAGE).content.decode()
@@ -93,8 +94,11 @@ def test_a_reflection_turns_stale_when_its_records_change(mod, three, record):
     record("Ada now prefers coffee.", kind="preference")
     html = mod.get(PAGE).content.decode()
     # The list's read-time `stale`, and the state's latest_reflection.stale.
-    assert f'<code>{rid}</code> <span class="badge badge-stale"' in html
-    assert f'id="latest"><code>{rid}</code> <span class="badge badge-stale">stale' in html
+    assert f'<code>{rid}</code></a> <span class="badge badge-stale"' in html
+    assert (
+        f'id="latest"><a href="#{rid}"><code>{rid}</code></a> <span class="badge badge-stale">stale'
+        in html
+    )
     assert 'id="record-count">4' in html
 
 

@@ -68,6 +68,22 @@ def test_issue_a_grant_see_amplification_denied_then_revoke(console, people):
     grant.refresh_from_db()
     assert grant.state == "revoked"
     assert "not effective" in mod.page.locator(f"#{grant.grant_id}").inner_text()
+    assert mod.page.locator(f"#{grant.grant_id} a.button").count() == 0  # not offered again
+
+
+def test_pick_the_grantee_by_display_name(console, people):
+    mod = console("moderator")
+    mod.go("/console/s/s1/grants/")
+    page = mod.page
+    lead = people["lead"]
+    names = page.locator("#grantee-pick option").all_inner_texts()
+    assert f"Lead ({lead.principal_id[:12]}…)" in names
+    assert not any("Agent" in n for n in names)  # holds no grant here: not offered
+    page.select_option("#grantee-pick", label=f"Lead ({lead.principal_id[:12]}…)")
+    page.check("input[name=capabilities][value=profile_read]")
+    page.click("#grant-form button[type=submit]")
+    page.locator(".msg-success").wait_for()
+    assert Grant.objects.filter(grantee=lead, capabilities=["profile_read"]).count() == 1
 
 
 def test_freeze_space_then_unfreeze(console, people):
@@ -82,3 +98,34 @@ def test_freeze_space_then_unfreeze(console, people):
     mod.page.click("#unfreeze-form button")
     mod.page.locator("#freeze-form").wait_for()
     assert Space.objects.get(space_id="s1").state == "active"
+
+
+def test_operator_revokes_a_token_of_a_principal_without_grants(console, people):
+    from guardian.shortcuts import assign_perm
+
+    from memory.models import ApiToken, Principal
+
+    user, _ = make_user("operator", staff=True)
+    assign_perm("memory.operate_space", user, people["space"])
+    tab = console("operator")
+    tab.go("/console/operate/s1/")
+    page = tab.page
+    page.fill("#principal-form input[name=display_name]", "Billing app")
+    page.click("#principal-form button[type=submit]")
+    secret = page.locator("#new-token .secret").inner_text()
+    assert secret.startswith("smk_")
+    billing = Principal.objects.get(display_name="Billing app")
+    token = ApiToken.objects.get(principal=billing)
+    page.reload()
+    assert secret not in page.content()  # shown once
+    row = page.locator(f"#token-{token.pk}")
+    assert "Billing app" in row.inner_text()
+    row.locator("button.danger").click()  # the box is not ticked: the browser asks for it
+    token.refresh_from_db()
+    assert token.revoked_at is None
+    row.locator("input[name=confirmed]").check()
+    row.locator("button.danger").click()
+    page.locator(".msg-success").wait_for()
+    token.refresh_from_db()
+    assert token.revoked_at is not None
+    assert page.locator(f"#token-{token.pk}").count() == 0 and secret not in page.content()

@@ -4,7 +4,7 @@ nothing-selected message, and Undo of a promote from "My recent actions"."""
 
 import pytest
 
-from memory.models import Candidate, Record, Space
+from memory.models import Candidate, Principal, Record, Space
 from memory.ops.base import call
 from memory.services.operators import issue_root_grant
 from tests.reviews.conftest import make_user
@@ -138,3 +138,65 @@ def test_undo_a_promote_from_my_recent_actions(console, desk):
     assert record.deleted_at is not None and record.delete_reason.startswith("undo: promote")
     page.locator("#recent .recent-item").first.wait_for()
     assert "undone" in page.locator("#recent").inner_text()
+
+
+def test_queue_marks_a_duplicate_of_an_existing_record_and_links_it(console, desk):
+    same = desk.record("Ada prefers green tea in the morning.")
+    dup, fresh = desk.capture("ada prefers GREEN tea in the morning!!", "Ada moved to Porto.")
+    tab = console("moderator")
+    tab.go("/console/s/s1/queue/")
+    page = tab.page
+    badge = page.locator(f"tr[data-id='{dup}'] .badge-duplicate")
+    assert badge.inner_text() == "duplicate of a record"
+    assert page.locator(f"tr[data-id='{fresh}'] .badge-duplicate").count() == 0
+    badge.click()
+    page.wait_for_url(f"**/records/{same}/")
+
+
+# Ids, times and names in the console: never split over two lines, and an id that names an
+# object (candidate, record, grant, principal, subject) is a link to it.
+WRAPPED = """() => [...document.querySelectorAll('main code, main time, main .who-name')]
+  .filter(e => e.getClientRects().length > 1).map(e => e.textContent)"""
+UNLINKED = """() => [...document.querySelectorAll('main code')]
+  .filter(e => /^(cnd|rec|grt)_/.test(e.textContent.trim()) && !e.closest('a, h1, button'))
+  .map(e => e.textContent)"""
+
+
+def test_ids_and_times_never_break_mid_word_and_ids_link(console, desk):
+    record = desk.record("Ada prefers green tea in the morning.")
+    ids = desk.capture(*[f"Ada mentioned item {i} " + "and more " * 12 for i in range(3)])
+    tab = console("moderator")
+    page = tab.page
+    page.set_viewport_size({"width": 560, "height": 900})
+    for path in (
+        "/console/s/s1/queue/",
+        f"/console/s/s1/candidates/{ids[0]}/",
+        f"/console/s/s1/records/{record}/",
+        "/console/s/s1/records/",
+        "/console/s/s1/grants/",
+    ):
+        tab.go(path)
+        page.locator("main h1").wait_for()
+        assert page.evaluate(WRAPPED) == [], path
+        assert page.evaluate(UNLINKED) == [], path
+    tab.go("/console/s/s1/queue/")
+    subject = page.locator(f"tr[data-id='{ids[0]}'] a.subject-link")
+    assert subject.inner_text() == "user:ada"
+    subject.click()
+    page.wait_for_url("**/space/?subject=user%3Aada")
+    assert page.locator("#subject-state").inner_text() == "active"
+
+
+def test_a_name_shows_its_id_selected_for_copying(console, desk):
+    (cid,) = desk.capture("Ada prefers tea.")
+    app = Principal.objects.get(display_name="App")
+    tab = console("moderator")
+    tab.go(f"/console/s/s1/candidates/{cid}/")
+    page = tab.page
+    name = page.locator("#captured-by .who-name")
+    assert name.inner_text() == "App" and name.get_attribute("title") == app.principal_id
+    shown = page.locator("#captured-by .who-id")
+    assert not shown.is_visible()
+    name.click()
+    assert shown.is_visible() and shown.inner_text() == app.principal_id
+    assert page.evaluate("() => window.getSelection().toString()") == app.principal_id
