@@ -8,7 +8,10 @@ worker runs it (`memory.tasks.run_job(receipt_id)`), so the child's peak RSS (Vm
 worker's peak memory for that job alone; the figure printed next to it is the child's RSS after
 Django start-up, before the job. Staging goes through the ops layer (`memory.ops.base.call`,
 the same schema gates as the HTTP edge), chunk by chunk, as a client would.
-Figures: records/s and MB/s of canonical chunk JSON for each phase."""
+Figures: records/s and MB/s of canonical chunk JSON for each phase.
+
+Profiling: BENCH_PROFILE=DIR writes each job's cProfile (pstats) to DIR/<receipt_id>.prof;
+BENCH_PATCH=FILE runs FILE's Python in each job process before the job (ad-hoc timers)."""
 
 from __future__ import annotations
 
@@ -49,14 +52,29 @@ def child(receipt_id: str) -> None:
     _setup_django()
     from django.db import connection
 
+    from memory.engine import lexicon
     from memory.services.transfer_verify import object_validator
     from memory.tasks import run_job
 
     connection.ensure_connection()
+    if os.environ.get("BENCH_PATCH"):
+        exec(open(os.environ["BENCH_PATCH"]).read(), {})  # noqa: S102
     object_validator()  # built once per worker process: part of the baseline, not of the job
+    lexicon.tokens("warm")  # the tokenizer's character classes, likewise (~1.5 s, once)
     base = peak_rss_mb()
+    profile_dir = os.environ.get("BENCH_PROFILE")
     start = time.perf_counter()
-    run_job(receipt_id)
+    if profile_dir:  # cProfile of the job alone, one file per receipt (pstats)
+        import cProfile
+
+        cProfile.runctx(
+            "run_job(receipt_id)",
+            globals(),
+            {"run_job": run_job, "receipt_id": receipt_id},
+            os.path.join(profile_dir, f"{receipt_id}.prof"),
+        )
+    else:
+        run_job(receipt_id)
     elapsed = time.perf_counter() - start
     print(json.dumps({"seconds": elapsed, "rss_base_mb": base, "rss_peak_mb": peak_rss_mb()}))
 
@@ -65,7 +83,7 @@ def run_in_worker(receipt_id: str) -> dict:
     out = subprocess.run(  # noqa: S603 (our own interpreter, fixed arguments)
         [sys.executable, "-m", "bench.transfer", "--child", receipt_id],
         check=True,
-        capture_output=True,
+        stdout=subprocess.PIPE,
         text=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -240,6 +258,7 @@ def one(n: int) -> dict:
         },
         "lossless": lossless,
     }
+    print(json.dumps(result), flush=True)  # before the (long, untimed) clean-up
     if not os.environ.get("BENCH_KEEP"):
         drop(src)
         drop(dst)
@@ -262,7 +281,7 @@ def main() -> None:
             "warning: the published figures are for PostgreSQL (set DATABASE_URL)", file=sys.stderr
         )
     for n in args.records:
-        print(json.dumps(one(n)), flush=True)
+        one(n)
 
 
 if __name__ == "__main__":

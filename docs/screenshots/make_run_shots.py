@@ -21,8 +21,7 @@ OUT = ROOT / "docs" / "screenshots"
 def main() -> None:
     base = (sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:8000").rstrip("/")
     demo = json.loads((ROOT / "var" / "demo.json").read_text())
-    console = demo["console"]
-    space = console["url"].rstrip("/").split("/")[-2] if "/spaces/" in console["url"] else None
+    console, space = demo["console"], demo["space_id"]
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -30,19 +29,17 @@ def main() -> None:
         page.fill("input[name=username]", console["username"])
         page.fill("input[name=password]", console["password"])
         page.click("button[type=submit]")
-        page.goto(f"{base}{console['url']}")
         page.wait_for_load_state("networkidle")
-        queue_url = page.url
-        shots = {"make-run-queue": queue_url}
-        first = page.locator("table a[href*='/candidates/']").first
+        at = f"{base}/console/s/{space}"
+        shots = {"make-run-queue": f"{at}/queue/"}
+        page.goto(shots["make-run-queue"])
+        first = page.locator("a[href*='/candidates/']").first
         if first.count():
             shots["make-run-candidate"] = base + first.get_attribute("href")
-        base_space = queue_url.split("/queue/")[0]
-        shots["make-run-grants"] = f"{base_space}/grants/"
-        shots["make-run-space"] = f"{base_space}/space/"
-        shots["make-run-records"] = f"{base_space}/records/"
-        if space:
-            shots["make-run-operate"] = f"{base}/console/operate/{space}/"
+        shots["make-run-records"] = f"{at}/records/"
+        shots["make-run-grants"] = f"{at}/grants/"
+        shots["make-run-space"] = f"{at}/space/"
+        shots["make-run-operate"] = f"{base}/console/operate/{space}/"
         for name, url in shots.items():
             page.goto(url)
             page.wait_for_load_state("networkidle")

@@ -17,7 +17,7 @@ from memory.ops.base import OpContext, op
 from memory.services import transfer_jobs as jobs
 from memory.services.mutation import MutationScope, Outcome, mutate
 from memory.services.refs import export_ref, import_ref
-from memory.wire.canonical import canonical
+from memory.services.transfer_codec import canonical
 from memory.wire.errors import WireError, invalid, not_found, permission_denied
 
 

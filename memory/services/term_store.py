@@ -43,6 +43,17 @@ def term_rows(record: Record) -> list[RecordTerm]:
     ]
 
 
+def term_values(text: str, created_at: datetime) -> list[tuple[str, int, int, int]]:
+    """(term, tf, length, created_ms) of each row `term_rows` makes for a live record with this
+    text and creation time, without building model instances (bulk loaders: import activation
+    COPYs these)."""
+    if not text:
+        return []
+    toks = lexicon.tokens(text)
+    length, created = len(toks), epoch_ms(created_at)
+    return [(term, tf, length, created) for term, tf in sorted(Counter(toks).items())]
+
+
 def write_terms(records: Iterable[Record]) -> None:
     """Derived-copy writer: replace the records' rows with those of their current text."""
     records = list(records)

@@ -36,7 +36,8 @@ from memory.models import (
 from memory.services import transfer_load as load
 from memory.services.erasure import withdraw_exports
 from memory.services.refs import export_ref, import_ref
-from memory.services.transfer_verify import BundleChecker, reject
+from memory.services.transfer_codec import canonical as fast_canonical
+from memory.services.transfer_verify import COUNTS_MISMATCH, BundleChecker, reject
 from memory.tasks import RunAgain, job_handler
 from memory.timeutil import iso, now
 from memory.wire.canonical import digest_bytes
@@ -162,7 +163,7 @@ def run_export(job: Job) -> list[dict]:
             yield obj
 
     digests: list[str] = []
-    for ordinal, (_objects, body) in enumerate(policy.partition(counted(), limit)):
+    for ordinal, (_objects, body) in enumerate(policy.partition(counted(), limit, fast_canonical)):
         d = digest_bytes(body)
         ExportChunk.objects.create(
             export=export, ordinal=ordinal, objects_json=body.decode("utf-8"), digest=d
@@ -247,14 +248,14 @@ def run_verify(job: Job) -> list[dict]:
         != b["bundle_digest"]
     ):
         raise reject("The bundle digest does not match the bundle.")
-    checker = BundleChecker()
+    checker = BundleChecker(b["object_counts"])
     for ordinal, objects in staged_objects(imp):
         for index, obj in enumerate(objects):
             checker.check(f"Chunk {ordinal}, object {index}", obj)
     counts = checker.counts
     declared = {t: b["object_counts"].get(t, 0) for t in policy.TYPE_ORDER}
     if counts != declared or set(b["object_counts"]) - set(policy.TYPE_ORDER):
-        raise reject("The objects do not match the bundle's object_counts.")
+        raise reject(COUNTS_MISMATCH)
     imp.state, imp.updated_at = "verified", now()
     imp.save(update_fields=["state", "updated_at"])
     return ref

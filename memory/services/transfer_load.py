@@ -1,24 +1,45 @@
 """Import activation's storage side: clear a space's memory objects and load verified export
 objects into it, keeping every id, time, revision and tombstone (SPEC §5). Used inside the
-activation job's single transaction. Bulk statements keep memory bounded by the batch."""
+activation job's single transaction, so a fault anywhere leaves the space as it was.
+
+Records — the bulk of a space — are written set-wise, BATCH at a time, with their derived rows:
+the history row of their current revision, their term rows (memory.services.term_store) and,
+under a hybrid engine, their place in the embedding backlog (memory.services.hybrid_store; the
+worker embeds after COMMIT). On PostgreSQL each of those is one `COPY … FROM STDIN` per batch
+(psycopg 3's `cursor.copy()`) with record ids taken from the table's sequence in one statement;
+on SQLite `bulk_create`. Memory is bounded by the batch, not by the space. The rows are exactly
+those the row-by-row write paths make (tests/memory/async/test_transfer_scale.py)."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Sequence
+
+from django.db import connection, models, transaction
+
 from memory.models import (
     Candidate,
+    PendingEmbedding,
     ProfileDocument,
     Record,
+    RecordEmbedding,
     RecordRevision,
+    RecordTerm,
     Reflection,
     Space,
     Subject,
 )
 from memory.models.records import CONTEXT
 from memory.models.reflections import filter_key
-from memory.services import derived
+from memory.services import derived, hybrid_store, term_store
 from memory.timeutil import parse
 
 BATCH = 1000
+
+# Derived-copy hooks whose rows this module writes and erases set-wise itself; any other
+# registered hook is called as the write paths call it.
+BULK_WRITERS = (term_store.write_terms, hybrid_store.write_embeddings)
+BULK_ERASERS = (term_store.erase_terms, hybrid_store.erase_embeddings)
 
 
 def _raw_delete(qs) -> None:
@@ -28,18 +49,113 @@ def _raw_delete(qs) -> None:
 
 
 def clear_space(space: Space) -> None:
-    if derived.ERASERS:
+    others = [e for e in derived.ERASERS if e not in BULK_ERASERS]
+    if others:
         records = Record.objects.filter(space=space).only("pk", "record_id")
         batch: list[Record] = []
         for r in records.iterator(chunk_size=BATCH):
             batch.append(r)
             if len(batch) == BATCH:
-                derived.content_erased(batch)
+                for eraser in others:
+                    eraser(batch)
                 batch = []
-        derived.content_erased(batch)
-    _raw_delete(RecordRevision.objects.filter(record__space=space))
+        for eraser in others:
+            eraser(batch)
+    # The derived copies the bulk erasers would erase record by record, set-wise. A plain
+    # `fk IN (subquery)` (not a join, which Django turns into `id IN (a self-join)`).
+    subjects = Subject.objects.filter(space=space).values("pk")
+    record_pks = Record.objects.filter(space=space).values("pk")
+    _raw_delete(RecordTerm.objects.filter(subject_id__in=subjects))
+    _raw_delete(RecordEmbedding.objects.filter(record_id__in=record_pks))
+    _raw_delete(PendingEmbedding.objects.filter(record_id__in=record_pks))
+    _raw_delete(RecordRevision.objects.filter(record_id__in=record_pks))
     for model in (Reflection, ProfileDocument, Candidate, Record, Subject):
         _raw_delete(model.objects.filter(space=space))
+
+
+def _columns(model: type[models.Model], names: Sequence[str]) -> list[models.Field]:
+    fields = [model._meta.get_field(n) for n in names]
+    assert all(isinstance(f, models.Field) for f in fields)  # concrete columns only
+    return fields  # type: ignore[return-value]
+
+
+def _next_ids(model: type[models.Model], n: int) -> list[int]:
+    """n fresh primary keys from the table's own sequence (PostgreSQL), one statement."""
+    table = model._meta.db_table
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+            [table, n],
+        )
+        return [row[0] for row in cur.fetchall()]
+
+
+def insert_rows(model: type[models.Model], names: Sequence[str], rows: Iterable[tuple]) -> None:
+    """Insert rows (tuples of the named fields' Python values, attnames for foreign keys) into
+    the model's table: one COPY on PostgreSQL, bulk_create on other databases. No model
+    validation or signals, as bulk_create."""
+    fields = _columns(model, names)
+    if connection.vendor != "postgresql":
+        attnames = [f.attname for f in fields]
+        model._default_manager.bulk_create(
+            [model(**dict(zip(attnames, row, strict=True))) for row in rows], batch_size=BATCH
+        )
+        return
+    json_at = [i for i, f in enumerate(fields) if isinstance(f, models.JSONField)]
+    table = connection.ops.quote_name(model._meta.db_table)
+    cols = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    with connection.cursor() as cur, cur.cursor.copy(f"COPY {table} ({cols}) FROM STDIN") as copy:
+        for row in rows:
+            if json_at:
+                cells = list(row)
+                for i in json_at:
+                    cells[i] = None if cells[i] is None else dumps(cells[i])
+                copy.write_row(cells)
+            else:
+                copy.write_row(row)
+
+
+RECORD_FIELDS = [
+    "space_id",
+    "subject_id",
+    "record_id",
+    "kind",
+    "content",
+    "text",
+    "placement_scope",
+    "placement_context_id",
+    "prov_source",
+    "prov_source_context_id",
+    "prov_candidate_id",
+    "prov_author_principal_id",
+    "prov_reviewer_principal_id",
+    "prov_captured_at",
+    "prov_created_at",
+    "revision",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+    "deleted_by_principal_id",
+    "delete_reason",
+    "extensions",
+]
+REVISION_FIELDS = [
+    "record_id",
+    "revision",
+    "kind",
+    "content",
+    "placement_scope",
+    "placement_context_id",
+    "created_at",
+]
+TERM_FIELDS = ["record_id", "subject_id", "term", "tf", "length", "created_ms"]
+
+
+def _kick_embeddings() -> None:
+    from memory.tasks import drain_derived
+
+    drain_derived.delay()
 
 
 def _t(value: str | None):
@@ -102,61 +218,86 @@ class Loader:
         self.subjects.update({s.subject_id: s.pk for s in made})
 
     def _load_record(self, rows: list[dict]) -> None:
-        records = []
+        values = []
         for d in rows:
             scope, context_id = _placement(d["placement"])
             prov = d["provenance"]
             tomb = d.get("tombstone") or {}
-            records.append(
-                Record(
-                    space=self.space,
-                    subject_id=self.subjects[d["subject_id"]],
-                    record_id=d["record_id"],
-                    kind=d["kind"],
-                    content=d["content"],
-                    text=d["content"].get("text", ""),
-                    placement_scope=scope,
-                    placement_context_id=context_id,
-                    prov_source=prov["source"],
-                    prov_source_context_id=prov.get("source_context_id"),
-                    prov_candidate_id=prov.get("candidate_id"),
-                    prov_author_principal_id=prov["author_principal_id"],
-                    prov_reviewer_principal_id=prov.get("reviewer_principal_id"),
-                    prov_captured_at=_t(prov.get("captured_at")),
-                    prov_created_at=parse(prov["created_at"]),
-                    revision=d["revision"],
-                    created_at=parse(d["created_at"]),
-                    updated_at=parse(d["updated_at"]),
-                    deleted_at=_t(tomb.get("deleted_at")),
-                    deleted_by_principal_id=tomb.get("deleted_by_principal_id"),
-                    delete_reason=tomb.get("reason"),
-                    extensions=d["extensions"],
+            values.append(
+                (
+                    self.space.pk,
+                    self.subjects[d["subject_id"]],
+                    d["record_id"],
+                    d["kind"],
+                    d["content"],
+                    d["content"].get("text", ""),
+                    scope,
+                    context_id,
+                    prov["source"],
+                    prov.get("source_context_id"),
+                    prov.get("candidate_id"),
+                    prov["author_principal_id"],
+                    prov.get("reviewer_principal_id"),
+                    _t(prov.get("captured_at")),
+                    parse(prov["created_at"]),
+                    d["revision"],
+                    parse(d["created_at"]),
+                    parse(d["updated_at"]),
+                    _t(tomb.get("deleted_at")),
+                    tomb.get("deleted_by_principal_id"),
+                    tomb.get("reason"),
+                    d["extensions"],
                 )
             )
-        made = Record.objects.bulk_create(records)
-        if any(r.pk is None for r in made):
-            made = list(
-                Record.objects.filter(
-                    space=self.space, record_id__in=[d["record_id"] for d in rows]
-                )
+        if connection.vendor == "postgresql":
+            ids = _next_ids(Record, len(values))
+            insert_rows(
+                Record, ["id", *RECORD_FIELDS], ((i, *v) for i, v in zip(ids, values, strict=True))
             )
+        else:
+            made = Record.objects.bulk_create(
+                [Record(**dict(zip(RECORD_FIELDS, v, strict=True))) for v in values]
+            )
+            if any(r.pk is None for r in made):
+                pks = dict(
+                    Record.objects.filter(
+                        space=self.space, record_id__in=[d["record_id"] for d in rows]
+                    ).values_list("record_id", "pk")
+                )
+                made = [Record(pk=pks[d["record_id"]]) for d in rows]
+            ids = [r.pk for r in made]
         # The export carries each record's current revision only; it becomes the history row
         # reflections generated after the import pin.
-        RecordRevision.objects.bulk_create(
-            [
-                RecordRevision(
-                    record=r,
-                    revision=r.revision,
-                    kind=r.kind,
-                    content=r.content,
-                    placement_scope=r.placement_scope,
-                    placement_context_id=r.placement_context_id,
-                    created_at=r.updated_at,
-                )
-                for r in made
-            ]
+        insert_rows(
+            RecordRevision,
+            REVISION_FIELDS,
+            ((i, v[15], v[3], v[4], v[6], v[7], v[17]) for i, v in zip(ids, values, strict=True)),
         )
-        derived.content_written(made)
+        self._derived(ids, values)
+
+    def _derived(self, ids: list[int], values: list[tuple]) -> None:
+        """The derived copies a row-by-row write makes of the records' content (the hooks in
+        memory.services.derived), set-wise for the ones this module knows."""
+        live = [(i, v) for i, v in zip(ids, values, strict=True) if v[18] is None and v[5]]
+        if term_store.write_terms in derived.WRITERS:
+            insert_rows(
+                RecordTerm,
+                TERM_FIELDS,
+                ((i, v[1], *term) for i, v in live for term in term_store.term_values(v[5], v[16])),
+            )
+        texts = [(i, v[15]) for i, v in zip(ids, values, strict=True) if v[5]]
+        if hybrid_store.write_embeddings in derived.WRITERS and hybrid_store.enabled() and texts:
+            # Queued, embedded by a worker after COMMIT (as hybrid_store.write_embeddings).
+            insert_rows(PendingEmbedding, ["record", "revision"], texts)
+            transaction.on_commit(_kick_embeddings, robust=True)
+        others = [w for w in derived.WRITERS if w not in BULK_WRITERS]
+        if others:
+            records = [
+                Record(pk=i, **dict(zip(RECORD_FIELDS, v, strict=True)))
+                for i, v in zip(ids, values, strict=True)
+            ]
+            for writer in others:
+                writer(records)
 
     def _load_candidate(self, rows: list[dict]) -> None:
         Candidate.objects.bulk_create(

@@ -33,6 +33,7 @@ from memory.wire.errors import WireError
 from memory.wire.validation import URN, catalog
 
 ERASED = {"text": ""}
+COUNTS_MISMATCH = "The objects do not match the bundle's object_counts."
 
 
 @lru_cache(maxsize=1)
@@ -49,7 +50,16 @@ def reject(message: str, code: str = "INVALID_INPUT") -> WireError:
 
 
 class BundleChecker:
-    def __init__(self) -> None:
+    """`declared`: the bundle's object_counts. A bundle that declares no candidates and no
+    reflections has nothing that refers to its records, so the record index (the only part of
+    the checker that grows with the bundle, ~170 bytes a record) is not kept; a candidate or
+    reflection appearing in it anyway rejects at once, with the message the final count check
+    would give."""
+
+    def __init__(self, declared: dict[str, int] | None = None) -> None:
+        self.referring = declared is None or any(
+            declared.get(t, 0) for t in ("candidate", "reflection")
+        )
         self.validator = object_validator()
         self.counts = policy.empty_counts()
         self.previous: tuple | None = None
@@ -65,6 +75,8 @@ class BundleChecker:
         if self.previous is not None and key <= self.previous:
             raise reject(f"{where}: out of order or repeated.")
         self.previous = key
+        if not self.referring and obj["type"] in ("candidate", "reflection"):
+            raise reject(COUNTS_MISMATCH)
         data = obj["data"]
         if obj["type"] != "subject" and data["subject_id"] not in self.subjects:
             raise reject(f"{where}: names a subject that is not in the bundle.")
@@ -83,6 +95,8 @@ class BundleChecker:
         check_content(data["content"], "content")
         if "tombstone" in data and data["content"] != ERASED:
             raise reject(f'{where}: a tombstoned record\'s content is not {{"text": ""}}.')
+        if not self.referring:
+            return
         self.records[data["record_id"]] = (data["subject_id"], data["revision"])
         candidate_id = data["provenance"].get("candidate_id")
         if candidate_id is not None:
