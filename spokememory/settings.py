@@ -144,6 +144,11 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# Behind a pooler in transaction mode (pgbouncer) a server-side cursor cannot outlive its
+# transaction: set DATABASE_DISABLE_SERVER_SIDE_CURSORS=1 there (docs/deployment.md).
+DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool(
+    "DATABASE_DISABLE_SERVER_SIDE_CURSORS", False
+)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and a busy timeout let the web process and a worker share the file.
     DATABASES["default"]["OPTIONS"] = {

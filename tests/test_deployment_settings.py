@@ -120,3 +120,19 @@ def test_the_proxy_ssl_header_is_read_from_the_environment(tmp_path):
     assert answer.stdout.strip() == "('HTTP_X_FORWARDED_PROTO', 'https')"
     plain = run(["shell", "-c", code], tmp_path)
     assert plain.stdout.strip() == "None"
+
+
+def test_server_side_cursors_can_be_switched_off_for_a_transaction_pooler(tmp_path):
+    code = (
+        "from django.conf import settings; "
+        "print(settings.DATABASES['default']['DISABLE_SERVER_SIDE_CURSORS'])"
+    )
+    pooled = run(
+        ["shell", "-c", code],
+        tmp_path,
+        **PRODUCTION,
+        SECRET_KEY="k" * 60,
+        DATABASE_DISABLE_SERVER_SIDE_CURSORS="1",
+    )
+    assert pooled.stdout.strip() == "True", pooled.stderr
+    assert run(["shell", "-c", code], tmp_path).stdout.strip() == "False"
