@@ -173,7 +173,8 @@ def _rank_generation_2(
 
 @op("memory.recall")
 def recall(ctx: OpContext, req: dict) -> dict:
-    cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
+    # One query: the grants, their space and the subject (as subjects.get reads them).
+    cov = coverage_for(req["space_id"], ctx.principal, ctx.at, subject_id=req["subject_id"])
     subject = access_subject(cov, req["subject_id"])
     cov.require("recall", subject.subject_id)
     flt = read_filter(req)

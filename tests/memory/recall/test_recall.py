@@ -299,12 +299,12 @@ def test_recall_is_a_read_and_writes_nothing(make_record, recall, space):
 def test_query_count_does_not_grow_with_records(
     make_record, admin, django_assert_num_queries, query
 ):
-    """coverage (grants joined with the space), subject, candidates (empty query: count,
-    boundary, head), result rows."""
+    """coverage (grants joined with the space and the subject), candidates (empty query:
+    count, boundary, head), result rows."""
     from memory.ops.base import call
 
     request = {"space_id": "s1", "subject_id": "u1", "query": {"text": query}}
-    expected = 4 if query else 6
+    expected = 3 if query else 5
     for size in (3, 40):
         while Record.objects.count() < size:
             make_record(f"plan {Record.objects.count()}")
