@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
@@ -200,3 +202,20 @@ def browser():
     from tests.reviews.browser.conftest import launch_browser
 
     yield from launch_browser()
+
+
+@contextmanager
+def embedding_writer(settings, engine: str) -> Iterator[None]:
+    """A hybrid engine set and its embedding writer registered, as the provider registers it
+    at start-up: writes queue their vectors; nothing embeds until a drain is asked for."""
+    from memory.services import derived, hybrid_store
+
+    settings.SPOKE_MEMORY_ENGINE = engine
+    added = hybrid_store.write_embeddings not in derived.WRITERS
+    if added:
+        derived.WRITERS.append(hybrid_store.write_embeddings)
+    try:
+        yield
+    finally:
+        if added:
+            derived.WRITERS.remove(hybrid_store.write_embeddings)

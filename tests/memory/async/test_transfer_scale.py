@@ -23,6 +23,7 @@ from memory.services import derived, hybrid_store, term_store
 from memory.services import transfer_load as load
 from memory.services.transfer_codec import canonical
 from memory.wire.canonical import canonical as reference
+from tests.conftest import embedding_writer
 
 from .conftest import delete_record, make_candidate, make_profile, make_record, subject_row
 from .test_transfer import export, fresh_target, import_and_activate, objects, stage_all
@@ -88,13 +89,8 @@ def sess(api, admin):
 @pytest.fixture
 def queued_embeddings(settings):
     """A hybrid engine's writer registered (it queues; nothing here embeds)."""
-    settings.SPOKE_MEMORY_ENGINE = "hybrid/2"
-    added = hybrid_store.write_embeddings not in derived.WRITERS
-    if added:
-        derived.WRITERS.append(hybrid_store.write_embeddings)
-    yield
-    if added:
-        derived.WRITERS.remove(hybrid_store.write_embeddings)
+    with embedding_writer(settings, "hybrid/2"):
+        yield
 
 
 @pytest.fixture

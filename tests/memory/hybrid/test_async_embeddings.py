@@ -8,8 +8,9 @@ import json
 import pytest
 
 from memory.models import PendingEmbedding, Record, RecordEmbedding
-from memory.services import derived, hybrid_store
+from memory.services import hybrid_store
 from memory.tasks import DRAINS, drain_derived
+from tests.conftest import embedding_writer
 from tests.memory.hybrid.conftest import ids, needs_semantic
 
 pytestmark = [pytest.mark.django_db, needs_semantic]
@@ -21,15 +22,10 @@ PARAPHRASE = "canine companion"  # no token in common with any record
 @pytest.fixture
 def queued_engine(settings):
     """hybrid/1 as the provider runs it: the writer queues, nothing drains until asked."""
-    settings.SPOKE_MEMORY_ENGINE = "hybrid/1"
-    added = hybrid_store.write_embeddings not in derived.WRITERS
-    if added:
-        derived.WRITERS.append(hybrid_store.write_embeddings)
     if hybrid_store.drain not in DRAINS:
         DRAINS.append(hybrid_store.drain)
-    yield
-    if added:
-        derived.WRITERS.remove(hybrid_store.write_embeddings)
+    with embedding_writer(settings, "hybrid/1"):
+        yield
 
 
 def test_a_write_queues_its_vector_and_the_drain_makes_it(queued_engine, space, write, recall):
