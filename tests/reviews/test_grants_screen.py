@@ -24,6 +24,18 @@ def issue(client, **fields):
     return client.post("/console/s/s1/grants/issue/", data, follow=True)
 
 
+def _review_grant(ops, principal) -> str:
+    """A `review` grant from the moderator to `principal`; its grant id."""
+    return ops(
+        "memory.grants.grant",
+        {
+            "space_id": "s1",
+            "grantee_principal_id": principal.principal_id,
+            "capabilities": ["review"],
+        },
+    )["receipt"]["refs"][0]["id"]
+
+
 def test_admin_view_shows_the_chain(mod, ops, grantee):
     _, principal = grantee
     root = Grant.objects.get(grantee__user__username="moderator")
@@ -124,14 +136,7 @@ def test_bad_grantee_says_not_found_without_a_404_page(mod):
 
 def test_revoke_asks_for_confirmation_then_revokes(mod, ops, grantee):
     _, principal = grantee
-    gid = ops(
-        "memory.grants.grant",
-        {
-            "space_id": "s1",
-            "grantee_principal_id": principal.principal_id,
-            "capabilities": ["review"],
-        },
-    )["receipt"]["refs"][0]["id"]
+    gid = _review_grant(ops, principal)
     page = mod.get(f"/console/s/s1/grants/{gid}/revoke/")
     assert page.status_code == 200 and b"Revoke grant" in page.content
     assert Grant.objects.get(grant_id=gid).state == "active"
@@ -214,14 +219,7 @@ def test_unparseable_form_input_calls_no_op(mod, grantee):
 
 def test_a_revoked_grant_is_not_offered_for_revoke(mod, ops, grantee):
     _, principal = grantee
-    gid = ops(
-        "memory.grants.grant",
-        {
-            "space_id": "s1",
-            "grantee_principal_id": principal.principal_id,
-            "capabilities": ["review"],
-        },
-    )["receipt"]["refs"][0]["id"]
+    gid = _review_grant(ops, principal)
     revoke_link = f'href="/console/s/s1/grants/{gid}/revoke/"'
     assert revoke_link in mod.get("/console/s/s1/grants/").content.decode()
     ops("memory.grants.revoke", {"space_id": "s1", "grant_id": gid})
