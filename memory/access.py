@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache, partial
+from typing import get_args
 
 from django.db import connection
 from django.db.models import Q
@@ -18,25 +19,11 @@ from memory.models import Candidate, Grant, Principal, Receipt, Record, Space, S
 from memory.models.records import CONTEXT, SHARED
 from memory.wire.canonical import canonical, digest
 from memory.wire.errors import WireError, not_found, permission_denied
+from memory.wire.types import Capability
 
 ADMIN = "space_admin"
-CAPABILITIES = [
-    "space_admin",
-    "grants_issue",
-    "subjects_write",
-    "capture",
-    "candidates_read",
-    "review",
-    "records_read",
-    "records_write",
-    "recall",
-    "profile_read",
-    "profile_write",
-    "reflections_read",
-    "reflections_generate",
-    "export",
-    "import",
-]
+# The grant capabilities, in the schema's order (SPEC §4), from the generated wire types.
+CAPABILITIES: list[str] = list(get_args(Capability))
 
 
 def grant_has(grant: Grant, capability: str) -> bool:
