@@ -21,7 +21,7 @@ import statistics
 import sys
 import time
 
-from bench.transfer import _setup_django, drop, fill
+from bench.transfer import _setup_django, drop, fill, stage_export
 
 
 def deletes(principal, space_id: str, record_ids: list[str]) -> list[float]:
@@ -80,7 +80,7 @@ def u2_records(space_id: str, n: int) -> list[str]:
 def run(n: int, d: int) -> dict:
     from memory.models import ExportChunk, ImportChunk, Principal, Space
     from memory.ops.base import call
-    from memory.ops.grants import issue_root_grant
+    from memory.services.operators import issue_root_grant
     from memory.services.transfer_verify import BundleChecker, object_validator
     from memory.tasks import run_job
     from memory.timeutil import now
@@ -105,27 +105,7 @@ def run(n: int, d: int) -> dict:
         )["receipt"]
         run_job(receipt["receipt_id"])
         export_ids.append(receipt["refs"][0]["id"])
-    first = call(
-        principal, "memory.exports.get", {"space_id": src, "export_id": export_ids[0], "ordinal": 0}
-    )
-    bundle = first["bundle"]
-    staged = call(
-        principal,
-        "memory.imports.stage",
-        {"space_id": dst, "bundle": bundle, "chunk": first["chunk"]},
-    )["receipt"]
-    import_id = staged["refs"][0]["id"]
-    for ordinal in range(1, bundle["chunk_count"]):
-        chunk = call(
-            principal,
-            "memory.exports.get",
-            {"space_id": src, "export_id": export_ids[0], "ordinal": ordinal},
-        )["chunk"]
-        staged = call(
-            principal,
-            "memory.imports.stage",
-            {"space_id": dst, "import_id": import_id, "chunk": chunk},
-        )["receipt"]
+    _, import_id, _ = stage_export(principal, src, export_ids[0], dst)
     stored_mb = (
         sum(len(b) for b in ExportChunk.objects.values_list("objects_json", flat=True))
         + sum(len(b) for b in ImportChunk.objects.values_list("objects_json", flat=True))

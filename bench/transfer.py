@@ -24,6 +24,36 @@ import sys
 import time
 
 
+def stage_export(principal, src: str, export_id: str, dst: str) -> tuple[dict, str, dict]:
+    """Stage every chunk of a committed export of `src` into `dst`, as a client would (exports.get
+    then imports.stage, chunk by chunk, through the ops layer). Returns the bundle, the import
+    id and the last staging receipt (the one whose job verifies)."""
+    from memory.ops.base import call
+
+    first = call(
+        principal, "memory.exports.get", {"space_id": src, "export_id": export_id, "ordinal": 0}
+    )
+    bundle = first["bundle"]
+    staged = call(
+        principal,
+        "memory.imports.stage",
+        {"space_id": dst, "bundle": bundle, "chunk": first["chunk"]},
+    )["receipt"]
+    import_id = staged["refs"][0]["id"]
+    for ordinal in range(1, bundle["chunk_count"]):
+        chunk = call(
+            principal,
+            "memory.exports.get",
+            {"space_id": src, "export_id": export_id, "ordinal": ordinal},
+        )["chunk"]
+        staged = call(
+            principal,
+            "memory.imports.stage",
+            {"space_id": dst, "import_id": import_id, "chunk": chunk},
+        )["receipt"]
+    return bundle, import_id, staged
+
+
 def _setup_django() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spokememory.settings")
     os.environ.setdefault(
@@ -186,27 +216,7 @@ def one(n: int) -> dict:
     )
 
     t = time.perf_counter()
-    first = call(
-        principal, "memory.exports.get", {"space_id": src, "export_id": export_id, "ordinal": 0}
-    )
-    bundle = first["bundle"]
-    staged = call(
-        principal,
-        "memory.imports.stage",
-        {"space_id": dst, "bundle": bundle, "chunk": first["chunk"]},
-    )["receipt"]
-    import_id = staged["refs"][0]["id"]
-    for ordinal in range(1, bundle["chunk_count"]):
-        chunk = call(
-            principal,
-            "memory.exports.get",
-            {"space_id": src, "export_id": export_id, "ordinal": ordinal},
-        )["chunk"]
-        staged = call(
-            principal,
-            "memory.imports.stage",
-            {"space_id": dst, "import_id": import_id, "chunk": chunk},
-        )["receipt"]
+    bundle, import_id, staged = stage_export(principal, src, export_id, dst)
     stage_s = time.perf_counter() - t
     ver = run_in_worker(staged["receipt_id"])
     act_receipt = call(
