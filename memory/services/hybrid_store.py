@@ -77,7 +77,8 @@ def backlog() -> int:
 def drain(batch: int = 64) -> int:
     """Embed the backlog, `batch` texts at a time, until it is empty; returns how many records
     got a vector. Holds no lock while it embeds: a record changed meanwhile keeps (or gets) its
-    pending row for the newer revision, and two drains racing only write the same vector twice
+    pending row for the newer revision, a record deleted meanwhile gets no vector (`embed_now`
+    re-checks under the delete's lock), and two drains racing only write the same vector twice
     (ignored)."""
     done = 0
     last_pk = 0
@@ -95,21 +96,49 @@ def drain(batch: int = 64) -> int:
                 "pk", "subject_id", "revision", "text"
             )
         )
+        texts = [r for r in records if r.text]
+        vectors = embed.embed([r.text for r in texts]) if texts else []
         with transaction.atomic():
-            embed_now([r for r in records if r.text])
+            erased = len(texts) - store_live_vectors(texts, vectors)
             covered = Q(pk__in=[])
             current = {r.pk: r.revision for r in records}
             for pk, revision in rows:
                 # a deleted or emptied record needs no vector; a newer revision stays queued
                 covered |= Q(record_id=pk, revision__lte=current.get(pk, revision))
             PendingEmbedding.objects.filter(covered).delete()
-        done += len(records)
+        done += len(records) - erased
 
 
 def embed_now(records: list[Record]) -> None:
-    """A vector for each record's current revision, now, in one batch."""
+    """A vector for each record's current revision, now, in one batch (none for a record
+    deleted while the batch was embedded)."""
     if records:
-        store_vectors(records, embed.embed([r.text for r in records]))
+        vectors = embed.embed([r.text for r in records])
+        with transaction.atomic():
+            store_live_vectors(records, vectors)
+
+
+def store_live_vectors(records: list[Record], vectors) -> int:
+    """Store the vectors (embedded without a lock) of the records still live, deciding which are
+    under the record row locks a delete takes (`memory.records.delete` locks the record FOR
+    UPDATE before it erases the derived copies): a delete that committed while the batch was
+    embedded is seen (PostgreSQL re-reads a row it waited for, and the tombstone no longer
+    matches), and one that comes later waits for this transaction and then erases what it
+    stored. Rows are locked in pk order, as every drain takes them. Call inside a transaction
+    (on SQLite a write transaction is BEGIN IMMEDIATE: no delete can interleave). Returns how
+    many it stored."""
+    if not records:
+        return 0
+    live = set(
+        Record.objects.select_for_update(no_key=True)
+        .filter(pk__in=[r.pk for r in records], deleted_at__isnull=True)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    kept = [(r, v) for r, v in zip(records, vectors, strict=True) if r.pk in live]
+    if kept:
+        store_vectors([r for r, _ in kept], [v for _, v in kept])
+    return len(kept)
 
 
 def store_vectors(records: list[Record], vectors) -> None:
