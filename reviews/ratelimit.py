@@ -11,11 +11,17 @@ docs/deployment.md), in fixed windows of WINDOW_S, in two separate buckets:
 A success resets its username's bucket only (an attacker with one valid account can't reset
 its address's count). The client address is REMOTE_ADDR, or, only when
 SPOKE_MEMORY_TRUSTED_PROXY_HEADER names a header the trusted proxies set, the address those
-proxies saw (the SPOKE_MEMORY_TRUSTED_PROXY_COUNT-th entry from the right)."""
+proxies saw (the SPOKE_MEMORY_TRUSTED_PROXY_COUNT-th entry from the right).
+
+A cache that cannot be reached (Redis down) fails closed: no login is tried, the login views
+answer 503 with Retry-After, and any other `authenticate` caller is refused; unlimited password
+guessing for the length of an outage is worse than a console that waits for Redis
+(docs/reliability.md "Redis down")."""
 
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable
 
 from django.conf import settings
@@ -24,6 +30,14 @@ from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
+
+log = logging.getLogger("reviews.ratelimit")
+UNAVAILABLE_RETRY_AFTER_S = 30
+
+
+class LimiterUnavailable(Exception):
+    """The limiter's cache cannot be reached, so it cannot tell whether a login is allowed."""
+
 
 # The configured values (settings are read again on each call, so tests may override them).
 MAX_ATTEMPTS = settings.SPOKE_MEMORY_LOGIN_MAX_ATTEMPTS
@@ -54,25 +68,41 @@ def _address_key(address: str) -> str:
 
 
 def blocked(address: str, username: str) -> bool:
-    counts = cache.get_many([_user_key(username), _address_key(address)])
+    """Whether this username or address is over its count; LimiterUnavailable if the count
+    cannot be read."""
+    try:
+        counts = cache.get_many([_user_key(username), _address_key(address)])
+    except Exception as exc:  # noqa: BLE001 - any cache failure: the counts are unreachable
+        log.warning("login limiter unavailable: its cache is unreachable (%s)", type(exc).__name__)
+        raise LimiterUnavailable from exc
     return (counts.get(_user_key(username)) or 0) >= settings.SPOKE_MEMORY_LOGIN_MAX_ATTEMPTS or (
         counts.get(_address_key(address)) or 0
     ) >= settings.SPOKE_MEMORY_LOGIN_MAX_ADDRESS_ATTEMPTS
 
 
 def record_failure(address: str, username: str) -> None:
-    for key in (_user_key(username), _address_key(address)):
-        window = settings.SPOKE_MEMORY_LOGIN_WINDOW_S
-        if cache.add(key, 1, window):
-            continue
-        try:
-            cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.add(key, 1, window)
+    try:
+        for key in (_user_key(username), _address_key(address)):
+            window = settings.SPOKE_MEMORY_LOGIN_WINDOW_S
+            if cache.add(key, 1, window):
+                continue
+            try:
+                cache.incr(key)
+            except ValueError:  # expired between add and incr
+                cache.add(key, 1, window)
+    except Exception as exc:  # noqa: BLE001 - the cache went away after the check; next try is refused
+        log.warning(
+            "login failure not counted: the limiter's cache is unreachable (%s)", type(exc).__name__
+        )
 
 
 def reset(username: str) -> None:
-    cache.delete(_user_key(username))
+    try:
+        cache.delete(_user_key(username))
+    except Exception as exc:  # noqa: BLE001 - the login stands; the count expires with its window
+        log.warning(
+            "login count not reset: the limiter's cache is unreachable (%s)", type(exc).__name__
+        )
 
 
 def request_blocked(request: HttpRequest) -> bool:
@@ -84,8 +114,11 @@ class LoginLimitBackend:
     whatever the password and whichever login view asked."""
 
     def authenticate(self, request: HttpRequest | None, username: str | None = None, **_):
-        if request is not None and blocked(client_address(request), username or ""):
-            raise PermissionDenied("too many failed logins")
+        try:
+            if request is not None and blocked(client_address(request), username or ""):
+                raise PermissionDenied("too many failed logins")
+        except LimiterUnavailable:
+            raise PermissionDenied("the login limiter cannot count") from None
         return None
 
     # No get_user: this backend never logs anyone in, so no session names it (and
@@ -113,12 +146,26 @@ def too_many() -> HttpResponse:
     return response
 
 
+def unavailable() -> HttpResponse:
+    response = HttpResponse(
+        "Logging in is unavailable for a moment. Try again shortly.\n",
+        status=503,
+        content_type="text/plain; charset=utf-8",
+    )
+    response["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER_S)
+    return response
+
+
 def limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """A login view behind the limiter: a POST while blocked answers 429 without trying."""
+    """A login view behind the limiter: a POST while blocked answers 429 without trying, and
+    503 while the limiter cannot count."""
 
     def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if request.method == "POST" and request_blocked(request):
-            return too_many()
+        try:
+            if request.method == "POST" and request_blocked(request):
+                return too_many()
+        except LimiterUnavailable:
+            return unavailable()
         return view(request, *args, **kwargs)
 
     return wrapper

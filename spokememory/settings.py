@@ -232,14 +232,22 @@ SECURE_PROXY_SSL_HEADER = (
 
 # Django's cache: the per-principal request throttle and the login limiter's counts. Shared by
 # every process only with Redis (SPOKE_MEMORY_CACHE_URL, else REDIS_URL); the local-memory
-# default counts per process (docs/deployment.md).
+# default counts per process (docs/deployment.md). A Redis that stops answering costs a request
+# at most the socket timeout: then the throttle fails open and logins answer 503
+# (docs/reliability.md "Redis down").
 _cache_url = os.environ.get("SPOKE_MEMORY_CACHE_URL") or os.environ.get("REDIS_URL")
+_cache_timeout_s = float(os.environ.get("SPOKE_MEMORY_CACHE_TIMEOUT_S", "0.5"))
+SPOKE_MEMORY_CACHE_OPTIONS = {
+    "socket_connect_timeout": _cache_timeout_s,
+    "socket_timeout": _cache_timeout_s,
+}
 CACHES = {
     "default": (
         {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": _cache_url,
             "KEY_PREFIX": os.environ.get("SPOKE_MEMORY_CACHE_PREFIX", "spoke-memory"),
+            "OPTIONS": SPOKE_MEMORY_CACHE_OPTIONS,
         }
         if _cache_url
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}

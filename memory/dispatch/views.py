@@ -6,6 +6,8 @@ every error leaves through `responses.error_response`. Discovery (manifest, Open
 from __future__ import annotations
 
 import json
+import logging
+import time
 from typing import NoReturn
 
 from django.conf import settings
@@ -21,6 +23,8 @@ from memory.outage import is_outage
 from memory.timeutil import now
 from memory.wire.errors import WireError
 from memory.wire.validation import catalog, schema_errors
+
+log = logging.getLogger("memory.dispatch")
 
 
 class PrincipalThrottle(SimpleRateThrottle):
@@ -47,16 +51,35 @@ class PrincipalThrottle(SimpleRateThrottle):
         window = int(at // duration)
         self.key = f"{key}:{duration}:{window}"
         self.wait_s = (window + 1) * duration - at
-        self.cache.add(self.key, 0, timeout=int(duration) + 1)
         try:
-            count = self.cache.incr(self.key)
-        except ValueError:  # expired between add and incr: a new window
-            self.cache.set(self.key, 1, timeout=int(duration) + 1)
-            count = 1
+            self.cache.add(self.key, 0, timeout=int(duration) + 1)
+            try:
+                count = self.cache.incr(self.key)
+            except ValueError:  # expired between add and incr: a new window
+                self.cache.set(self.key, 1, timeout=int(duration) + 1)
+                count = 1
+        except Exception as exc:  # noqa: BLE001 - any cache failure: the counter is unreachable
+            _rate_unenforced(exc)
+            return True
         return count <= limit
 
     def wait(self) -> float:
         return self.wait_s
+
+
+_unenforced_logged_at = 0.0
+
+
+def _rate_unenforced(exc: Exception) -> None:
+    """The throttle's cache (Redis) cannot be reached: the request goes on uncounted (fail open;
+    docs/reliability.md "Redis down" says why), with a warning at most every 10 s per process."""
+    global _unenforced_logged_at
+    at = time.monotonic()
+    if at - _unenforced_logged_at >= 10:
+        _unenforced_logged_at = at
+        log.warning(
+            "rate limit not enforced: the throttle's cache is unreachable (%s)", type(exc).__name__
+        )
 
 
 def read_body(request) -> dict:

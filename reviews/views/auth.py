@@ -14,7 +14,16 @@ class LoginView(auth_views.LoginView):
     def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         # Failures are counted and successes reset by the limiter's signal receivers, for this
         # view and /admin/login/ alike; here a blocked attempt gets the console's own page.
-        if ratelimit.request_blocked(request):
+        try:
+            blocked = ratelimit.request_blocked(request)
+        except ratelimit.LimiterUnavailable:
+            # fails closed: no attempt the limiter cannot count (reviews/ratelimit.py)
+            response = self.render_to_response(
+                self.get_context_data(form=self.get_form(), unavailable=True), status=503
+            )
+            response["Retry-After"] = str(ratelimit.UNAVAILABLE_RETRY_AFTER_S)
+            return response
+        if blocked:
             form = self.get_form()
             response = self.render_to_response(
                 self.get_context_data(form=form, blocked=True), status=429

@@ -41,14 +41,21 @@ def broker_down():
         k: app.conf.get(k)
         for k in (
             "broker_url",
+            "broker_write_url",
+            "broker_read_url",
             "task_publish_retry",
             "broker_connection_timeout",
             "broker_transport_options",
             "task_always_eager",
         )
     }
+    # The write and read URLs too: once the app is configured they hold the settings' broker
+    # (publishing reads broker_write_url), so setting broker_url alone published to a live
+    # broker on the suite's Redis leg.
     app.conf.update(
         broker_url="redis://127.0.0.1:1/0",
+        broker_write_url="redis://127.0.0.1:1/0",
+        broker_read_url="redis://127.0.0.1:1/0",
         task_publish_retry=False,
         broker_connection_timeout=1,
         broker_transport_options={},

@@ -31,6 +31,9 @@ pytestmark = [
 ]
 
 
+REDIS_SERVER = shutil.which("redis-server") or "redis-server"
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -47,9 +50,9 @@ class PrivateRedis:
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
-        self.proc = subprocess.Popen(
+        self.proc = subprocess.Popen(  # noqa: S603 - a fixed argv
             [
-                "redis-server",
+                REDIS_SERVER,
                 "--port",
                 str(self.port),
                 "--bind",
@@ -120,11 +123,14 @@ def on_redis(redis, settings) -> Iterator[PrivateRedis]:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": redis.url,
             "KEY_PREFIX": "redis-down-test",
-            "OPTIONS": settings.CACHES["default"].get("OPTIONS", {}),
+            "OPTIONS": settings.SPOKE_MEMORY_CACHE_OPTIONS,
         }
     }
-    saved = {k: app.conf.get(k) for k in ("broker_url", "task_always_eager")}
-    app.conf.update(broker_url=redis.url, task_always_eager=False)
+    # broker_write_url and broker_read_url too: once the app is configured they hold the
+    # settings' URL, and publishing reads broker_write_url
+    urls = ("broker_url", "broker_write_url", "broker_read_url")
+    saved = {k: app.conf.get(k) for k in (*urls, "task_always_eager")}
+    app.conf.update(dict.fromkeys(urls, redis.url), task_always_eager=False)
     _drop_broker_connections()
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     try:
