@@ -378,6 +378,14 @@ def gate_space_writable(space: Space) -> None:
         raise WireError(
             "SPACE_FROZEN", "The space is frozen: it accepts no mutation until unfrozen."
         )
+    if space.activation_pending:
+        # what the activation is about to replace must not change meanwhile (docs/transfer.md)
+        raise WireError(
+            "SPACE_FROZEN",
+            "An import is being activated in this space: it accepts no mutation until the "
+            "activation ends.",
+            reason="import_activating",
+        )
 
 
 def gate_subject_writable(

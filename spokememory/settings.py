@@ -300,6 +300,9 @@ SPOKE_MEMORY_LIMITS = {
     "idempotency_retention_s": env_int("SPOKE_MEMORY_IDEMPOTENCY_RETENTION_S", 86_400),
     "session_ttl_s": env_int("SPOKE_MEMORY_SESSION_TTL_S", 3_600),
 }
+# An import left in `staging` with no chunk this long is discarded by the beat sweep
+# (memory.tasks.sweep_imports; docs/transfer.md). Not a wire limit.
+SPOKE_MEMORY_IMPORT_STAGING_TTL_S = env_int("SPOKE_MEMORY_IMPORT_STAGING_TTL_S", 86_400)
 # What one list page may weigh (its items' JSON, bytes); a page reaching it ends early with a
 # next_cursor (docs/decisions.md). Not a wire limit: clients follow next_cursor either way.
 SPOKE_MEMORY_PAGE_BYTES = env_int("SPOKE_MEMORY_PAGE_BYTES", 1_048_576)
@@ -337,6 +340,10 @@ CELERY_BEAT_SCHEDULE = {
     },
     "withdraw-expired-exports": {
         "task": "memory.tasks.sweep_exports",
+        "schedule": float(env_int("SPOKE_MEMORY_EXPORT_SWEEP_INTERVAL_S", 300)),
+    },
+    "sweep-abandoned-imports": {
+        "task": "memory.tasks.sweep_imports",
         "schedule": float(env_int("SPOKE_MEMORY_EXPORT_SWEEP_INTERVAL_S", 300)),
     },
 }

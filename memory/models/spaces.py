@@ -17,6 +17,9 @@ class Space(models.Model):
         max_length=16, default=ACTIVE, choices=[(ACTIVE, ACTIVE), (FROZEN, FROZEN)]
     )
     freeze_reason = models.TextField(null=True, blank=True)
+    # An import's activation is accepted and not yet ended: the space takes no mutation but the
+    # ones a frozen space takes (docs/transfer.md). Internal: the wire `state` is the admin's.
+    activation_pending = models.BooleanField(default=False, db_default=False)
     revision = models.PositiveBigIntegerField(default=1)
     authority_generation = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(default=now)

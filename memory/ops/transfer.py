@@ -224,6 +224,7 @@ def imports_activate(ctx: OpContext, req: dict) -> dict:
             )
         imp.state, imp.updated_at = "activating", ctx.at
         imp.save(update_fields=["state", "updated_at"])
+        jobs.activation_accepted(cov.space)
         return Outcome(
             refs=[import_ref(imp.import_id)],
             status="pending",

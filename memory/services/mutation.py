@@ -7,7 +7,8 @@ Most of a mutation needs no space-wide order, so it runs concurrently with other
 space: the body reads coverage (share-locking the grants it relies on), looks up and locks only
 its own objects, validates, and writes. The space row is touched once, last, by the statement
 that takes the next space revision and re-checks the state the body's gates saw (`UPDATE …
-SET revision = revision + 1 WHERE … AND state = <seen> RETURNING revision`); touched subjects
+SET revision = revision + 1 WHERE … AND state = <seen> AND activation_pending = <seen>
+RETURNING revision`); touched subjects
 are bumped (and re-checked) just before it. If a gate's state changed in between, the body runs
 again and decides on the new state. Ops that change the space itself take the space row lock
 first (`scope.coverage(..., exclusive=True)`), as every mutation did before. The lock order and
@@ -231,14 +232,14 @@ def _commit(scope: MutationScope, req: dict, outcome: Outcome) -> Receipt:
         )
     if scope.space is not None and connection.vendor == "postgresql":
         # one round trip: the space bump, the receipt carrying its revision, the key
-        revision = _tail(receipt, key, [db_at, scope.space.pk, scope.space.state])
+        revision = _tail(receipt, key, [db_at, *_space_gate(scope.space)])
         if revision is None:
             raise _Rerun
         scope.space.revision = receipt.space_revision = revision
         receipt._state.adding, receipt._state.db = False, connection.alias
     else:
         if scope.space is not None:
-            row = _bump(sql["space"], [db_at, scope.space.pk, scope.space.state])
+            row = _bump(sql["space"], [db_at, *_space_gate(scope.space)])
             if row is None:
                 raise _Rerun
             scope.space.revision = receipt.space_revision = row[0]
@@ -254,6 +255,12 @@ def _commit(scope: MutationScope, req: dict, outcome: Outcome) -> Receipt:
         receipt_id = receipt.receipt_id
         transaction.on_commit(lambda: enqueue(receipt_id), robust=True)
     return receipt
+
+
+def _space_gate(space: Space) -> list:
+    """The space's key and the gate state the body saw (state, activation pending), for the
+    bump's re-check."""
+    return [space.pk, space.state, space.activation_pending]
 
 
 def _tail(receipt: Receipt, key: IdempotencyKey | None, space_params: list) -> int | None:
@@ -321,7 +328,7 @@ def _bump_sql() -> dict[str, str]:
         "space": (
             f"UPDATE {q(space.db_table)} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
             f" {q('updated_at')} = %s WHERE {q(space.pk.column)} = %s AND {q('state')} = %s"
-            f" RETURNING {q('revision')}"
+            f" AND {q('activation_pending')} = %s RETURNING {q('revision')}"
         ),
     }
 

@@ -13,7 +13,7 @@ from datetime import timedelta
 from celery import shared_task
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import Exists, F, Q
 from django.db.models.functions import Collate
 
 from memory.access import Coverage, coverage_for
@@ -261,12 +261,35 @@ def run_verify(job: Job) -> list[dict]:
     return ref
 
 
-@job_handler(
-    ACTIVATE,
-    on_failure=lambda job, failure: Import.objects.filter(
-        pk=job.params["import_id"], state="activating"
-    ).update(state="verified", failure=failure, updated_at=now()),
-)
+def activation_accepted(space: Space) -> None:
+    """`memory.imports.activate` accepted an activation of this space (inside its transaction,
+    under the space lock): until it ends, the space takes only the mutations a frozen space
+    takes (memory.access.gate_space_writable answers SPACE_FROZEN, reason import_activating),
+    because the activation replaces the space's memory with the import's and a write committed
+    meanwhile would be silently replaced. A write whose gates passed before this commits is
+    re-decided at its own commit (the space bump re-checks `activation_pending`)."""
+    space.activation_pending = True
+    Space.objects.filter(pk=space.pk).update(activation_pending=True)
+
+
+def activation_ended(space_id: str) -> None:
+    """An activation committed or failed: the space takes writes again unless another import
+    of it is still activating."""
+    Space.objects.filter(pk=space_id).update(
+        activation_pending=Exists(Import.objects.filter(space_id=space_id, state="activating"))
+    )
+
+
+def _activation_failed(job: Job, failure: dict) -> None:
+    imp = Import.objects.filter(pk=job.params["import_id"]).first()
+    Import.objects.filter(pk=job.params["import_id"], state="activating").update(
+        state="verified", failure=failure, updated_at=now()
+    )
+    if imp is not None:
+        activation_ended(imp.space_id)
+
+
+@job_handler(ACTIVATE, on_failure=_activation_failed)
 def run_activate(job: Job) -> list[dict]:
     imp = Import.objects.get(pk=job.params["import_id"])
     space = Space.objects.select_for_update().get(pk=imp.space_id)
@@ -289,6 +312,7 @@ def run_activate(job: Job) -> list[dict]:
     imp.state, imp.updated_at = "activated", at
     imp.save(update_fields=["state", "updated_at"])
     ImportChunk.objects.filter(imp=imp).delete()
+    activation_ended(space.pk)
     return [import_ref(imp.import_id)]
 
 
@@ -310,3 +334,31 @@ def sweep_exports() -> dict:
             if not ids:
                 return {"withdrawn": withdrawn}
             withdrawn += withdraw_exports(ids)
+
+
+@shared_task(name="memory.tasks.sweep_imports")
+def sweep_imports() -> dict:
+    """Beat (every SPOKE_MEMORY_EXPORT_SWEEP_INTERVAL_S, beside sweep_exports): discard the
+    imports left in `staging` with no chunk for SPOKE_MEMORY_IMPORT_STAGING_TTL_S (chunks
+    deleted, state `discarded`, `failure` saying why), as `memory.imports.discard` would; a
+    later chunk then answers IMPORT_STATE_CONFLICT. One short transaction per batch."""
+    cutoff = now() - timedelta(seconds=settings.SPOKE_MEMORY_IMPORT_STAGING_TTL_S)
+    failure = {
+        "code": "IMPORT_STATE_CONFLICT",
+        "message": "The import was abandoned in staging: no chunk came within "
+        f"{settings.SPOKE_MEMORY_IMPORT_STAGING_TTL_S} s.",
+    }
+    discarded = 0
+    while True:
+        with transaction.atomic():
+            ids = list(
+                Import.objects.select_for_update(skip_locked=True)
+                .filter(state="staging", updated_at__lte=cutoff)
+                .values_list("pk", flat=True)[:100]
+            )
+            if not ids:
+                return {"discarded": discarded}
+            ImportChunk.objects.filter(imp_id__in=ids).delete()
+            discarded += Import.objects.filter(pk__in=ids, state="staging").update(
+                state="discarded", failure=failure, updated_at=now()
+            )
