@@ -312,6 +312,13 @@ SPOKE_MEMORY_SCHEMA_CROSSCHECK = os.environ.get("SPOKE_MEMORY_SCHEMA_CROSSCHECK"
 SPOKE_MEMORY_JOB_TIMEOUT_S = env_int("SPOKE_MEMORY_JOB_TIMEOUT_S", 300)
 
 # --- Celery -------------------------------------------------------------------------------
+# A Redis broker's socket timeouts (kombu waits forever by default: a hung Redis hung every
+# request that publishes). Above the transport's 1 s BRPOP poll, so a worker's wait is unaffected.
+_broker_timeout_s = float(os.environ.get("SPOKE_MEMORY_BROKER_TIMEOUT_S", "2"))
+SPOKE_MEMORY_BROKER_SOCKET_OPTIONS = {
+    "socket_timeout": _broker_timeout_s,
+    "socket_connect_timeout": _broker_timeout_s,
+}
 _broker_dir = VAR_DIR / "broker"
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
@@ -326,6 +333,17 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     }
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": SPOKE_MEMORY_JOB_TIMEOUT_S * 2}
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+        CELERY_BROKER_TRANSPORT_OPTIONS.update(SPOKE_MEMORY_BROKER_SOCKET_OPTIONS)
+# A publish after a write's commit tries twice; then it is logged and the job waits in the job
+# table for the sweeper (the outbox). With the socket timeouts above, a Redis broker that hangs
+# costs a request at most ~5 s instead of forever (docs/reliability.md "Redis down").
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True

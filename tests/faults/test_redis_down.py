@@ -129,8 +129,12 @@ def on_redis(redis, settings) -> Iterator[PrivateRedis]:
     # broker_write_url and broker_read_url too: once the app is configured they hold the
     # settings' URL, and publishing reads broker_write_url
     urls = ("broker_url", "broker_write_url", "broker_read_url")
-    saved = {k: app.conf.get(k) for k in (*urls, "task_always_eager")}
-    app.conf.update(dict.fromkeys(urls, redis.url), task_always_eager=False)
+    saved = {k: app.conf.get(k) for k in (*urls, "task_always_eager", "broker_transport_options")}
+    app.conf.update(
+        dict.fromkeys(urls, redis.url),
+        task_always_eager=False,
+        broker_transport_options=dict(settings.SPOKE_MEMORY_BROKER_SOCKET_OPTIONS),
+    )
     _drop_broker_connections()
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     try:
@@ -187,15 +191,24 @@ def test_writes_and_reads_go_on_and_pending_work_is_queued_while_redis_is_down(
     assert create(api, admin, session, "after the outage").status == 200
 
 
-def test_the_throttle_fails_open_when_redis_hangs(on_redis, api, admin, ensure_subject):
+def test_the_throttle_fails_open_when_redis_hangs(
+    on_redis, api, admin, ensure_subject, django_capture_on_commit_callbacks
+):
     """A frozen Redis (SIGSTOP: connections accepted, nothing answered) costs a write the
-    cache's socket timeout, not a hung request."""
+    cache's socket timeout, and a pending op's publish the broker's, not a hung request (kombu
+    waited forever before)."""
     session = api.connect(admin)
     ensure_subject("u1")
     on_redis.pause()
-    answer = create(api, admin, session, "while redis hangs")
-    on_redis.resume()
+    try:
+        answer = create(api, admin, session, "while redis hangs")
+        with django_capture_on_commit_callbacks(execute=True):
+            pending = api(admin, "memory.exports.create", {"space_id": "s1"}, session)
+    finally:
+        on_redis.resume()
     assert (answer.status, answer.receipt["status"]) == (200, "committed"), answer.body
+    assert (pending.status, pending.receipt["status"]) == (200, "pending"), pending.body
+    assert Job.objects.get(receipt_id=pending.receipt["receipt_id"]).state == Job.QUEUED
 
 
 def login(client: Client, password: str):
