@@ -8,9 +8,8 @@ space: the body reads coverage (share-locking the grants it relies on), looks up
 its own objects, validates, and writes. The space row is touched once, last, by the statement
 that takes the next space revision and re-checks the state the body's gates saw (`UPDATE …
 SET revision = revision + 1 WHERE … AND state = <seen> AND activation_pending = <seen>
-RETURNING revision`); touched subjects
-are bumped (and re-checked) just before it. If a gate's state changed in between, the body runs
-again and decides on the new state. Ops that change the space itself take the space row lock
+RETURNING revision`); touched subjects are bumped (and re-checked) just before it. If a gate's
+state changed in between, the body runs again and decides on the new state. Ops that change the space itself take the space row lock
 first (`scope.coverage(..., exclusive=True)`), as every mutation did before. The lock order and
 why each lock is there: docs/architecture.md "Why mutations serialize per space".
 
