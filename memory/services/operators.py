@@ -83,11 +83,12 @@ def create_principal_with_token(
     username: str = "",
     token_label: str = "",
     root_grant_in: Space | None = None,
+    home: Space | None = None,
 ) -> tuple[Principal, str]:
-    """A principal and its first token (and a root grant in `root_grant_in`), all or nothing.
-    The clear token is returned once and never stored."""
+    """A principal (of `home`, when given) and its first token (and a root grant in
+    `root_grant_in`), all or nothing. The clear token is returned once and never stored."""
     with transaction.atomic():
-        principal = create_principal(display_name, kind, username)
+        principal = create_principal(display_name, kind, username, home)
         token = issue_token(principal, token_label)
         if root_grant_in is not None:
             issue_root_grant(root_grant_in, principal)

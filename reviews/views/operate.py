@@ -14,7 +14,6 @@ from memory.services import operators
 from memory.services.operators import OperatorError, UserNotLinkable
 from reviews.operators import active_tokens, listed_principals, management, require_operator
 
-
 NOT_YOURS = "No such principal is managed by you (it must belong to a space you operate)."
 
 

@@ -80,7 +80,7 @@ class ModelGrant:
             )
         )
 
-    def reaches(self, other: "ModelGrant") -> bool:
+    def reaches(self, other: ModelGrant) -> bool:
         """This grant reaches every subject and placement `other` does (an admin administers
         only what it covers: docs/grants.md, issue 26)."""
         return self.contains(
