@@ -1,5 +1,5 @@
 """Health: liveness (`/healthz`: the process answers) and readiness (`/readyz`: the database and
-the broker answer; under hybrid/1 also the embedding backlog, which does not make it unready)."""
+the broker answer; under a hybrid engine also the embedding backlog, which does not make it unready)."""
 
 from __future__ import annotations
 
@@ -30,9 +30,11 @@ def readyz(request):
         problems.append("broker")
     if problems:
         return json_response({"status": "unavailable", "unavailable": problems}, status=503)
-    from memory.services import hybrid_store
+    from memory.services.recall_engines import registry
 
-    if hybrid_store.enabled():
-        # records written but not yet embedded (recalled lexically until they are)
-        return json_response({"status": "ok", "embedding_backlog": hybrid_store.backlog()})
+    backlogs = registry.backlogs()
+    if "vectors" in backlogs:
+        # records written (or left by a model change) but not yet embedded with the configured
+        # model: recalled lexically until they are
+        return json_response({"status": "ok", "embedding_backlog": backlogs["vectors"]})
     return json_response({"status": "ok"})

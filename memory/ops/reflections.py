@@ -32,6 +32,7 @@ from memory.selectors import cursors
 from memory.selectors.selection import check_selection, cognition_q, selection_q
 from memory.services import erasure
 from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.recall_engines import registry
 from memory.services.refs import reflection_ref
 from memory.tasks import job_handler
 from memory.timeutil import iso, now, parse
@@ -40,6 +41,9 @@ from memory.wire.errors import WireError
 from memory.wire.validation import catalog, schema_errors
 
 READ = "reflections_read"
+# The extensions namespace a reflection made under a hybrid engine pins its embedding model in
+# ({"embedding_model": {name, digest, source}}); another model makes it stale.
+PIN = "spoke-recall"
 JOB_KIND = "reflection.generate"
 
 
@@ -103,6 +107,9 @@ class Staleness:
         self.memo: dict[bytes, str] = {}
 
     def __call__(self, reflection: Reflection) -> bool:
+        pinned = (reflection.extensions.get(PIN) or {}).get("embedding_model")
+        if pinned is not None and pinned != registry.model_pin():
+            return True  # made with another embedding model (docs/reflections.md)
         b = reflection.basis
         key = canonical([b["coverage"], b["selection"], b.get("cognition_filter")])
         if key not in self.memo:
@@ -223,6 +230,7 @@ def generate(ctx: OpContext, req: dict) -> dict:
             "reflection_id": new_id("reflection"),
             "principal_id": ctx.principal.principal_id,
             "basis": basis,
+            "model": registry.model_pin(),
         }
         return Outcome(refs=[], status="pending", job_kind=JOB_KIND, job_params=params)
 
@@ -311,6 +319,7 @@ def run_generate(job: Job) -> list[dict]:
         filter_key=filter_key(basis.get("cognition_filter")),
         generated_at=at,
         generated_by_principal_id=p["principal_id"],
+        extensions={PIN: {"embedding_model": p["model"]}} if p.get("model") else {},
     )
     Subject.objects.filter(pk=subject.pk).update(revision=F("revision") + 1, updated_at=at)
     return [reflection_ref(p["reflection_id"])]

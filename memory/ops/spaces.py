@@ -7,6 +7,7 @@ from memory.access import effective_grants
 from memory.models import Grant, Receipt, Space
 from memory.ops.base import OpContext, op
 from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.recall_engines import registry
 from memory.services.refs import space_ref
 from memory.wire.errors import WireError
 
@@ -38,7 +39,8 @@ def describe(ctx: OpContext, req: dict) -> dict:
             "limits": {name: limits[name] for name in LIMIT_NAMES},
             "required_profile_kinds": list(settings.SPOKE_MEMORY_REQUIRED_PROFILE_KINDS),
             "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
-            "extensions": {},
+            # a hybrid engine names its embedding model (name, digest of its files, source)
+            "extensions": registry.describe_extensions(),
         }
     }
 

