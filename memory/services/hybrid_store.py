@@ -222,7 +222,9 @@ def store_vectors(records: list[Record], vectors, key: str | None = None) -> Non
 def erase_embeddings(records: Iterable[Record]) -> None:
     """Derived-copy eraser: every revision's vector (of every model) goes with the content, and
     the record leaves the backlog."""
-    RecordEmbedding.objects.filter(record__in=list(records)).delete()
+    records = list(records)
+    RecordEmbedding.objects.filter(record__in=records).delete()
+    PendingEmbedding.objects.filter(record__in=records).delete()
 
 
 def erase_space_embeddings(space: Space) -> None:
@@ -250,6 +252,7 @@ VECTORS = DerivedCopy(
     bulk_write=bulk_write_embeddings,
     erase=erase_embeddings,
     erase_space=erase_space_embeddings,
+    tables=(RecordEmbedding, PendingEmbedding),
     drain=drain_backlog,
     backlog=backlog,
 )

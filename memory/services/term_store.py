@@ -100,5 +100,6 @@ TERMS = DerivedCopy(
     bulk_write=bulk_write_terms,
     erase=erase_terms,
     erase_space=erase_space_terms,
+    tables=(RecordTerm,),
     always=True,  # written whatever the engine, so switching to engine/2 finds every record's rows
 )

@@ -68,6 +68,8 @@ class DerivedCopy:
     bulk_write: Callable[[list[LoadedRecord], Insert], None]
     erase: Callable[[Iterable[Record]], None]
     erase_space: Callable[[Space], None]
+    # the tables it keeps, each with a `record` foreign key (the erasure test scans them all)
+    tables: tuple[type, ...] = ()
     always: bool = False  # written whatever engine is configured (switching finds it complete)
     drain: Callable[[], int] | None = None  # made after commit by a worker
     backlog: Callable[[], int] | None = None
