@@ -28,6 +28,7 @@ MODULES = (
 )
 
 REGISTRY: dict[str, Engine] = {}
+_loaded = False
 
 
 def register(engine: Engine) -> Engine:
@@ -38,8 +39,11 @@ def register(engine: Engine) -> Engine:
 
 
 def load() -> None:
-    for name in MODULES:
-        importlib.import_module(name)
+    global _loaded
+    if not _loaded:
+        for name in MODULES:
+            importlib.import_module(name)
+        _loaded = True
 
 
 def policies() -> tuple[str, ...]:
