@@ -158,15 +158,14 @@ def requests() -> list[tuple[str, dict]]:
     return out
 
 
-def answers(api, admin, session) -> dict:
+def answers(settings, api, admin, session) -> dict:
+    """Every engine's answers; `settings` is pytest-django's fixture (restored after the test)."""
     from memory.engine import embed
 
     out = {}
     for engine in ENGINES:
         if engine.startswith("hybrid") and not embed.available():
             continue
-        from django.conf import settings
-
         settings.SPOKE_MEMORY_ENGINE = engine
         for name, body in requests():
             answer = api(
@@ -192,7 +191,7 @@ def answers(api, admin, session) -> dict:
 def test_engine_1_to_hybrid_2_answers_are_unchanged(settings, api, admin, space):
     build_corpus(space)
     session = api.connect(admin)
-    got = answers(api, admin, session)
+    got = answers(settings, api, admin, session)
     target = os.environ.get("SPOKE_GOLDEN_WRITE")
     if target:
         Path(target).write_text(json.dumps(got, indent=1, sort_keys=True, ensure_ascii=False))
