@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memory", "0013_embedding_subject")]
+    dependencies = [("memory", "0014_principal_home_space")]
 
     operations = [
         migrations.RemoveConstraint(model_name="recordembedding", name="record_embedding_unique"),
