@@ -50,7 +50,7 @@ export declare class MemoryClient extends MemoryOps {
     close(options?: CallOptions): Promise<void>;
     /** Any op by its full name: typed for the ops this client knows, plain objects otherwise. */
     op<N extends KnownOp>(name: N, body: Ops[N]["request"], options?: CallOptions): Promise<Ops[N]["response"]>;
-    op(name: string, body?: object, options?: CallOptions): Promise<{
+    op<N extends string>(name: N extends KnownOp ? never : N, body?: object, options?: CallOptions): Promise<{
         [key: string]: unknown;
     }>;
     toString(): string;

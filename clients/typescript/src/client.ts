@@ -277,7 +277,11 @@ export class MemoryClient extends MemoryOps {
 
   /** Any op by its full name: typed for the ops this client knows, plain objects otherwise. */
   op<N extends KnownOp>(name: N, body: Ops[N]["request"], options?: CallOptions): Promise<Ops[N]["response"]>;
-  op(name: string, body?: object, options?: CallOptions): Promise<{ [key: string]: unknown }>;
+  op<N extends string>(
+    name: N extends KnownOp ? never : N,
+    body?: object,
+    options?: CallOptions,
+  ): Promise<{ [key: string]: unknown }>;
   op(name: string, body: object = {}, options?: CallOptions): Promise<unknown> {
     return this.#http.call(name, body, options);
   }
