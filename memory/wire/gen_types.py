@@ -576,7 +576,24 @@ def main(argv: list[str] | None = None) -> int:
     if check and stale:
         print("run: python -m memory.wire.gen_types", file=sys.stderr)
         return 1
+    if not check and any(TS_SRC in path.parents for path in stale):
+        _build_typescript()
     return 0
+
+
+def _build_typescript() -> None:
+    """Recompile the TypeScript client's committed dist/ from the sources just written (make lint
+    fails while dist/ differs from src/), when its dev dependencies are installed."""
+    import shutil
+    import subprocess
+
+    package = TS_SRC.parent
+    npm = shutil.which("npm")
+    if npm is None or not (package / "node_modules" / "typescript").exists():
+        print("then: cd clients/typescript && npm ci && npm run build", file=sys.stderr)
+        return
+    subprocess.run([npm, "run", "--silent", "build"], cwd=package, check=True)  # noqa: S603
+    print("built: clients/typescript/dist", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -62,7 +62,9 @@ def run_node(*files: Path, **env: str) -> tuple[int, str]:
 
 
 def counts(output: str) -> dict[str, int]:
-    return {k: int(v) for k, v in re.findall(r"^# (pass|fail|skipped|cancelled) (\d+)$", output, re.M)}
+    return {
+        k: int(v) for k, v in re.findall(r"^# (pass|fail|skipped|cancelled) (\d+)$", output, re.M)
+    }
 
 
 @pytest.mark.worker
