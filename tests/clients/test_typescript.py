@@ -8,6 +8,7 @@ the base URL and token in its environment, and asserts every Node test passed (n
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
 import shutil
@@ -106,3 +107,90 @@ def test_the_package_packs_installs_imports_and_decides_retries(node_suite):
         for name in ("pack", "scripted")
     )
     assert counts(output) == {"pass": written, "fail": 0, "skipped": 0, "cancelled": 0}, output
+
+
+# --- the README examples, type-checked by tsc and run by node ---------------------------------
+
+
+def run_ts_example(code: str, folder: Path, **env: str) -> subprocess.CompletedProcess:
+    """`code` as an app's module: the package linked in as `npm install ./clients/typescript`
+    links it, compiled by the package's tsc (strict, Node types), then run by node."""
+    (folder / "node_modules").mkdir(parents=True)
+    (folder / "node_modules" / "spoke-memory-client").symlink_to(TS)
+    (folder / "package.json").write_text(json.dumps({"type": "module", "private": True}))
+    (folder / "example.ts").write_text(code)
+    tsconfig = {
+        "compilerOptions": {
+            "target": "ES2022",
+            "module": "NodeNext",
+            "moduleResolution": "NodeNext",
+            "strict": True,
+            "types": ["node"],
+            "typeRoots": [str(TS / "node_modules" / "@types")],
+        },
+        "files": ["example.ts"],
+    }
+    (folder / "tsconfig.json").write_text(json.dumps(tsconfig))
+    tsc = TS / "node_modules" / "typescript" / "bin" / "tsc"
+    built = subprocess.run(  # noqa: S603 (our node, fixed arguments)
+        ["node", str(tsc), "-p", "tsconfig.json"],  # noqa: S607
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    return subprocess.run(  # noqa: S603 (our node, fixed arguments)
+        ["node", "example.js"],  # noqa: S607
+        cwd=folder,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_main_readme_typescript_tour_runs(live_server, tmp_path, node_suite):
+    from spoke_memory_client import MemoryClient
+
+    from memory.demo import build_demo
+
+    demo = build_demo()
+    (tmp_path / "var").mkdir()
+    (tmp_path / "var" / "demo.json").write_text(json.dumps(demo))
+    text = (TS.parents[1] / "README.md").read_text()
+    section = text[text.index("## The tour in TypeScript") :].split("\n## ", 1)[0]
+    tour = re.search(r"```ts\n(.*?)```", section, re.S).group(1)
+    assert len(tour.strip().splitlines()) <= 10
+    tour = tour.replace("http://127.0.0.1:8000", live_server.url)
+    tour = tour.replace('"var/demo.json"', json.dumps(str(tmp_path / "var" / "demo.json")))
+    done = run_ts_example(tour, tmp_path / "app")
+    assert done.returncode == 0, done.stderr
+    token = demo["api"]["token"]
+    with MemoryClient(live_server.url, token) as client:  # the same recall, by the Python client
+        recall = client.recall(
+            space_id="demo", subject_id="user:ada", query={"text": "how does Ada like answers?"}
+        )
+    expected = [
+        f"{r['rank']} {r['record']['content']['text']}" for r in recall["recall"]["results"]
+    ]
+    assert expected and done.stdout.splitlines() == expected
+    assert token not in done.stdout + done.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_package_readme_example_runs(live_server, tmp_path, node_suite):
+    app = make_persona("demo app")
+    issue_root_grant(make_space("demo"), app.principal)
+    text = (TS / "README.md").read_text()
+    example = re.search(r"```ts\n(.*?)```", text, re.S).group(1)
+    done = run_ts_example(
+        example, tmp_path / "app", SPOKE_URL=live_server.url, SPOKE_TOKEN=app.token
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("provider: ")
+    assert lines[1] == "1 Lin prefers green tea over coffee."
+    assert lines[2] == "conflict; current revision 1"
+    assert app.token not in done.stdout + done.stderr
