@@ -194,3 +194,62 @@ def test_the_package_readme_example_runs(live_server, tmp_path, node_suite):
     assert lines[1] == "1 Lin prefers green tea over coffee."
     assert lines[2] == "conflict; current revision 1"
     assert app.token not in done.stdout + done.stderr
+
+
+# --- in a browser ------------------------------------------------------------------------------
+
+IN_THE_PAGE = """async ([base, token, space]) => {
+  const m = await import("/__spoke_ts/index.js");
+  const client = new m.MemoryClient(base, token, { capabilities: ["spoke-memory"] });
+  await client.subjects.ensure({ space_id: space, subject_id: "user:web" });
+  const created = await client.records.create({
+    space_id: space, subject_id: "user:web", kind: "fact",
+    content: { text: "reads the news in a browser" }, placement: { scope: "shared" },
+  });
+  const { recall } = await client.recall({ space_id: space, subject_id: "user:web", query: { text: "news" } });
+  const missing = await client.records.get({ space_id: space, record_id: "rec_0" }).catch((e) => e);
+  const controller = new AbortController();
+  controller.abort();
+  const aborted = await client.describe({}, { signal: controller.signal }).catch((e) => e);
+  await client.close();
+  return {
+    key: created.receipt.status,
+    texts: recall.results.map((r) => r.record.content.text),
+    missing: [missing instanceof m.NotFound, missing.status],
+    aborted: aborted.name,
+    shown: String(client) + JSON.stringify(client),
+  };
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_built_package_runs_in_chromium_against_the_live_provider(live_server, browser):
+    """dist/ as a browser loads it (ES modules, the browser's fetch and AbortController), from a
+    page of the provider's own origin (Playwright serves the package's files under /__spoke_ts/)."""
+    app = make_persona("web app")
+    issue_root_grant(make_space("web"), app.principal)
+    base = live_server.url
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+
+        def serve(route) -> None:
+            name = route.request.url.split("/__spoke_ts/", 1)[1]
+            if name == "page.html":
+                route.fulfill(body="<!doctype html><title>spoke</title>", content_type="text/html")
+                return
+            path = (TS / "dist" / name).resolve()
+            assert path.parent == (TS / "dist").resolve() and path.suffix == ".js", name
+            route.fulfill(body=path.read_text(), content_type="text/javascript")
+
+        page.route(f"{base}/__spoke_ts/**", serve)
+        page.goto(f"{base}/__spoke_ts/page.html")
+        result = page.evaluate(IN_THE_PAGE, [base, app.token, "web"])
+    finally:
+        context.close()
+    assert result["key"] == "committed"
+    assert result["texts"] == ["reads the news in a browser"]
+    assert result["missing"] == [True, 404]
+    assert result["aborted"] == "AbortError"
+    assert app.token not in result["shown"]
