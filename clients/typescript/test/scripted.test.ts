@@ -12,6 +12,7 @@ import {
   ReceiptTimeout,
   SpokeError,
   UnexpectedResponse,
+  newIdempotencyKey,
 } from "spoke-memory-client";
 
 type Answer = Response | Error;
@@ -105,4 +106,20 @@ test("absent (undefined) members are not sent", async () => {
   const client = new MemoryClient("http://spoke.test", "tok", { fetch });
   await client.records.list({ space_id: "s1", subject_id: undefined, page_size: 5 });
   assert.deepEqual(sent[0]?.body, { space_id: "s1", page_size: 5 });
+});
+
+test("calls made at once share one session: one connect, not one each", async () => {
+  const committed = () => json(200, { receipt: { receipt_id: "rct_1", status: "committed", refs: [] } });
+  const { fetch, sent } = scripted(json(200, { session: SESSION }), committed(), committed(), committed());
+  const client = new MemoryClient("http://spoke.test", "tok", { capabilities: ["spoke-memory"], fetch });
+  await Promise.all([1, 2, 3].map((n) => client.subjects.ensure({ space_id: "s1", subject_id: `u${n}` })));
+  const paths = sent.map((s) => new URL(s.url).pathname);
+  assert.deepEqual(paths.filter((p) => p === "/v1/connect"), ["/v1/connect"]);
+  assert.ok(sent.slice(1).every((s) => s.headers.get("Spoke-Session") === "ses_1"));
+});
+
+test("a fresh key is 128 random bits in hex, never the same twice", () => {
+  const keys = new Set(Array.from({ length: 100 }, () => newIdempotencyKey()));
+  assert.equal(keys.size, 100);
+  for (const key of keys) assert.match(key, /^ts-[0-9a-f]{32}$/);
 });
