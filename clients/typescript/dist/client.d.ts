@@ -26,7 +26,7 @@ export interface ClientOptions {
     /** The `fetch` to send with (default: the platform's). */
     fetch?: typeof globalThis.fetch;
 }
-/** A fresh key for one logical mutation (reused by every retry of it). */
+/** A fresh key for one logical mutation (reused by every retry of it): 128 random bits. */
 export declare function newIdempotencyKey(): string;
 /** The error of an error answer: the class of its code, SpokeError for a code unknown here. */
 export declare function errorFrom(status: number, body: unknown, retryAfterMs?: number | null): SpokeError;

@@ -10,9 +10,11 @@ import { sleep } from "./receipts-wait.js";
 import { ConnectionFailed, SpokeError, UnexpectedResponse } from "./spoke-error.js";
 import { OPS, } from "./types.js";
 export const VERSION = "0.1.0";
-/** A fresh key for one logical mutation (reused by every retry of it). */
+/** A fresh key for one logical mutation (reused by every retry of it): 128 random bits. */
 export function newIdempotencyKey() {
-    return "ts-" + globalThis.crypto.randomUUID().replaceAll("-", "");
+    // getRandomValues, not randomUUID: browsers offer randomUUID in secure contexts only.
+    const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+    return "ts-" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 function isObject(value) {
     return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -33,6 +35,18 @@ function retryAfter(response) {
         return null;
     const seconds = Number(value);
     return Number.isFinite(seconds) ? Math.max(0, seconds) * 1000 : null; // an HTTP date: backoff
+}
+/** `promise`, or the signal's reason as soon as it aborts (the work itself goes on). */
+function untilAborted(promise, signal) {
+    if (signal === undefined)
+        return promise;
+    if (signal.aborted)
+        return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+        const onAbort = () => reject(signal.reason);
+        signal.addEventListener("abort", onAbort, { once: true });
+        promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+    });
 }
 /** Aborts when `outer` aborts or after `ms`; `done()` releases the timer and the listener. */
 function attemptSignal(outer, ms) {
@@ -57,6 +71,7 @@ class HttpCaller {
     backoffMs;
     maxBackoffMs;
     session = null;
+    #connecting = null;
     #token;
     #fetch;
     constructor(baseUrl, token, options) {
@@ -91,17 +106,33 @@ class HttpCaller {
     async call(op, body, options = {}) {
         const prepared = HttpCaller.prepare(op, body);
         const path = `/v1/ops/${op}`;
-        if (this.capabilities !== null && this.session === null)
-            await this.connect(options);
+        if (this.capabilities !== null)
+            await this.#open(options.signal);
+        const used = this.session;
         try {
             return await this.post(path, prepared.body, prepared.resendable, options.signal);
         }
         catch (error) {
             if (!(error instanceof SessionInvalid) || this.capabilities === null)
                 throw error;
-            await this.connect(options); // expired or closed: reopen once, the same request again
+            // Expired or closed: reopen once (unless another call already has), the same request again.
+            await this.#open(options.signal, this.session === used);
             return await this.post(path, prepared.body, prepared.resendable, options.signal);
         }
+    }
+    /**
+     * The session for a call: the open one, or one connect shared by every call that needs it at
+     * once (a `Promise.all` of ten calls opens one session, not ten). `renew` replaces the current
+     * session (found invalid). The shared connect runs without any one caller's signal; each
+     * caller stops waiting at its own.
+     */
+    #open(signal, renew = false) {
+        if (this.#connecting === null && (renew || this.session === null)) {
+            this.#connecting = this.connect().finally(() => {
+                this.#connecting = null;
+            });
+        }
+        return untilAborted(this.#connecting ?? Promise.resolve(this.session), signal);
     }
     async connect(options = {}) {
         if (this.capabilities === null)
