@@ -6,12 +6,13 @@ same type names) as the Python types, it writes the generated sources of the Typ
   op and endpoint; `OPS` (flag, mutating, summary of each op), `Ops` (op name -> request and
   answer types) and `MemoryPort`, one typed method per op grouped by family as the clients group
   them (`records.get`, `recall`);
-- `errors.ts`: one `SpokeError` subclass per wire error code, with its HTTP status, and `ERRORS`;
+- `errors.ts`: one `SpokeError` subclass per wire error code, with its HTTP status and its typed
+  `details`, and `ERRORS`;
 - `ops.ts`: the op namespaces `MemoryClient` is made of (`RecordsOps`, ..., `MemoryOps`), each
   method sending its op through the client's one request path, and `iter` on the list ops.
 
-The error table is `memory.wire.errors.STATUS` (code -> HTTP status) until the schemas carry their
-own. Nothing here imports Django or the provider; the output is deterministic text (no formatter
+The error table is `schemas/errors.json` (code -> class name, status, when, details schema); a
+tree without it falls back to `memory.wire.errors.STATUS`. Nothing here imports Django or the provider; the output is deterministic text (no formatter
 is run on it: it is written as `tsc` and a reader want it)."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory.wire.errors import STATUS
@@ -69,6 +71,9 @@ class TsModule:
     blocks: dict[str, list[str]] = field(default_factory=dict)
     # interface name -> [(member, type expression, required)]
     fields: dict[str, list[tuple[str, str, bool]]] = field(default_factory=dict)
+    # `type X = {...}` instead of `interface X {...}`: assignable to an index signature (a
+    # SpokeError's `details: { [key: string]: unknown }` narrowed per code)
+    object_aliases: bool = False
 
     def claim(self, name: str) -> str:
         if name in self.blocks:
@@ -134,9 +139,14 @@ class TsModule:
         if not members:  # `{}` would accept any value; an empty object is what the wire means
             block.append(f"export type {name} = Record<string, never>;")
         else:
-            block.append(f"export interface {name} {{")
+            opening = (
+                f"export type {name} = {{" if self.object_aliases else f"export interface {name} {{"
+            )
+            block.append(opening)
             block += [f"  {_key(k)}{'' if req else '?'}: {t};" for k, t, req in members]
-            block.append("}")
+            if self.object_aliases and schema.get("additionalProperties") is not False:
+                block.append("  [key: string]: unknown;")
+            block.append("};" if self.object_aliases else "}")
         self.blocks[name] = block
         return name
 
@@ -188,6 +198,14 @@ def _optional_request(op: Op, mod: TsModule) -> bool:
     return not any(req for _, _, req in mod.fields.get(f"{op_stem(op.name)}Request", []))
 
 
+def _summary(op: Op, names: dict[str, str]) -> str:
+    """The op's summary, and the error classes its schema says it may answer besides the ones
+    every op may (`errors`, when the schemas carry it)."""
+    codes = [c for c in getattr(op, "errors", None) or [] if c in names]
+    rejects = f" Rejects with {', '.join(names[c] for c in codes)}." if codes else ""
+    return f"{op.name}: {op.summary}{rejects}"
+
+
 def _signature(op: Op, mod: TsModule) -> str:
     from memory.wire.gen_types import op_stem
 
@@ -198,7 +216,9 @@ def _signature(op: Op, mod: TsModule) -> str:
     return f"({request}, options?: CallOptions): Promise<{stem}Response>"
 
 
-def render_types(mod: TsModule, ops: dict[str, Op], paged: dict[str, str]) -> str:
+def render_types(
+    mod: TsModule, ops: dict[str, Op], paged: dict[str, str], names: dict[str, str]
+) -> str:
     from memory.wire.gen_types import op_stem
 
     top, grouped = families(ops)
@@ -243,7 +263,7 @@ def render_types(mod: TsModule, ops: dict[str, Op], paged: dict[str, str]) -> st
     for family, members in grouped.items():
         lines += ["", f"/** memory.{family}.* */", f"export interface {_pascal(family)}Port {{"]
         for op in members:
-            lines += _doc(f"{op.name}: {op.summary}", "  ")
+            lines += _doc(_summary(op, names), "  ")
             lines.append(f"  {op.name.split('.')[-1]}{_signature(op, mod)};")
         lines.append("}")
     lines += [
@@ -258,39 +278,85 @@ def render_types(mod: TsModule, ops: dict[str, Op], paged: dict[str, str]) -> st
     for family in grouped:
         lines.append(f"  readonly {family}: {_pascal(family)}Port;")
     for op in top:
-        lines += _doc(f"{op.name}: {op.summary}", "  ")
+        lines += _doc(_summary(op, names), "  ")
         lines.append(f"  {op.name.split('.')[-1]}{_signature(op, mod)};")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def render_errors() -> str:
+@dataclass
+class WireCode:
+    """One row of the error table: code, class name, HTTP status, when it is answered, and the
+    JSON Schema of its `details` (None: untyped)."""
+
+    code: str
+    name: str
+    status: int
+    when: str
+    details: dict | None
+
+
+def error_table(schemas: Path) -> list[WireCode]:
+    """The provider's error table: `schemas/errors.json` when the contract carries it, else
+    `memory.wire.errors.STATUS` (code -> status) with the Python client's class names."""
+    path = schemas / "errors.json"
+    if path.exists():
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        return [
+            WireCode(code, e["name"], e["status"], e.get("when", ""), e.get("details"))
+            for code, e in doc["errors"].items()
+        ]
+    return [
+        WireCode(code, error_class(code), status, ERROR_NOTES.get(code, ""), None)
+        for code, status in STATUS.items()
+    ]
+
+
+def render_errors(table: list[WireCode], types: TsModule) -> str:
+    details = TsModule(object_aliases=True)
+    for row in table:
+        if row.details and row.details.get("properties"):
+            details.define(f"{row.name}Details", row.details)
+    used = sorted(
+        {
+            name
+            for block in details.blocks.values()
+            for name in re.findall(r"\b[A-Z][A-Za-z0-9]*\b", "\n".join(block))
+            if name in types.blocks
+        }
+    )
     lines = [
         HEADER.rstrip("\n"),
         "/**",
         " * One `SpokeError` subclass per error code of the wire (SPEC §1.5), so a caller can catch",
-        " * `RevisionConflict` or `NotFound` alone; `ERRORS` maps a code to its class.",
+        " * `RevisionConflict` or `NotFound` alone, with its `details` typed as the contract gives",
+        " * them; `ERRORS` maps a code to its class.",
         " */",
         "",
         'import { ConnectionFailed, SpokeError, UnexpectedResponse } from "./spoke-error.js";',
     ]
-    for code, status in STATUS.items():
-        name = error_class(code)
-        note = ERROR_NOTES.get(code)
-        lines += [""] + _doc(f"`{status} {code}`" + (f": {note}." if note else "."))
+    if used:
+        lines.append(f'import type {{ {", ".join(used)} }} from "./types.js";')
+    for name in sorted(details.blocks):
+        lines += details.blocks[name]
+    for row in table:
+        when = " ".join(row.when.split()).rstrip(".")
+        lines += [""] + _doc(f"`{row.status} {row.code}`" + (f": {when}." if when else "."))
         lines += [
-            f"export class {name} extends SpokeError {{",
-            f'  static override readonly code = "{code}";',
-            f"  static override readonly status = {status};",
-            f'  declare readonly code: "{code}";',
-            "}",
+            f"export class {row.name} extends SpokeError {{",
+            f'  static override readonly code = "{row.code}";',
+            f"  static override readonly status = {row.status};",
+            f'  declare readonly code: "{row.code}";',
         ]
+        if f"{row.name}Details" in details.blocks:
+            lines.append(f"  declare readonly details: {row.name}Details;")
+        lines.append("}")
     lines += [
         "",
         "/** The class of each code: the wire's, then the client's own (no answer, not the wire's). */",
         "export const ERRORS: { readonly [code: string]: typeof SpokeError } = {",
     ]
-    lines += [f"  {json.dumps(code)}: {error_class(code)}," for code in STATUS]
+    lines += [f"  {json.dumps(row.code)}: {row.name}," for row in table]
     lines += [
         "  connection_failed: ConnectionFailed,",
         "  unexpected_response: UnexpectedResponse,",
@@ -299,19 +365,21 @@ def render_errors() -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_ops(ops: dict[str, Op], mod: TsModule, paged: dict[str, str], extras: dict) -> str:
+def render_ops(
+    ops: dict[str, Op], mod: TsModule, paged: dict[str, str], extras: dict, names: dict[str, str]
+) -> str:
     from memory.wire.gen_types import op_stem
 
     top, grouped = families(ops)
-    names: set[str] = set()
+    imported: set[str] = set()
 
     def method(op: Op, indent: str = "  ") -> list[str]:
         stem = op_stem(op.name)
-        names.update({f"{stem}Request", f"{stem}Response"})
+        imported.update({f"{stem}Request", f"{stem}Response"})
         sig = _signature(op, mod)
         if _optional_request(op, mod):
             sig = sig.replace(f"request?: {stem}Request", f"request: {stem}Request = {{}}")
-        out = _doc(f"{op.name}: {op.summary}", indent)
+        out = _doc(_summary(op, names), indent)
         out += [
             f"{indent}{op.name.split('.')[-1]}{sig} {{",
             f'{indent}  return this.#c.call("{op.name}", request, options) as Promise<{stem}Response>;',
@@ -320,7 +388,7 @@ def render_ops(ops: dict[str, Op], mod: TsModule, paged: dict[str, str], extras:
         if op.name in paged:
             items = paged[op.name]
             item = op.response["properties"][items]["items"]["$ref"][len(URN) :]
-            names.add(item)
+            imported.add(item)
             out += [
                 "",
                 f"{indent}/** Every {items.rstrip('s')} of {op.name}, page after page (follows next_cursor). */",
@@ -343,7 +411,7 @@ def render_ops(ops: dict[str, Op], mod: TsModule, paged: dict[str, str], extras:
     for family, members in grouped.items():
         cls = f"{_pascal(family)}Ops"
         port = f"{_pascal(family)}Port"
-        names.add(port)
+        imported.add(port)
         base = extras.get(family)
         body += ["", f"/** memory.{family}.* */"]
         if base:
@@ -370,7 +438,7 @@ def render_ops(ops: dict[str, Op], mod: TsModule, paged: dict[str, str], extras:
         body += [""] + method(op)
     body.append("}")
 
-    imports = sorted(names | {"CallOptions", "MemoryPort"})
+    imports = sorted(imported | {"CallOptions", "MemoryPort"})
     bases = sorted(set(extras.values()))
     lines = [
         HEADER.rstrip("\n"),

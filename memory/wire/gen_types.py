@@ -529,10 +529,12 @@ def ts_outputs(
     from memory.wire import gen_ts
 
     mod = gen_ts.build(components, ops, endpoints)
+    table = gen_ts.error_table(SCHEMAS)
+    names = {row.code: row.name for row in table}
     return {
-        TS_SRC / "types.ts": gen_ts.render_types(mod, ops, PAGED_ITEMS),
-        TS_SRC / "errors.ts": gen_ts.render_errors(),
-        TS_SRC / "ops.ts": gen_ts.render_ops(ops, mod, PAGED_ITEMS, TS_EXTRAS),
+        TS_SRC / "types.ts": gen_ts.render_types(mod, ops, PAGED_ITEMS, names),
+        TS_SRC / "errors.ts": gen_ts.render_errors(table, mod),
+        TS_SRC / "ops.ts": gen_ts.render_ops(ops, mod, PAGED_ITEMS, TS_EXTRAS, names),
     }
 
 

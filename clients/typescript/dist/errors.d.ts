@@ -1,6 +1,7 @@
 /**
  * One `SpokeError` subclass per error code of the wire (SPEC §1.5), so a caller can catch
- * `RevisionConflict` or `NotFound` alone; `ERRORS` maps a code to its class.
+ * `RevisionConflict` or `NotFound` alone, with its `details` typed as the contract gives
+ * them; `ERRORS` maps a code to its class.
  */
 import { SpokeError } from "./spoke-error.js";
 /** `404 unknown_op`. */
