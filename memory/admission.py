@@ -17,6 +17,8 @@ Nothing reaches a handler that one caller would have refused and another accepte
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from django.conf import settings
 
@@ -38,7 +40,7 @@ def capability_missing(required: str, negotiated) -> WireError:
     )
 
 
-def admit(op: str, body: dict, negotiated) -> None:
+def admit(op: str, body: Mapping[str, Any], negotiated) -> None:
     """Gates 3 (storability) to 6 for an op's parsed request body; raises the first WireError."""
     check_storable(body)
     spec = catalog().ops[op]
@@ -67,7 +69,7 @@ def admit(op: str, body: dict, negotiated) -> None:
     check_extensions(spec, body)
 
 
-def time_errors(spec: OpSpec, body: dict) -> list[dict]:
+def time_errors(spec: OpSpec, body: Mapping[str, Any]) -> list[dict]:
     """The client times of a schema-valid request that denote no instant in SPEC §2.1's range
     (an offset may push 9999-12-31 or 0001-01-01 out of it; year 0, Feb 30 never were)."""
     found: list[tuple[str, object]] = []
@@ -90,7 +92,7 @@ def time_errors(spec: OpSpec, body: dict) -> list[dict]:
     return [{"path": p, "message": TIME_MESSAGE} for p, v in found if time_out_of_range(v)]
 
 
-def check_extensions(spec: OpSpec, body: dict) -> None:
+def check_extensions(spec: OpSpec, body: Mapping[str, Any]) -> None:
     """SPEC §2.1: every extensions map of a request (its own and each item's) is at most
     limits.max_extensions_bytes of RFC 8785 JSON."""
     limit = settings.SPOKE_MEMORY_LIMITS["max_extensions_bytes"]
@@ -107,7 +109,7 @@ def check_extensions(spec: OpSpec, body: dict) -> None:
                 )
 
 
-def check_storable(body: dict) -> None:
+def check_storable(body: Mapping[str, Any]) -> None:
     """Gate 3's second half: refuse a body no store could hold (see `unstorable`)."""
     found = unstorable(body)
     if found is not None:

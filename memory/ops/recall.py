@@ -11,6 +11,7 @@ budgets, so every database gives the same answer for the same state."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import connection
@@ -18,9 +19,10 @@ from django.db.models import BooleanField, QuerySet
 from django.db.models.expressions import RawSQL
 
 from memory.access import access_subject, coverage_for
+from memory.context import OpContext
 from memory.engine import hybrid2, lexical, lexicon, rank
 from memory.models import Record, RecordTerm, Subject
-from memory.ops.base import OpContext, op
+from memory.ops.signatures import op
 from memory.selectors import lexical as lexical_store
 from memory.selectors.selection import (
     ReadFilter,
@@ -30,6 +32,7 @@ from memory.selectors.selection import (
     whole_subject,
 )
 from memory.services import hybrid_store
+from memory.wire import types as t
 from memory.wire.canonical import content_bytes
 
 RECALL = ["recall"]
@@ -83,15 +86,15 @@ def _newest_head(
     return _docs(head, flt, with_text=False), total
 
 
-def _answer(results: list[dict], total: int, cut: rank.Budgeted | None) -> dict:
-    truncation = {"truncated": False, "reason": None, "omitted_count": 0}
+def _answer(results: list[dict], total: int, cut: rank.Budgeted | None) -> t.RecallResponse:
+    truncation: dict[str, Any] = {"truncated": False, "reason": None, "omitted_count": 0}
     if cut is not None:
         truncation = {
             "truncated": cut.truncated,
             "reason": cut.reason,
             "omitted_count": cut.omitted_count,
         }
-    return {
+    answer = {
         "recall": {
             "results": results,
             "total_eligible": total,
@@ -99,6 +102,7 @@ def _answer(results: list[dict], total: int, cut: rank.Budgeted | None) -> dict:
             "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
         }
     }
+    return cast(t.RecallResponse, answer)
 
 
 def _rank_generation_1(
@@ -172,7 +176,7 @@ def _rank_generation_2(
 
 
 @op("memory.recall")
-def recall(ctx: OpContext, req: dict) -> dict:
+def recall(ctx: OpContext, req: t.RecallRequest) -> t.RecallResponse:
     # One query: the grants, their space and the subject (as subjects.get reads them).
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at, subject_id=req["subject_id"])
     subject = access_subject(cov, req["subject_id"])

@@ -10,6 +10,9 @@ narrowed by the selection and the cognition filter."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, cast
+
 from django.conf import settings
 from django.db.models import F, Q
 from django.utils.module_loading import import_string
@@ -22,19 +25,21 @@ from memory.access import (
     gate_subject_writable,
     placed_q,
 )
+from memory.context import OpContext
 from memory.engine.cognition import content_matches
 from memory.engine.reflect import basis_digest, coverage_includes
 from memory.ids import new_id
 from memory.models import Job, ProfileDocument, Record, RecordRevision, Reflection, Subject
 from memory.models.reflections import filter_key
-from memory.ops.base import OpContext, op
+from memory.ops.signatures import op
 from memory.selectors import cursors
 from memory.selectors.selection import check_selection, cognition_q, selection_q
 from memory.services import erasure
-from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.mutation import MutationScope, Outcome
 from memory.services.refs import reflection_ref
 from memory.tasks import job_handler
 from memory.timeutil import iso, now, parse
+from memory.wire import types as t
 from memory.wire.canonical import canonical
 from memory.wire.errors import WireError
 from memory.wire.validation import catalog, schema_errors
@@ -51,7 +56,7 @@ def view_q(view: dict) -> Q:
 
 
 def eligible_records(
-    subject: Subject, view: dict, selection: dict, cognition_filter: dict | None
+    subject: Subject, view: dict, selection: dict, cognition_filter: Mapping[str, Any] | None
 ) -> list[dict]:
     qs = (
         Record.objects.filter(subject=subject, deleted_at__isnull=True)
@@ -80,7 +85,7 @@ def profile_refs(subject: Subject) -> list[dict]:
 
 
 def compute_basis(
-    subject: Subject, view: dict, selection: dict, cognition_filter: dict | None
+    subject: Subject, view: dict, selection: dict, cognition_filter: Mapping[str, Any] | None
 ) -> dict:
     basis = {
         "record_refs": eligible_records(subject, view, selection, cognition_filter),
@@ -117,7 +122,7 @@ def missing_kinds(basis: dict) -> list[str]:
     return sorted(set(settings.SPOKE_MEMORY_REQUIRED_PROFILE_KINDS) - present)
 
 
-def _reader(ctx: OpContext, req: dict) -> tuple[Coverage, Subject, dict]:
+def _reader(ctx: OpContext, req: Mapping[str, Any]) -> tuple[Coverage, Subject, dict]:
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
     subject = access_subject(cov, req["subject_id"])
     cov.require(READ, subject.subject_id)
@@ -129,7 +134,7 @@ def visible(reader_view: dict, reflection: Reflection) -> bool:
 
 
 @op("memory.reflections.state")
-def state(ctx: OpContext, req: dict) -> dict:
+def state(ctx: OpContext, req: t.ReflectionsStateRequest) -> t.ReflectionsStateResponse:
     cov, subject, view = _reader(ctx, req)
     selection = check_selection(req.get("selection"))
     cf = req.get("cognition_filter")
@@ -158,11 +163,11 @@ def state(ctx: OpContext, req: dict) -> dict:
     if cf is not None:
         out["cognition_filter"] = cf
     out["latest_reflection"] = latest
-    return {"state": out}
+    return {"state": cast(t.ReflectionsStateResponseState, out)}
 
 
 @op("memory.reflections.list")
-def list_(ctx: OpContext, req: dict) -> dict:
+def list_(ctx: OpContext, req: t.ReflectionsListRequest) -> t.ReflectionsListResponse:
     cov, subject, view = _reader(ctx, req)
     position = cursors.decode(ctx, req, subject.revision, cov)
     size = cursors.page_size(req)
@@ -171,8 +176,8 @@ def list_(ctx: OpContext, req: dict) -> dict:
     )
     if position is not None:
         at, rid = position
-        t = parse(at)
-        qs = qs.filter(Q(generated_at__lt=t) | Q(generated_at=t, reflection_id__lt=rid))
+        when = parse(at)
+        qs = qs.filter(Q(generated_at__lt=when) | Q(generated_at=when, reflection_id__lt=rid))
     ordered = qs.order_by("-generated_at", "-reflection_id").iterator(chunk_size=size + 1)
     stale = Staleness(subject)
     items, last, more = cursors.take_page(
@@ -186,47 +191,44 @@ def list_(ctx: OpContext, req: dict) -> dict:
             ctx, req, subject.revision, cov, [iso(last.generated_at), last.reflection_id]
         )
     return {
-        "reflections": items,
+        "reflections": cast(list[t.Reflection], items),
         "next_cursor": next_cursor,
     }
 
 
 @op("memory.reflections.generate")
-def generate(ctx: OpContext, req: dict) -> dict:
-    def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"], exclusive=True)  # the basis is read at one revision
-        subject = access_subject(cov, req["subject_id"])
-        cov.require("reflections_generate", subject.subject_id)
-        gate_space_writable(cov.space)
-        gate_subject_writable(subject)
-        selection = check_selection(req.get("selection"))
-        cf = req.get("cognition_filter")
-        basis = compute_basis(subject, cov.subject_view([READ], subject.subject_id), selection, cf)
-        missing = missing_kinds(basis)
-        if missing:
-            raise WireError(
-                "REQUIRED_PROFILE_MISSING",
-                "Required profile documents are missing for this subject.",
-                missing_kinds=missing,
-            )
-        minimum = settings.SPOKE_MEMORY_LIMITS["reflection_min_records"]
-        if len(basis["record_refs"]) < minimum:
-            raise WireError(
-                "INSUFFICIENT_DATA",
-                "Too few eligible records to generate a reflection.",
-                record_count=len(basis["record_refs"]),
-                minimum_records=minimum,
-            )
-        params = {
-            "space_id": cov.space_id,
-            "subject_id": subject.subject_id,
-            "reflection_id": new_id("reflection"),
-            "principal_id": ctx.principal.principal_id,
-            "basis": basis,
-        }
-        return Outcome(refs=[], status="pending", job_kind=JOB_KIND, job_params=params)
-
-    return mutate(ctx, req, body)
+def generate(ctx: OpContext, req: t.ReflectionsGenerateRequest, scope: MutationScope) -> Outcome:
+    cov = scope.coverage(req["space_id"], exclusive=True)  # the basis is read at one revision
+    subject = access_subject(cov, req["subject_id"])
+    cov.require("reflections_generate", subject.subject_id)
+    gate_space_writable(cov.space)
+    gate_subject_writable(subject)
+    selection = check_selection(req.get("selection"))
+    cf = req.get("cognition_filter")
+    basis = compute_basis(subject, cov.subject_view([READ], subject.subject_id), selection, cf)
+    missing = missing_kinds(basis)
+    if missing:
+        raise WireError(
+            "REQUIRED_PROFILE_MISSING",
+            "Required profile documents are missing for this subject.",
+            missing_kinds=missing,
+        )
+    minimum = settings.SPOKE_MEMORY_LIMITS["reflection_min_records"]
+    if len(basis["record_refs"]) < minimum:
+        raise WireError(
+            "INSUFFICIENT_DATA",
+            "Too few eligible records to generate a reflection.",
+            record_count=len(basis["record_refs"]),
+            minimum_records=minimum,
+        )
+    params = {
+        "space_id": cov.space_id,
+        "subject_id": subject.subject_id,
+        "reflection_id": new_id("reflection"),
+        "principal_id": ctx.principal.principal_id,
+        "basis": basis,
+    }
+    return Outcome(refs=[], status="pending", job_kind=JOB_KIND, job_params=params)
 
 
 def pinned_records(space_id: str, refs: list[dict]) -> list[dict]:

@@ -4,7 +4,7 @@ revision of what is read and the caller's grant state. Any change or tampering: 
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from itertools import islice
 from typing import Any, TypeVar
 
@@ -23,7 +23,7 @@ SALT = "spoke-memory.cursor.v1"
 _POSITION_ID = re.compile(r"[a-z]{3}_[A-Za-z0-9]{1,64}")
 
 
-def _binding(ctx: OpContext, req: dict, revision: int, cov: Coverage) -> str:
+def _binding(ctx: OpContext, req: Mapping[str, Any], revision: int, cov: Coverage) -> str:
     request = {k: v for k, v in req.items() if k not in ("cursor", "page_size")}
     return digest([ctx.principal.principal_id, ctx.op, request, revision, cov.state_digest()])
 
@@ -34,11 +34,15 @@ def cursor_invalid() -> WireError:
     )
 
 
-def encode(ctx: OpContext, req: dict, revision: int, cov: Coverage, position: list[Any]) -> str:
+def encode(
+    ctx: OpContext, req: Mapping[str, Any], revision: int, cov: Coverage, position: list[Any]
+) -> str:
     return signing.dumps({"b": _binding(ctx, req, revision, cov), "k": position}, salt=SALT)
 
 
-def decode(ctx: OpContext, req: dict, revision: int, cov: Coverage) -> list[Any] | None:
+def decode(
+    ctx: OpContext, req: Mapping[str, Any], revision: int, cov: Coverage
+) -> list[Any] | None:
     """The keyset position of the request's cursor, or None without one."""
     token = req.get("cursor")
     if token is None:
@@ -108,7 +112,7 @@ def take_page(
     return items, page[-1], more
 
 
-def page_size(req: dict) -> int:
+def page_size(req: Mapping[str, Any]) -> int:
     # JSON has one number type: the schema's "integer" admits 2.0, which must page like 2.
     return int(req.get("page_size", 50))
 

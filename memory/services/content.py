@@ -1,6 +1,9 @@
 """Content admission (SPEC §2.6 d, §2.8, §6.2): cognition records are checked first, then the
 byte budget over the RFC 8785 encoding of every present member."""
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.conf import settings
 
 from memory.engine.cognition import time_out_of_range
@@ -9,7 +12,7 @@ from memory.wire.errors import WireError, invalid
 from memory.wire.validation import catalog, schema_errors
 
 
-def check_content(content: dict, field: str = "content") -> int:
+def check_content(content: Mapping[str, Any], field: str = "content") -> int:
     """Validate record/candidate content; returns its byte size. Raises INVALID_INPUT or
     CONTENT_TOO_LARGE. `field` names where the content sits (e.g. `decision.fragments.1.content`)."""
     cognition = content.get("cognition")
@@ -38,7 +41,7 @@ def check_content(content: dict, field: str = "content") -> int:
     return size
 
 
-def check_profile_content(content: dict) -> int:
+def check_profile_content(content: Mapping[str, Any]) -> int:
     """Profile content is trusted author material: no cognition rules, only the byte budget."""
     size = content_bytes(content)
     limit = settings.SPOKE_MEMORY_LIMITS["max_content_bytes"]
@@ -52,7 +55,7 @@ def check_profile_content(content: dict) -> int:
     return size
 
 
-def check_content_at(content: dict, **where: int) -> None:
+def check_content_at(content: Mapping[str, Any], **where: int) -> None:
     """check_content with SPEC's field names (`content.cognition`), plus which item or fragment
     of the request it was (`item_index`, `fragment_index`) so a client can find it."""
     try:

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, partial
+from typing import Any
 
 from django.db import (
     IntegrityError,
@@ -104,7 +105,7 @@ class MutationScope:
             subject.revision += 1
 
 
-def payload_digest(req: dict) -> str:
+def payload_digest(req: Mapping[str, Any]) -> str:
     return digest({k: v for k, v in req.items() if k != "idempotency_key"})
 
 
@@ -147,7 +148,9 @@ def _retryable(exc: Exception) -> bool:
     return getattr(cause, "sqlstate", None) in RETRY_SQLSTATES
 
 
-def mutate(ctx: OpContext, req: dict, body: Callable[[MutationScope], Outcome]) -> dict:
+def mutate(
+    ctx: OpContext, req: Mapping[str, Any], body: Callable[[MutationScope], Outcome]
+) -> dict[str, Any]:
     key = req.get("idempotency_key")
     pdigest = payload_digest(req)
     space_key = req.get("space_id") or ""
@@ -193,7 +196,7 @@ def _bump(sql: str, params: list) -> tuple | None:
         return cursor.fetchone()
 
 
-def _commit(scope: MutationScope, req: dict, outcome: Outcome) -> Receipt:
+def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> Receipt:
     """Subjects (in key order), then the space row, then receipt and key: every mutation takes
     its row locks in this order after its own objects', so writers of one space cannot deadlock
     among themselves. Each bump re-checks the state the body's gates saw (_Rerun if it moved)."""

@@ -77,7 +77,7 @@ def export_objects(export: Export, cov: Coverage) -> Iterator[dict]:
         )
     subject_q = Q()
     if all(g.subject_ids is not None for g in grants):
-        subject_q = Q(subject_id__in=sorted({s for g in grants for s in g.subject_ids}))
+        subject_q = Q(subject_id__in=sorted({s for g in grants for s in g.subject_ids or ()}))
     if export.subject_ids:
         subject_q &= Q(subject_id__in=export.subject_ids)
     subjects = Subject.objects.filter(space_id=export.space_id).filter(subject_q)

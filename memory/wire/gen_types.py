@@ -5,6 +5,10 @@
   method per op `(principal, request) -> answer`;
 - `memory/ops/port.py`: `InProcessMemoryPort`, the provider's implementation of that Protocol
   over `memory.ops.base.call` (the same admission as HTTP);
+- `memory/ops/signatures.py`: each op's handler signature (a read op's `(ctx, XRequest) ->
+  XResponse`, a mutating op's `(ctx, XRequest, MutationScope) -> Outcome`) and `op(name)`, the
+  registering decorator with one overload per op, so mypy checks every handler (and every
+  `req[...]` in it) against its op's schema;
 - `clients/python/spoke_memory_client/types.py`: the same types for the client distribution
   (which must not import the provider);
 - `clients/python/spoke_memory_client/_ops.py`: the client's op namespaces (`client.records.get`,
@@ -31,6 +35,7 @@ URN = "urn:spoke-memory:schema:"
 
 TYPES_OUT = WIRE / "types.py"
 PORT_OUT = ROOT / "memory" / "ops" / "port.py"
+SIGNATURES_OUT = ROOT / "memory" / "ops" / "signatures.py"
 CLIENT_TYPES_OUT = ROOT / "clients" / "python" / "spoke_memory_client" / "types.py"
 CLIENT_OPS_OUT = ROOT / "clients" / "python" / "spoke_memory_client" / "_ops.py"
 
@@ -383,6 +388,60 @@ def render_port(ops: dict[str, Op]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# --- memory/ops/signatures.py ------------------------------------------------------------------
+
+
+def handler_alias(op: Op) -> str:
+    """memory.records.get -> RecordsGetHandler"""
+    return f"{op_stem(op.name)}Handler"
+
+
+def render_signatures(ops: dict[str, Op]) -> str:
+    lines = [
+        HEADER.rstrip("\n"),
+        '"""The handler signature of every op, from its schema, and `op(name)`: the decorator that',
+        "registers a handler, with one overload per op so that mypy checks the handler against its",
+        "op's request and answer types (a member the schema does not have is a type error).",
+        "",
+        "A read op's handler is `(ctx, req: XRequest) -> XResponse`; a mutating op's is",
+        "`(ctx, req: XRequest, scope: MutationScope) -> Outcome`, run inside `mutate()` by the",
+        'registry (memory/ops/base.py), which also refuses at import a handler of the wrong shape."""',
+        "",
+        "from collections.abc import Callable",
+        "from typing import Any, Literal, TypeAlias, overload",
+        "",
+        "from memory.context import OpContext",
+        "from memory.ops.base import register",
+        "from memory.services.mutation import MutationScope, Outcome",
+        "from memory.wire import types as t",
+        "",
+    ]
+    for name, op in ops.items():
+        stem = op_stem(name)
+        if op.mutating:
+            sig = f"Callable[[OpContext, t.{stem}Request, MutationScope], Outcome]"
+        else:
+            sig = f"Callable[[OpContext, t.{stem}Request], t.{stem}Response]"
+        lines += [f"{handler_alias(op)}: TypeAlias = {sig}"]
+    for name, op in ops.items():
+        alias = handler_alias(op)
+        lines += [
+            "",
+            "",
+            "@overload",
+            f"def op(name: Literal[{json.dumps(name)}]) -> Callable[[{alias}], {alias}]: ...",
+        ]
+    lines += [
+        "",
+        "",
+        "def op(name: str) -> Callable[[Any], Any]:",
+        '    """Register the decorated function as the handler of op `name` (see the module',
+        '    docstring); the function is returned unchanged."""',
+        "    return register(name)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 # --- clients/python/spoke_memory_client/_ops.py ------------------------------------------------
 
 
@@ -513,6 +572,7 @@ def outputs() -> dict[Path, str]:
         TYPES_OUT: types,
         CLIENT_TYPES_OUT: types,
         PORT_OUT: render_port(ops),
+        SIGNATURES_OUT: render_signatures(ops),
         CLIENT_OPS_OUT: render_client_ops(ops, mod),
     }
 
