@@ -18,7 +18,14 @@ from memory import rows
 from memory.models import Candidate, Grant, Principal, Receipt, Record, Space, Subject
 from memory.models.records import CONTEXT, SHARED
 from memory.wire.canonical import canonical, digest
-from memory.wire.errors import WireError, not_found, permission_denied
+from memory.wire.errors import (
+    ContextFenced,
+    SpaceFrozen,
+    SubjectArchived,
+    SubjectFenced,
+    not_found,
+    permission_denied,
+)
 from memory.wire.types import Capability
 
 ADMIN = "space_admin"
@@ -375,9 +382,7 @@ def require_read(cov: Coverage, capabilities: list[str], subject: Subject | None
 
 def gate_space_writable(space: Space) -> None:
     if space.state == Space.FROZEN:
-        raise WireError(
-            "SPACE_FROZEN", "The space is frozen: it accepts no mutation until unfrozen."
-        )
+        raise SpaceFrozen("The space is frozen: it accepts no mutation until unfrozen.")
 
 
 def gate_subject_writable(
@@ -385,17 +390,11 @@ def gate_subject_writable(
 ) -> None:
     """State gates for a write about a subject, optionally placed in a context (SPEC §2.6)."""
     if subject.state == Subject.ARCHIVED:
-        raise WireError(
-            "SUBJECT_ARCHIVED", "The subject is archived: it accepts no further writes."
-        )
+        raise SubjectArchived("The subject is archived: it accepts no further writes.")
     if subject.state == Subject.FENCED:
-        raise WireError(
-            "SUBJECT_FENCED", "The subject is fenced: it accepts no writes until unfenced."
-        )
-    if scope == CONTEXT and context_id in subject.fenced_context_ids:
-        raise WireError(
-            "CONTEXT_FENCED", "That context is fenced for this subject.", context_id=context_id
-        )
+        raise SubjectFenced("The subject is fenced: it accepts no writes until unfenced.")
+    if scope == CONTEXT and context_id is not None and context_id in subject.fenced_context_ids:
+        raise ContextFenced("That context is fenced for this subject.", context_id=context_id)
 
 
 def _access_placed(

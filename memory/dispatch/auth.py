@@ -12,14 +12,14 @@ from memory.flags import CORE, SUB_FLAGS
 from memory.models import ApiToken, Principal, WireSession
 from memory.models.principals import hash_token
 from memory.timeutil import now
-from memory.wire.errors import WireError
+from memory.wire.errors import SessionInvalid, Unauthenticated, WireError
 
 # A session's expiry slides on use; the row is rewritten at most this often.
 SESSION_REFRESH_S = 60
 
 
 def unauthenticated() -> WireError:
-    return WireError("unauthenticated", "A valid bearer token is required.")
+    return Unauthenticated("A valid bearer token is required.")
 
 
 def principal_for_header(header: str | None) -> Principal:
@@ -60,9 +60,7 @@ def negotiate(requested: list[str]) -> list[str]:
 
 
 def session_invalid() -> WireError:
-    return WireError(
-        "session_invalid", "The Spoke-Session header names no open session of this caller."
-    )
+    return SessionInvalid("The Spoke-Session header names no open session of this caller.")
 
 
 def session_for(principal: Principal, session_id: str) -> WireSession:

@@ -3,6 +3,7 @@ the broker answer; under hybrid/1 also the embedding backlog, which does not mak
 
 from __future__ import annotations
 
+from celery import current_app
 from django.db import connection
 
 from memory.dispatch.responses import json_response, wire_get
@@ -22,9 +23,9 @@ def readyz(request):
     except Exception:  # noqa: BLE001
         problems.append("database")
     try:
-        from spokememory.celery import app
-
-        with app.connection_for_write() as conn:
+        # the project's app (spokememory/__init__.py makes it current as Django loads), reached
+        # without importing the project package from below it
+        with current_app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1, timeout=2)
     except Exception:  # noqa: BLE001
         problems.append("broker")

@@ -27,9 +27,8 @@ from memory.services.content import check_content_at
 from memory.services.mutation import MutationScope, Outcome
 from memory.services.record_store import Placement, Provenance, create_records
 from memory.services.refs import candidate_ref, record_ref
-from memory.timeutil import iso
 from memory.wire import types as t
-from memory.wire.errors import WireError
+from memory.wire.errors import CandidateConsumed, WireError
 
 READ = ["candidates_read", "review"]
 # Classification labels that are also sensible record kinds; `cognition` and `noise` describe
@@ -44,7 +43,7 @@ OUTCOME_STATE = {
 
 
 def consumed() -> WireError:
-    return WireError("CANDIDATE_CONSUMED", "The candidate is no longer pending.")
+    return CandidateConsumed("The candidate is no longer pending.")
 
 
 @op("memory.candidates.get")
@@ -74,17 +73,16 @@ def candidates_list(ctx: OpContext, req: t.CandidatesListRequest) -> t.Candidate
         qs = qs.filter(classification__label__in=req["labels"])
     total = qs.count()
     newest = req.get("order", "oldest") == "newest"
-    position = cursors.decode(ctx, req, revision, cov)
-    qs = cursors.after(qs, position, "captured_at", "candidate_id", descending=newest)
-    size = cursors.page_size(req)
-    keys = ("-captured_at", "-candidate_id") if newest else ("captured_at", "candidate_id")
-    rows = list(qs.select_related("subject").order_by(*keys)[: size + 1])
-    items, last, more = cursors.take_page(rows, size, lambda c: c.to_wire(c.subject.subject_id))
-    next_cursor = None
-    if more and last is not None:
-        next_cursor = cursors.encode(
-            ctx, req, revision, cov, [iso(last.captured_at), last.candidate_id]
-        )
+    keyset = cursors.Keyset("captured_at", "candidate_id", descending=newest)
+    items, next_cursor = cursors.keyset_page(
+        ctx,
+        req,
+        revision,
+        cov,
+        qs.select_related("subject"),
+        keyset,
+        lambda c: c.to_wire(c.subject.subject_id),
+    )
     return {
         "candidates": cast(list[t.MemoryCandidate], items),
         "total_authorized": total,

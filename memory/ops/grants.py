@@ -17,10 +17,17 @@ from memory.ops.signatures import op
 from memory.selectors import cursors
 from memory.services.mutation import MutationScope, Outcome
 from memory.services.refs import grant_ref
-from memory.timeutil import iso, parse
+from memory.timeutil import parse
 from memory.wire import types as t
-from memory.wire.errors import WireError, invalid, not_found, permission_denied
+from memory.wire.errors import (
+    AmplificationDenied,
+    GrantRevoked,
+    invalid,
+    not_found,
+    permission_denied,
+)
 
+OLDEST_FIRST = cursors.Keyset("created_at", "grant_id")
 DIMENSIONS = ["capabilities", "subject_ids", "context_ids", "shared_access", "expires_at"]
 
 
@@ -64,8 +71,7 @@ def choose_parent(cov: Coverage, want: dict, parent_id: str | None) -> Grant:
             return grant
         if best is None or len(over) < len(best):
             best = over
-    raise WireError(
-        "AMPLIFICATION_DENIED",
+    raise AmplificationDenied(
         "The grant asks for more than any issuing grant of the caller covers.",
         exceeds=[d for d in DIMENSIONS if d in (best or [])],
     )
@@ -113,7 +119,7 @@ def revoke(ctx: OpContext, req: t.GrantsRevokeRequest, scope: MutationScope) -> 
         raise permission_denied("space_admin")
     gate_space_writable(cov.space)
     if target.state == Grant.REVOKED:
-        raise WireError("GRANT_REVOKED", "The grant is already revoked.")
+        raise GrantRevoked("The grant is already revoked.")
     target.state, target.revoked_at, target.revoke_reason = (
         Grant.REVOKED,
         ctx.at,
@@ -149,19 +155,17 @@ def grants_list(ctx: OpContext, req: t.GrantsListRequest) -> t.GrantsListRespons
         qs = qs.filter(grantee=ctx.principal)
     if not req.get("include_inactive", False):
         qs = qs.filter(effective_q(ctx.at))
-    position = cursors.decode(ctx, req, cov.space.revision, cov)
-    qs = cursors.after(qs, position, "created_at", "grant_id")
-    size = cursors.page_size(req)
-    rows = list(qs.order_by("created_at", "grant_id")[: size + 1])
-    live = effective_ids(rows[:size], ctx.at)
-    items, last, more = cursors.take_page(
-        rows, size, lambda g: g.to_wire(ctx.at, g.grant_id in live)
+    live: set[str] = set()  # the page's effective grants, one query for the whole page
+    items, next_cursor = cursors.keyset_page(
+        ctx,
+        req,
+        cov.space.revision,
+        cov,
+        qs,
+        OLDEST_FIRST,
+        lambda g: g.to_wire(ctx.at, g.grant_id in live),
+        prefetch=lambda page: live.update(effective_ids(page, ctx.at)),
     )
-    next_cursor = None
-    if more and last is not None:
-        next_cursor = cursors.encode(
-            ctx, req, cov.space.revision, cov, [iso(last.created_at), last.grant_id]
-        )
     return {
         "grants": cast(list[t.MemoryGrant], items),
         "next_cursor": next_cursor,

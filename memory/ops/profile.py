@@ -19,7 +19,7 @@ from memory.services.content import check_profile_content
 from memory.services.mutation import MutationScope, Outcome
 from memory.services.refs import profile_ref
 from memory.wire import types as t
-from memory.wire.errors import WireError, not_found
+from memory.wire.errors import RevisionConflict, not_found
 
 
 @op("memory.profile.get")
@@ -61,8 +61,7 @@ def update(ctx: OpContext, req: t.ProfileUpdateRequest, scope: MutationScope) ->
     )
     expected = req.get("expected_revision")
     if expected is None and doc is not None:
-        raise WireError(
-            "REVISION_CONFLICT",
+        raise RevisionConflict(
             "A document of this kind exists: pass expected_revision to update it.",
             current_revision=doc.revision,
         )
@@ -80,8 +79,7 @@ def update(ctx: OpContext, req: t.ProfileUpdateRequest, scope: MutationScope) ->
         )
     else:
         if doc.revision != expected:
-            raise WireError(
-                "REVISION_CONFLICT",
+            raise RevisionConflict(
                 "The document changed since that revision.",
                 current_revision=doc.revision,
             )

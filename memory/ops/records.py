@@ -5,7 +5,7 @@ Every write follows SPEC §2.6: lookup and read coverage (NOT_FOUND), op coverag
 `record_store` inside `mutate`'s transaction with the record row locked. A writer sees the
 records its records_write grants cover, as a reader sees those its records_read grants cover."""
 
-from itertools import islice
+from functools import partial
 from typing import cast
 
 from memory.access import (
@@ -26,11 +26,11 @@ from memory.services.content import check_content
 from memory.services.mutation import MutationScope, Outcome
 from memory.services.record_store import Placement, Provenance
 from memory.services.refs import candidate_ref, record_ref
-from memory.timeutil import iso
 from memory.wire import types as t
-from memory.wire.errors import WireError
+from memory.wire.errors import RecordTombstoned, RevisionConflict
 
 READ = ["records_read"]
+NEWEST_FIRST = cursors.Keyset("created_at", "record_id", descending=True)
 WRITE_VISIBLE = ["records_read", "records_write"]
 
 
@@ -39,13 +39,12 @@ def gate_record(record: Record, space, placements: list[Placement]) -> None:
     for placement in placements:
         gate_subject_writable(record.subject, placement.scope, placement.context_id)
     if record.deleted_at is not None:
-        raise WireError("RECORD_TOMBSTONED", "The record is deleted: it takes no further change.")
+        raise RecordTombstoned("The record is deleted: it takes no further change.")
 
 
 def check_revision(record: Record, expected: int) -> None:
     if record.revision != expected:
-        raise WireError(
-            "REVISION_CONFLICT",
+        raise RevisionConflict(
             "expected_revision is not the record's current revision.",
             current_revision=record.revision,
         )
@@ -144,27 +143,22 @@ def records_list(ctx: OpContext, req: t.RecordsListRequest) -> t.RecordsListResp
     require_read(cov, READ, subject)
     flt = read_filter(req, include_tombstoned=req.get("include_tombstoned", False))
     revision = subject.revision if subject is not None else cov.space.revision
-    position = cursors.decode(ctx, req, revision, cov)
     qs = records_queryset(cov, READ, flt, subject)
-    size = cursors.page_size(req)
     if flt.cognition is None:
-        total = qs.count()
+        total, keep = qs.count(), None
     else:  # the matcher decides each record; SQL has only narrowed
         total = sum(1 for _ in matching(qs.only("content").iterator(chunk_size=2000), flt))
-    qs = cursors.after(qs, position, "created_at", "record_id", descending=True)
-    ordered = qs.select_related("subject").order_by("-created_at", "-record_id")
-    if flt.cognition is None:
-        rows = list(ordered[: size + 1])
-    else:
-        rows = list(
-            islice(matching(ordered.iterator(chunk_size=max(size + 1, 100)), flt), size + 1)
-        )
-    items, last, more = cursors.take_page(rows, size, lambda r: r.to_wire(r.subject.subject_id))
-    next_cursor = None
-    if more and last is not None:
-        next_cursor = cursors.encode(
-            ctx, req, revision, cov, [iso(last.created_at), last.record_id]
-        )
+        keep = partial(matching, flt=flt)
+    items, next_cursor = cursors.keyset_page(
+        ctx,
+        req,
+        revision,
+        cov,
+        qs.select_related("subject"),
+        NEWEST_FIRST,
+        lambda r: r.to_wire(r.subject.subject_id),
+        keep,
+    )
     return {
         "records": cast(list[t.RetainedRecord], items),
         "total_authorized": total,

@@ -38,13 +38,14 @@ from memory.services import erasure
 from memory.services.mutation import MutationScope, Outcome
 from memory.services.refs import reflection_ref
 from memory.tasks import job_handler
-from memory.timeutil import iso, now, parse
+from memory.timeutil import iso, now
 from memory.wire import types as t
 from memory.wire.canonical import canonical
-from memory.wire.errors import WireError
+from memory.wire.errors import InsufficientData, InternalError, NotFound, RequiredProfileMissing
 from memory.wire.validation import catalog, schema_errors
 
 READ = "reflections_read"
+NEWEST_FIRST = cursors.Keyset("generated_at", "reflection_id", descending=True)
 JOB_KIND = "reflection.generate"
 
 
@@ -169,27 +170,20 @@ def state(ctx: OpContext, req: t.ReflectionsStateRequest) -> t.ReflectionsStateR
 @op("memory.reflections.list")
 def list_(ctx: OpContext, req: t.ReflectionsListRequest) -> t.ReflectionsListResponse:
     cov, subject, view = _reader(ctx, req)
-    position = cursors.decode(ctx, req, subject.revision, cov)
-    size = cursors.page_size(req)
     qs = Reflection.objects.filter(
         subject=subject, filter_key=filter_key(req.get("cognition_filter"))
     )
-    if position is not None:
-        at, rid = position
-        when = parse(at)
-        qs = qs.filter(Q(generated_at__lt=when) | Q(generated_at=when, reflection_id__lt=rid))
-    ordered = qs.order_by("-generated_at", "-reflection_id").iterator(chunk_size=size + 1)
     stale = Staleness(subject)
-    items, last, more = cursors.take_page(
-        (r for r in ordered if visible(view, r)),
-        size,
+    items, next_cursor = cursors.keyset_page(
+        ctx,
+        req,
+        subject.revision,
+        cov,
+        qs,
+        NEWEST_FIRST,
         lambda r: r.to_wire(subject.subject_id, stale(r)),
+        keep=lambda rows: (r for r in rows if visible(view, r)),
     )
-    next_cursor = None
-    if more and last is not None:
-        next_cursor = cursors.encode(
-            ctx, req, subject.revision, cov, [iso(last.generated_at), last.reflection_id]
-        )
     return {
         "reflections": cast(list[t.Reflection], items),
         "next_cursor": next_cursor,
@@ -208,15 +202,13 @@ def generate(ctx: OpContext, req: t.ReflectionsGenerateRequest, scope: MutationS
     basis = compute_basis(subject, cov.subject_view([READ], subject.subject_id), selection, cf)
     missing = missing_kinds(basis)
     if missing:
-        raise WireError(
-            "REQUIRED_PROFILE_MISSING",
+        raise RequiredProfileMissing(
             "Required profile documents are missing for this subject.",
             missing_kinds=missing,
         )
     minimum = settings.SPOKE_MEMORY_LIMITS["reflection_min_records"]
     if len(basis["record_refs"]) < minimum:
-        raise WireError(
-            "INSUFFICIENT_DATA",
+        raise InsufficientData(
             "Too few eligible records to generate a reflection.",
             record_count=len(basis["record_refs"]),
             minimum_records=minimum,
@@ -228,7 +220,7 @@ def generate(ctx: OpContext, req: t.ReflectionsGenerateRequest, scope: MutationS
         "principal_id": ctx.principal.principal_id,
         "basis": basis,
     }
-    return Outcome(refs=[], status="pending", job_kind=JOB_KIND, job_params=params)
+    return Outcome.pending([], JOB_KIND, **params)
 
 
 def pinned_records(space_id: str, refs: list[dict]) -> list[dict]:
@@ -275,13 +267,11 @@ def run_generate(job: Job) -> list[dict]:
     # before the writes below, in the mutations' order (space, then subject).
     subject = Subject.objects.filter(space_id=p["space_id"], subject_id=p["subject_id"]).first()
     if subject is None:
-        raise WireError("NOT_FOUND", "The subject no longer exists.", resource="subject")
+        raise NotFound("The subject no longer exists.", resource="subject")
     basis = p["basis"]
     records = pinned_records(p["space_id"], basis["record_refs"])
     if len(records) < settings.SPOKE_MEMORY_LIMITS["reflection_min_records"]:
-        raise WireError(
-            "INSUFFICIENT_DATA", "Pinned records were deleted before synthesis; too few remain."
-        )
+        raise InsufficientData("Pinned records were deleted before synthesis; too few remain.")
     current = {d.kind: d for d in ProfileDocument.objects.filter(subject=subject)}
     profiles = [
         {"kind": ref["kind"], "revision": ref["revision"], "content": current[ref["kind"]].content}
@@ -296,10 +286,10 @@ def run_generate(job: Job) -> list[dict]:
         engine_policy_version=basis["engine_policy_version"],
     )
     if schema_errors(catalog().component_validator("ProfileContent"), content):
-        raise WireError("internal_error", "The synthesizer returned content of the wrong shape.")
+        raise InternalError("The synthesizer returned content of the wrong shape.")
     erasure.hold_space_against_writers(p["space_id"])
     if not Subject.objects.filter(pk=subject.pk).exists():  # an import replaced the space
-        raise WireError("NOT_FOUND", "The subject no longer exists.", resource="subject")
+        raise NotFound("The subject no longer exists.", resource="subject")
     if erasure.erased_since_read(p["space_id"], [r["record_id"] for r in records]):
         content = dict(erasure.ERASED)  # SPEC §2.8: a record it read was deleted meanwhile
     at = now()

@@ -12,7 +12,7 @@ from memory.ops.signatures import op
 from memory.services.mutation import MutationScope, Outcome
 from memory.services.refs import space_ref
 from memory.wire import types as t
-from memory.wire.errors import WireError
+from memory.wire.errors import SpaceFrozen
 
 LIMIT_NAMES = [
     "max_request_bytes",
@@ -83,7 +83,7 @@ def freeze(ctx: OpContext, req: t.SpacesFreezeRequest, scope: MutationScope) -> 
     cov.require_admin()
     space = cov.space
     if space.state == Space.FROZEN:
-        raise WireError("SPACE_FROZEN", "The space is already frozen.")
+        raise SpaceFrozen("The space is already frozen.")
     space.state, space.freeze_reason = Space.FROZEN, req.get("reason")
     space.save(update_fields=["state", "freeze_reason"])
     return Outcome(refs=[space_ref(space)])

@@ -9,7 +9,7 @@ from memory.ops.signatures import op
 from memory.services.mutation import MutationScope, Outcome
 from memory.services.refs import subject_ref
 from memory.wire import types as t
-from memory.wire.errors import WireError, permission_denied
+from memory.wire.errors import InvalidInput, SubjectArchived, SubjectKindConflict, permission_denied
 
 
 @op("memory.subjects.ensure")
@@ -23,8 +23,7 @@ def ensure(ctx: OpContext, req: t.SubjectsEnsureRequest, scope: MutationScope) -
     gate_space_writable(cov.space)
     if existing is not None:
         if req.get("kind") is not None and existing.kind != req["kind"]:
-            raise WireError(
-                "SUBJECT_KIND_CONFLICT",
+            raise SubjectKindConflict(
                 "The subject exists with a different kind.",
                 current_kind=existing.kind,
             )
@@ -58,14 +57,13 @@ def fence(ctx: OpContext, req: t.SubjectsFenceRequest, scope: MutationScope) -> 
         raise permission_denied("space_admin")
     gate_space_writable(cov.space)
     if action == "archive" and context_id is not None:
-        raise WireError(
-            "INVALID_INPUT",
+        raise InvalidInput(
             "Archive applies to the whole subject and takes no context_id.",
             reason="archive_with_context",
             field="context_id",
         )
     if subject.state == Subject.ARCHIVED:
-        raise WireError("SUBJECT_ARCHIVED", "The subject is archived: archive is terminal.")
+        raise SubjectArchived("The subject is archived: archive is terminal.")
     fields = ["fenced_context_ids"] if context_id is not None else ["state"]
     if context_id is not None:
         fenced = set(subject.fenced_context_ids)

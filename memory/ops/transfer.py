@@ -22,7 +22,14 @@ from memory.services.mutation import MutationScope, Outcome
 from memory.services.refs import export_ref, import_ref
 from memory.services.transfer_codec import canonical
 from memory.wire import types as t
-from memory.wire.errors import WireError, invalid, not_found, permission_denied
+from memory.wire.errors import (
+    ExportNotReady,
+    ImportOrderViolation,
+    ImportStateConflict,
+    invalid,
+    not_found,
+    permission_denied,
+)
 
 
 def require_export(cov: Coverage) -> None:
@@ -57,12 +64,7 @@ def exports_create(ctx: OpContext, req: t.ExportsCreateRequest, scope: MutationS
         coverage=cov.footprint("export"),  # the job stores the coverage it builds with
         created_at=ctx.at,
     )
-    return Outcome(
-        refs=[export_ref(export.export_id)],
-        status="pending",
-        job_kind=jobs.EXPORT,
-        job_params={"export_id": export.export_id},
-    )
+    return Outcome.pending([export_ref(export.export_id)], jobs.EXPORT, export_id=export.export_id)
 
 
 def expired(export: Export, at: datetime) -> bool:
@@ -94,7 +96,7 @@ def exports_get(ctx: OpContext, req: t.ExportsGetRequest) -> t.ExportsGetRespons
     if export is None or not readable(export, cov):
         raise not_found("export")
     if export.state != Export.READY:
-        raise WireError("EXPORT_NOT_READY", "The export is not ready.", state=export.state)
+        raise ExportNotReady("The export is not ready.", state=export.state)
     bundle = export.bundle
     assert bundle is not None  # a ready export has its bundle
     if req["ordinal"] >= bundle["chunk_count"]:
@@ -138,9 +140,7 @@ def _continue_import(cov: Coverage, req: Mapping[str, Any]) -> Import:
     if imp is None:
         raise not_found("import")
     if imp.state != "staging":
-        raise WireError(
-            "IMPORT_STATE_CONFLICT", "The import is not staging chunks.", state=imp.state
-        )
+        raise ImportStateConflict("The import is not staging chunks.", state=imp.state)
     if "bundle" in req and req["bundle"] != imp.bundle:
         raise invalid(
             "bundle", "bundle", "The bundle differs from the one this import was opened with."
@@ -169,8 +169,7 @@ def imports_stage(ctx: OpContext, req: t.ImportsStageRequest, scope: MutationSco
             "The chunk's ordinal or chunk_count does not fit the bundle.",
         )
     if chunk["ordinal"] != imp.next_ordinal:
-        raise WireError(
-            "IMPORT_ORDER_VIOLATION",
+        raise ImportOrderViolation(
             "Chunks must be staged in strict ordinal order.",
             expected_ordinal=imp.next_ordinal,
         )
@@ -188,12 +187,7 @@ def imports_stage(ctx: OpContext, req: t.ImportsStageRequest, scope: MutationSco
     imp.save(update_fields=["next_ordinal", "updated_at", "state"])
     refs = [import_ref(imp.import_id)]
     if final:
-        return Outcome(
-            refs=refs,
-            status="pending",
-            job_kind=jobs.VERIFY,
-            job_params={"import_id": imp.import_id},
-        )
+        return Outcome.pending(refs, jobs.VERIFY, import_id=imp.import_id)
     return Outcome(refs=refs)
 
 
@@ -216,17 +210,10 @@ def imports_activate(
     require_whole_space_import(cov)
     imp = _locked_import(cov, req["import_id"])
     if imp.state != "verified":
-        raise WireError(
-            "IMPORT_STATE_CONFLICT", "Only a verified import can be activated.", state=imp.state
-        )
+        raise ImportStateConflict("Only a verified import can be activated.", state=imp.state)
     imp.state, imp.updated_at = "activating", ctx.at
     imp.save(update_fields=["state", "updated_at"])
-    return Outcome(
-        refs=[import_ref(imp.import_id)],
-        status="pending",
-        job_kind=jobs.ACTIVATE,
-        job_params={"import_id": imp.import_id},
-    )
+    return Outcome.pending([import_ref(imp.import_id)], jobs.ACTIVATE, import_id=imp.import_id)
 
 
 DISCARDABLE = ("staging", "verified", "rejected")
@@ -238,9 +225,7 @@ def imports_discard(ctx: OpContext, req: t.ImportsDiscardRequest, scope: Mutatio
     require_whole_space_import(cov)
     imp = _locked_import(cov, req["import_id"])
     if imp.state not in DISCARDABLE:
-        raise WireError(
-            "IMPORT_STATE_CONFLICT", "The import can no longer be discarded.", state=imp.state
-        )
+        raise ImportStateConflict("The import can no longer be discarded.", state=imp.state)
     ImportChunk.objects.filter(imp=imp).delete()
     imp.state, imp.updated_at = "discarded", ctx.at
     imp.save(update_fields=["state", "updated_at"])

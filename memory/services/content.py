@@ -8,7 +8,7 @@ from django.conf import settings
 
 from memory.engine.cognition import time_out_of_range
 from memory.wire.canonical import content_bytes
-from memory.wire.errors import WireError, invalid
+from memory.wire.errors import ContentTooLarge, WireError, invalid
 from memory.wire.validation import catalog, schema_errors
 
 
@@ -28,30 +28,25 @@ def check_content(content: Mapping[str, Any], field: str = "content") -> int:
                     "A cognition entry is not a closed record with view 'recorded_at'.",
                     index=index,
                 )
-    size = content_bytes(content)
-    limit = settings.SPOKE_MEMORY_LIMITS["max_content_bytes"]
-    if size > limit:
-        raise WireError(
-            "CONTENT_TOO_LARGE",
-            "The content is larger than limits.max_content_bytes.",
-            limit=limit,
-            size=size,
-            field=field,
-        )
-    return size
+    return _within_budget(content, field)
 
 
 def check_profile_content(content: Mapping[str, Any]) -> int:
     """Profile content is trusted author material: no cognition rules, only the byte budget."""
+    return _within_budget(content)
+
+
+def _within_budget(content: Mapping[str, Any], field: str | None = None) -> int:
+    """The content's byte size (SPEC §2.8), or CONTENT_TOO_LARGE past max_content_bytes."""
     size = content_bytes(content)
     limit = settings.SPOKE_MEMORY_LIMITS["max_content_bytes"]
     if size > limit:
-        raise WireError(
-            "CONTENT_TOO_LARGE",
-            "The content is larger than limits.max_content_bytes.",
-            limit=limit,
-            size=size,
+        err = ContentTooLarge(
+            "The content is larger than limits.max_content_bytes.", limit=limit, size=size
         )
+        if field is not None:
+            err.details["field"] = field
+        raise err
     return size
 
 

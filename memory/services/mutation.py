@@ -48,7 +48,7 @@ from memory.models import IdempotencyKey, Job, Receipt, Space, Subject
 from memory.outage import is_outage, unavailable
 from memory.timeutil import now
 from memory.wire.canonical import digest
-from memory.wire.errors import WireError
+from memory.wire.errors import IdempotencyKeyReused, WireError
 
 log = logging.getLogger("memory.mutation")
 
@@ -59,6 +59,12 @@ class Outcome:
     status: str = Receipt.COMMITTED
     job_kind: str | None = None
     job_params: dict = field(default_factory=dict)
+
+    @classmethod
+    def pending(cls, refs: list[dict], job_kind: str, **job_params: Any) -> Outcome:
+        """Work a job finishes: the receipt answers `pending`, and the job row (`job_kind`, its
+        params) is written with it and enqueued once the transaction commits."""
+        return cls(refs=refs, status=Receipt.PENDING, job_kind=job_kind, job_params=job_params)
 
 
 class _Rerun(Exception):
@@ -135,8 +141,7 @@ def _lookup_sql() -> str:
 
 def _replay(hit: IdempotencyKey, pdigest: str) -> dict:
     if hit.payload_digest != pdigest:
-        raise WireError(
-            "IDEMPOTENCY_KEY_REUSED",
+        raise IdempotencyKeyReused(
             "This idempotency key was already used for a different request payload.",
             receipt_id=hit.receipt_id,
         )

@@ -1,4 +1,6 @@
-"""The OpenAPI 3.1 document, generated from the same schemas the dispatch validates with."""
+"""The OpenAPI 3.1 document, generated from the same schemas the dispatch validates with: each
+op's answer, and its error answers by status, one schema per code it declares (its schema's
+`errors` and the codes of every op, from memory/wire/schemas/errors.json)."""
 
 from functools import lru_cache
 from typing import Any
@@ -55,10 +57,61 @@ def _errors() -> dict:
     }
 
 
+def error_schema_name(entry: dict) -> str:
+    return f"{entry['name']}Error"
+
+
+def _error_schemas(cat) -> dict[str, dict]:
+    """One component per error code (memory/wire/schemas/errors.json): the envelope with the
+    code fixed and its details schema."""
+    out = {}
+    for code, entry in cat.errors.items():
+        details = _rewrite(entry["details"])
+        error: dict[str, Any] = {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "code": {"const": code},
+                "message": {"type": "string"},
+                "details": details,
+                "extensions": {"$ref": "#/components/schemas/Extensions"},
+            },
+            "required": ["code", "message", *(["details"] if details.get("required") else [])]
+            + ["extensions"],
+        }
+        out[error_schema_name(entry)] = {
+            "description": f"{entry['status']} {code}: {entry['when']}",
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"error": error},
+            "required": ["error"],
+        }
+    return out
+
+
+def _op_errors(cat, codes: list[str]) -> dict:
+    """The error answers of an op, by HTTP status: each status lists the codes it may carry."""
+    by_status: dict[int, list[str]] = {}
+    for code in [*cat.every_op, *codes]:
+        by_status.setdefault(cat.errors[code]["status"], []).append(code)
+    out: dict[str, dict] = {}
+    for status in sorted(by_status):
+        refs: list[dict[str, Any]] = [
+            {"$ref": f"#/components/schemas/{error_schema_name(cat.errors[c])}"}
+            for c in by_status[status]
+        ]
+        out[str(status)] = {
+            "description": ", ".join(by_status[status]),
+            **_json(refs[0] if len(refs) == 1 else {"oneOf": refs}),
+        }
+    return out
+
+
 @lru_cache(maxsize=1)
 def document() -> dict:
     cat = catalog()
     schemas = {name: _rewrite(schema) for name, schema in cat.components.items()}
+    schemas.update(_error_schemas(cat))
     paths: dict[str, dict] = {}
     for name in sorted(cat.ops):
         spec = cat.ops[name]
@@ -90,7 +143,7 @@ def document() -> dict:
                         "description": "Success payload",
                         **_json({"$ref": f"#/components/schemas/{res_name}"}),
                     },
-                    **_errors(),
+                    **_op_errors(cat, spec.errors),
                 },
             }
         }
