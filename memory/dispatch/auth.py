@@ -3,13 +3,12 @@ the lookup is by hash, and the stored hash is compared in constant time."""
 
 import hmac
 from datetime import timedelta
-from functools import cache, partial
 
 from django.conf import settings
 
-from memory import rows
+from memory import rows, statements
 from memory.flags import CORE, SUB_FLAGS
-from memory.models import ApiToken, Principal, WireSession
+from memory.models import Principal, WireSession
 from memory.models.principals import hash_token
 from memory.timeutil import now
 from memory.wire.errors import SessionInvalid, Unauthenticated, WireError
@@ -29,22 +28,10 @@ def principal_for_header(header: str | None) -> Principal:
     if not token or len(token) > 512:
         raise unauthenticated()
     wanted = hash_token(token)
-    found = rows.fetch(_token_sql(), [wanted])
+    found = rows.fetch(statements.token_principal(), [wanted])
     if not found or not hmac.compare_digest(found[0][-1], wanted):
         raise unauthenticated()
     return rows.columns(Principal, "p").build(found[0])
-
-
-@cache
-def _token_sql() -> str:
-    """The principal of an unrevoked token, by hash, rendered once (memory/rows.py says why)."""
-    p, t = rows.columns(Principal, "p"), rows.columns(ApiToken, "t")
-    col = partial(rows.quoted, ApiToken)
-    return (
-        f"SELECT {p.sql}, t.{col('token_hash')} FROM {t.table} t JOIN {p.table} p"  # noqa: S608 - names from model metadata; values are bound
-        f" ON p.{rows.quoted(Principal, 'principal_id')} = t.{col('principal')}"
-        f" WHERE t.{col('token_hash')} = %s AND t.{col('revoked_at')} IS NULL"
-    )
 
 
 def default_negotiated() -> tuple[str, ...]:

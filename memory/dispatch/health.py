@@ -4,8 +4,8 @@ the broker answer; under hybrid/1 also the embedding backlog, which does not mak
 from __future__ import annotations
 
 from celery import current_app
-from django.db import connection
 
+from memory import statements
 from memory.dispatch.responses import json_response, wire_get
 
 
@@ -18,8 +18,7 @@ def healthz(request):
 def readyz(request):
     problems = []
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
+        statements.execute(statements.PING)
     except Exception:  # noqa: BLE001
         problems.append("database")
     try:

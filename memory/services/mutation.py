@@ -29,7 +29,6 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache, partial
 from typing import Any
 
 from django.db import (
@@ -37,11 +36,10 @@ from django.db import (
     InterfaceError,
     OperationalError,
     connection,
-    models,
     transaction,
 )
 
-from memory import rows
+from memory import rows, statements
 from memory.access import Coverage, coverage_for
 from memory.context import OpContext
 from memory.models import IdempotencyKey, Job, Receipt, Space, Subject
@@ -119,24 +117,14 @@ def _lookup(space_key: str, ctx: OpContext, key: str) -> IdempotencyKey | None:
     """The key row with its receipt: one fixed-shape query (memory/rows.py says why not the
     ORM's); the unique constraint allows at most one row."""
     k, r = rows.columns(IdempotencyKey, "k"), rows.columns(Receipt, "r")
-    found = rows.fetch(_lookup_sql(), [space_key, ctx.principal.principal_id, ctx.op, key])
+    found = rows.fetch(
+        statements.idempotency_key(), [space_key, ctx.principal.principal_id, ctx.op, key]
+    )
     if not found:
         return None
     hit = k.build(found[0])
     IdempotencyKey.receipt.field.set_cached_value(hit, r.build(found[0], k.width))
     return hit
-
-
-@cache
-def _lookup_sql() -> str:
-    k, r = rows.columns(IdempotencyKey, "k"), rows.columns(Receipt, "r")
-    col = partial(rows.quoted, IdempotencyKey)
-    return (
-        f"SELECT {k.sql}, {r.sql} FROM {k.table} k JOIN {r.table} r"  # noqa: S608 - names from model metadata; values are bound
-        f" ON r.{rows.quoted(Receipt, 'receipt_id')} = k.{col('receipt')}"
-        f" WHERE k.{col('space_key')} = %s AND k.{col('principal')} = %s"
-        f" AND k.{col('op')} = %s AND k.{col('key')} = %s"
-    )
 
 
 def _replay(hit: IdempotencyKey, pdigest: str) -> dict:
@@ -195,12 +183,6 @@ def mutate(
     raise RuntimeError("unreachable: the last attempt is exclusive")
 
 
-def _bump(sql: str, params: list) -> tuple | None:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchone()
-
-
 def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> Receipt:
     """Subjects (in key order), then the space row, then receipt and key: every mutation takes
     its row locks in this order after its own objects', so writers of one space cannot deadlock
@@ -208,10 +190,10 @@ def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> R
     ctx = scope.ctx
     at = now()
     db_at = connection.ops.adapt_datetimefield_value(at)
-    sql = _bump_sql()
+    sql = statements.revision_bumps()
     for pk in sorted(scope.touched):
         subject = scope.touched[pk]
-        row = _bump(sql["subject"], [db_at, pk])
+        row = statements.execute(sql["subject"], [db_at, pk])
         if row is None or (row[1], _json(row[2])) != (subject.state, subject.fenced_context_ids):
             raise _Rerun
         subject.revision, subject.updated_at = row[0], at
@@ -246,7 +228,7 @@ def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> R
         receipt._state.adding, receipt._state.db = False, connection.alias
     else:
         if scope.space is not None:
-            row = _bump(sql["space"], [db_at, scope.space.pk, scope.space.state])
+            row = statements.execute(sql["space"], [db_at, scope.space.pk, scope.space.state])
             if row is None:
                 raise _Rerun
             scope.space.revision = receipt.space_revision = row[0]
@@ -268,70 +250,14 @@ def _tail(receipt: Receipt, key: IdempotencyKey | None, space_params: list) -> i
     """PostgreSQL: the space bump, the receipt insert (its space_revision taken from the bump)
     and the key insert as one statement, so the space row lock is held for one round trip and
     the COMMIT. No row (a gate moved): nothing was inserted."""
-    params = [*space_params, *_values(receipt, skip="space_revision")]
+    params = [*space_params, *statements.insert_values(receipt, skip="space_revision")]
     if key is not None:
-        params += _values(key, skip="receipt")
-    return (_bump(_tail_sql(key is not None), params) or (None,))[0]
-
-
-def _values(obj, skip: str) -> list:
-    return [
-        f.get_db_prep_save(getattr(obj, f.attname), connection)
-        for f in obj._meta.concrete_fields
-        if f.name != skip and not (f.primary_key and isinstance(f, models.AutoField))
-    ]
-
-
-def _insert_select(model, skip: str, source: str) -> str:
-    """INSERT INTO model (every column) SELECT %s::type, … with `skip`'s column from `source`."""
-    q = connection.ops.quote_name
-    columns, values = [], []
-    for f in model._meta.concrete_fields:
-        if f.primary_key and isinstance(f, models.AutoField):
-            continue
-        columns.append(q(f.column))
-        values.append(source if f.name == skip else f"%s::{f.cast_db_type(connection)}")
-    return (
-        f"INSERT INTO {q(model._meta.db_table)} ({', '.join(columns)}) SELECT {', '.join(values)}"
-    )
-
-
-@cache
-def _tail_sql(with_key: bool) -> str:
-    q = connection.ops.quote_name
-    sql = (
-        f"WITH sp AS ({_bump_sql()['space']}),"
-        f" r AS ({_insert_select(Receipt, 'space_revision', 'sp.revision')} FROM sp"
-        f" RETURNING {q('receipt_id')}, {q('space_revision')})"
-    )
-    if with_key:
-        receipt_id = f"r.{q('receipt_id')}"
-        sql += f", k AS ({_insert_select(IdempotencyKey, 'receipt', receipt_id)} FROM r)"
-    return sql + f" SELECT {q('space_revision')} FROM r"  # noqa: S608 - names from model metadata
+        params += statements.insert_values(key, skip="receipt")
+    return (statements.execute(statements.commit_tail(key is not None), params) or (None,))[0]
 
 
 def _json(value):
     return json.loads(value) if isinstance(value, str) else value
-
-
-@cache
-def _bump_sql() -> dict[str, str]:
-    """The two revision bumps, rendered once: each takes its row lock, moves the revision by one
-    and re-checks the gate state in the same statement (RETURNING: PostgreSQL, SQLite ≥ 3.35)."""
-    q = connection.ops.quote_name
-    sub, space = Subject._meta, Space._meta
-    return {
-        "subject": (
-            f"UPDATE {q(sub.db_table)} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
-            f" {q('updated_at')} = %s WHERE {q(sub.pk.column)} = %s"
-            f" RETURNING {q('revision')}, {q('state')}, {q('fenced_context_ids')}"
-        ),
-        "space": (
-            f"UPDATE {q(space.db_table)} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
-            f" {q('updated_at')} = %s WHERE {q(space.pk.column)} = %s AND {q('state')} = %s"
-            f" RETURNING {q('revision')}"
-        ),
-    }
 
 
 def enqueue(receipt_id: str) -> None:

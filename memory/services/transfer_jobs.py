@@ -16,6 +16,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Collate
 
+from memory import statements
 from memory.access import Coverage, coverage_for
 from memory.engine import transfer as policy
 from memory.engine.reflect import coverage_includes
@@ -58,8 +59,7 @@ def _snapshot() -> None:
     first statement of the outermost transaction; nested in an enclosing transaction (a test's)
     the export reads that transaction's snapshot instead."""
     if connection.vendor == "postgresql" and len(connection.atomic_blocks) == 1:
-        with connection.cursor() as cur:
-            cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        statements.execute(statements.REPEATABLE_READ)
 
 
 def export_coverage(export: Export) -> Coverage:

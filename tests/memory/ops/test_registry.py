@@ -85,17 +85,17 @@ def test_a_write_handler_runs_inside_mutate(api, admin, monkeypatch):
 
 
 def test_a_refused_write_handler_writes_nothing(api, admin, monkeypatch):
-    from memory.wire.errors import WireError
+    from memory.wire.errors import permission_denied
 
     def unfreeze(ctx, req, scope):
         scope.coverage(req["space_id"], exclusive=True)
-        raise WireError("SPACE_FROZEN", "refused by the test")
+        raise permission_denied("space_admin")
 
     monkeypatch.delitem(HANDLERS, "memory.spaces.unfreeze")
     monkeypatch.delitem(WRITTEN, "memory.spaces.unfreeze")
     register("memory.spaces.unfreeze")(unfreeze)
     answer = api(admin, "memory.spaces.unfreeze", {"space_id": "s1", "idempotency_key": "r-2"})
-    assert answer.code == "SPACE_FROZEN"
+    assert answer.code == "PERMISSION_DENIED"
     assert not Receipt.objects.filter(op="memory.spaces.unfreeze").exists()
 
 

@@ -61,7 +61,7 @@ def test_the_client_has_the_same_class_per_code():
     for code, entry in TABLE["errors"].items():
         cls = smc.ERRORS[code]
         assert (cls.__name__, cls.code) == (entry["name"], code)
-    err = smc.error_from(409, {"error": {"code": "REVISION_CONFLICT", "message": "m"}})
+    err = smc.errors.error_from(409, {"error": {"code": "REVISION_CONFLICT", "message": "m"}})
     assert isinstance(err, smc.RevisionConflict) and err.status == 409
 
 
