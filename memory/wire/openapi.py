@@ -1,6 +1,7 @@
 """The OpenAPI 3.1 document, generated from the same schemas the dispatch validates with: each
-op's answer, and its error answers by status, one schema per code it declares (its schema's
-`errors` and the codes of every op, from memory/wire/schemas/errors.json)."""
+op's answer, and its error answers by status with the codes each status may carry (its schema's
+`errors` and the codes of every op, from memory/wire/schemas/errors.json), each code's own
+schema among the components (`RevisionConflictError`: the envelope with its code and details)."""
 
 from functools import lru_cache
 from typing import Any
@@ -90,19 +91,22 @@ def _error_schemas(cat) -> dict[str, dict]:
 
 
 def _op_errors(cat, codes: list[str]) -> dict:
-    """The error answers of an op, by HTTP status: each status lists the codes it may carry."""
+    """The error answers of an op, by HTTP status: each status names the codes it may carry
+    (`x-spoke-error-codes`) and points at each code's own schema (`x-spoke-error-schemas`); its
+    content schema is the generic envelope, so generated clients keep one error model."""
     by_status: dict[int, list[str]] = {}
     for code in [*cat.every_op, *codes]:
         by_status.setdefault(cat.errors[code]["status"], []).append(code)
     out: dict[str, dict] = {}
     for status in sorted(by_status):
-        refs: list[dict[str, Any]] = [
-            {"$ref": f"#/components/schemas/{error_schema_name(cat.errors[c])}"}
-            for c in by_status[status]
-        ]
+        named = by_status[status]
         out[str(status)] = {
-            "description": ", ".join(by_status[status]),
-            **_json(refs[0] if len(refs) == 1 else {"oneOf": refs}),
+            "description": ", ".join(named),
+            "x-spoke-error-codes": named,
+            "x-spoke-error-schemas": {
+                c: f"#/components/schemas/{error_schema_name(cat.errors[c])}" for c in named
+            },
+            **_json(ERROR),
         }
     return out
 

@@ -83,9 +83,12 @@ def test_openapi_lists_each_declared_code_under_its_status():
         for code in [*cat.every_op, *spec.errors]:
             entry = cat.errors[code]
             answer = responses[str(entry["status"])]
-            schema = answer["content"]["application/json"]["schema"]
-            refs = [s["$ref"] for s in schema.get("oneOf", [schema])]
-            assert f"#/components/schemas/{error_schema_name(entry)}" in refs, (name, code)
+            assert code in answer["x-spoke-error-codes"], (name, code)
+            ref = answer["x-spoke-error-schemas"][code]
+            assert ref == f"#/components/schemas/{error_schema_name(entry)}", (name, code)
+            assert answer["content"]["application/json"]["schema"] == {
+                "$ref": "#/components/schemas/ErrorEnvelope"
+            }
         assert "default" not in responses
     conflict = doc["components"]["schemas"]["RevisionConflictError"]["properties"]["error"]
     assert conflict["properties"]["code"] == {"const": "REVISION_CONFLICT"}
