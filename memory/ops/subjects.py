@@ -5,6 +5,7 @@ from typing import cast
 from memory.access import access_subject, gate_space_writable
 from memory.context import OpContext
 from memory.models import Subject
+from memory.models.records import CONTEXT
 from memory.ops.signatures import op
 from memory.services.mutation import MutationScope, Outcome
 from memory.services.refs import subject_ref
@@ -53,7 +54,8 @@ def fence(ctx: OpContext, req: t.SubjectsFenceRequest, scope: MutationScope) -> 
     action, context_id = req["action"], req.get("context_id")
     cov = scope.coverage(req["space_id"])
     subject = access_subject(cov, req["subject_id"], lock=True)
-    if not cov.is_admin():
+    placed = None if context_id is None else CONTEXT
+    if not cov.administers_subject(subject.subject_id, placed, context_id):
         raise permission_denied("space_admin")
     gate_space_writable(cov.space)
     if action == "archive" and context_id is not None:
