@@ -3,8 +3,9 @@ the broker answer; under a hybrid engine also the embedding backlog, which does 
 
 from __future__ import annotations
 
-from django.db import connection
+from celery import current_app
 
+from memory import statements
 from memory.dispatch.responses import json_response, wire_get
 
 
@@ -17,14 +18,13 @@ def healthz(request):
 def readyz(request):
     problems = []
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
+        statements.execute(statements.PING)
     except Exception:  # noqa: BLE001
         problems.append("database")
     try:
-        from spokememory.celery import app
-
-        with app.connection_for_write() as conn:
+        # the project's app (spokememory/__init__.py makes it current as Django loads), reached
+        # without importing the project package from below it
+        with current_app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1, timeout=2)
     except Exception:  # noqa: BLE001
         problems.append("broker")

@@ -8,29 +8,33 @@ memory.selectors. The budget (memory.engine.rank.budget) takes the longest prefi
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django.conf import settings
 
 from memory.access import access_subject, coverage_for
+from memory.context import OpContext
 from memory.engine import rank
 from memory.models import Record, Subject
-from memory.ops.base import OpContext, op
+from memory.ops.signatures import op
 from memory.selectors.selection import read_filter, records_queryset, whole_subject
 from memory.services.recall_engines import registry
 from memory.services.recall_engines.base import RecallQuery
+from memory.wire import types as t
 from memory.wire.canonical import content_bytes
 
 RECALL = ["recall"]
 
 
-def _answer(results: list[dict], total: int, cut: rank.Budgeted | None) -> dict:
-    truncation = {"truncated": False, "reason": None, "omitted_count": 0}
+def _answer(results: list[dict], total: int, cut: rank.Budgeted | None) -> t.RecallResponse:
+    truncation: dict[str, Any] = {"truncated": False, "reason": None, "omitted_count": 0}
     if cut is not None:
         truncation = {
             "truncated": cut.truncated,
             "reason": cut.reason,
             "omitted_count": cut.omitted_count,
         }
-    return {
+    answer = {
         "recall": {
             "results": results,
             "total_eligible": total,
@@ -38,10 +42,11 @@ def _answer(results: list[dict], total: int, cut: rank.Budgeted | None) -> dict:
             "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
         }
     }
+    return cast(t.RecallResponse, answer)
 
 
 @op("memory.recall")
-def recall(ctx: OpContext, req: dict) -> dict:
+def recall(ctx: OpContext, req: t.RecallRequest) -> t.RecallResponse:
     # Coverage: one query reads the grants, their space and the subject (as subjects.get does).
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at, subject_id=req["subject_id"])
     subject = access_subject(cov, req["subject_id"])
