@@ -15,7 +15,7 @@ def mark_in_flight(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0014_principal_home_space"),
+        ("memory", "0015_embedding_model"),
     ]
 
     operations = [
