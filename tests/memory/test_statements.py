@@ -187,7 +187,7 @@ def test_commit_tail_inserts_what_the_orm_would_save(world):
         receipt=receipt,
         created_at=at,
     )
-    params = [connection.ops.adapt_datetimefield_value(at), space.pk, space.state]
+    params = [connection.ops.adapt_datetimefield_value(at), space.pk, space.state, False]
     params += statements.insert_values(receipt, skip="space_revision")
     params += statements.insert_values(key, skip="receipt")
     (revision,) = statements.execute(statements.commit_tail(True), params)
