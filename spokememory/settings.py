@@ -291,6 +291,12 @@ SPOKE_MEMORY_LIMITS = {
     "reflection_min_records": env_int("SPOKE_MEMORY_REFLECTION_MIN_RECORDS", 3),
     "idempotency_retention_s": env_int("SPOKE_MEMORY_IDEMPOTENCY_RETENTION_S", 86_400),
     "session_ttl_s": env_int("SPOKE_MEMORY_SESSION_TTL_S", 3_600),
+    # Bounds on input before it costs anything (issue 26; docs/decisions.md "Input bounds"):
+    # how deep a content object or extensions map may nest, how many items a request's id and
+    # kind lists may hold, how many grants one principal may hold in one space.
+    "max_json_depth": env_int("SPOKE_MEMORY_MAX_JSON_DEPTH", 32),
+    "max_list_items": env_int("SPOKE_MEMORY_MAX_LIST_ITEMS", 256),
+    "max_grants_per_principal": env_int("SPOKE_MEMORY_MAX_GRANTS_PER_PRINCIPAL", 64),
 }
 # What one list page may weigh (its items' JSON, bytes); a page reaching it ends early with a
 # next_cursor (docs/decisions.md). Not a wire limit: clients follow next_cursor either way.
