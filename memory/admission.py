@@ -16,7 +16,9 @@ Nothing reaches a handler that one caller would have refused and another accepte
 
 from __future__ import annotations
 
+import json
 import re
+from itertools import accumulate
 
 from django.conf import settings
 
@@ -40,7 +42,7 @@ def capability_missing(required: str, negotiated) -> WireError:
 
 def admit(op: str, body: dict, negotiated) -> None:
     """Gates 3 (storability) to 6 for an op's parsed request body; raises the first WireError."""
-    check_storable(body)
+    depth = check_storable(body)
     spec = catalog().ops[op]
     if spec.flag not in negotiated:
         raise capability_missing(spec.flag, negotiated)
@@ -64,7 +66,7 @@ def admit(op: str, body: dict, negotiated) -> None:
                 reason="unsupported_cognition_requirement",
                 requirement_index=index,
             )
-    check_depth(spec, body)
+    check_depth(spec, body, depth)
     check_extensions(spec, body)
 
 
@@ -108,15 +110,46 @@ def check_extensions(spec: OpSpec, body: dict) -> None:
                 )
 
 
-def check_storable(body: dict) -> None:
+def check_storable(body: dict) -> int:
     """Gate 3's second half: refuse a body no store could hold (see `unstorable`), or one nested
-    deeper than any request needs (`ENVELOPE_DEPTH` past limits.max_json_depth): judged in one
-    iterative walk, so no depth a parser accepts costs a recursion here or below."""
+    deeper than any request needs (`ENVELOPE_DEPTH` past limits.max_json_depth). Returns the
+    body's depth. Nearly every body is judged from its JSON text at C speed (`_shape`); one
+    that text cannot clear is walked (iteratively: no depth a parser accepts costs a recursion
+    here or below) to find the first value to refuse."""
     limit = settings.SPOKE_MEMORY_LIMITS["max_json_depth"]
+    depth = _shape(body)
+    if depth is not None and depth <= limit + ENVELOPE_DEPTH:
+        return depth
     found = unstorable(body, limit + ENVELOPE_DEPTH, DEPTH_MESSAGE.format(limit=limit))
     if found is not None:
         path, message = found
         raise schema_error(path, message)
+    return depth_of(body)
+
+
+# JSON text: a string literal (unrolled, so the regex engine does not backtrack per character),
+# a NUL as json.dumps escapes it, a number that may lie outside ±(2**53-1) (16 digits in a row,
+# or an exponent), the brackets of a text without its strings.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_SUSPECT_TEXT = re.compile("\\\\u0000|[\ud800-\udfff]")
+_SUSPECT_NUMBER = re.compile(r"[0-9]{16}|[0-9.][eE]")
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _shape(body) -> int | None:
+    """The depth of a body whose JSON text shows no string or number `unstorable` would refuse,
+    or None when the text cannot tell (then the walk decides). False alarms only cost the walk."""
+    try:
+        text = json.dumps(body, ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    if _SUSPECT_TEXT.search(text):
+        return None
+    bare = _STRING.sub("", text)
+    if _SUSPECT_NUMBER.search(bare):
+        return None
+    steps = (1 if c in "[{" else -1 for c in _BRACKETS.findall(bare))
+    return max(accumulate(steps), default=0)
 
 
 def schema_error(path: str, message: str) -> WireError:
@@ -134,13 +167,13 @@ ENVELOPE_DEPTH = 16
 DEPTH_MESSAGE = "nests deeper than limits.max_json_depth ({limit}) allows"
 
 
-def check_depth(spec: OpSpec, body: dict) -> None:
+def check_depth(spec: OpSpec, body: dict, depth: int) -> None:
     """limits.max_json_depth: every content object (text, structured, cognition) and every
     extensions map of a request nests at most that many levels, itself counted as one (so
     `structured` and an extension's value may nest one level less). What a write stores must
     still export and import: an export wraps it six levels deeper, within ENVELOPE_DEPTH."""
     limit = settings.SPOKE_MEMORY_LIMITS["max_json_depth"]
-    if depth_of(body) <= limit:
+    if depth <= limit:
         return  # nothing inside is deeper than the whole (nearly every request)
     for name in ("Content", "ProfileContent", "Extensions"):
         for path in component_paths(spec, name):

@@ -131,10 +131,14 @@ def root_grant(request, space_id: str):
     except OperatorError:
         messages.error(request, "No such principal.")
     else:
-        grant = operators.issue_root_grant(space, principal)
-        messages.success(
-            request,
-            f"Root grant {grant.grant_id} made for {principal.display_name} "
-            f"({principal.principal_id}).",
-        )
+        try:
+            grant = operators.issue_root_grant(space, principal)
+        except OperatorError as err:  # the grantee holds limits.max_grants_per_principal
+            messages.error(request, str(err))
+        else:
+            messages.success(
+                request,
+                f"Root grant {grant.grant_id} made for {principal.display_name} "
+                f"({principal.principal_id}).",
+            )
     return redirect("reviews:operate", space_id)

@@ -144,7 +144,9 @@ def _export(call) -> tuple[dict, list[dict]]:
     export_id = [r for r in done.refs if r["type"] == "export"][0]["id"]
     chunks, ordinal, bundle = [], 0, {}
     while True:
-        got = call("memory.exports.get", {"space_id": "s1", "export_id": export_id, "ordinal": ordinal})
+        got = call(
+            "memory.exports.get", {"space_id": "s1", "export_id": export_id, "ordinal": ordinal}
+        )
         assert got.status == 200, got.body
         bundle = got.body["bundle"]
         chunks.append(got.body["chunk"])
@@ -178,7 +180,10 @@ def test_an_import_chunk_past_the_limit_is_refused_not_a_500(world, call):
     data["content"] = {"text": "t", "structured": nest(400)}
     objects[index] = {**objects[index], "data": data}
     before = census()
-    answer = call("memory.imports.stage", {"space_id": "s1", "bundle": bundle, "chunk": {**chunk, "objects": objects}})
+    answer = call(
+        "memory.imports.stage",
+        {"space_id": "s1", "bundle": bundle, "chunk": {**chunk, "objects": objects}},
+    )
     assert (answer.status, answer.code) == (400, "invalid_input"), answer.body
     assert census() == before
 
