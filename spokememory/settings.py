@@ -106,6 +106,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "spokememory.body_limits.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -256,9 +257,12 @@ _trusted = os.environ.get("SPOKE_MEMORY_TRUSTED_PROXY_HEADER", "").strip()
 SPOKE_MEMORY_TRUSTED_PROXY_HEADER = "HTTP_" + _trusted.upper().replace("-", "_") if _trusted else ""
 SPOKE_MEMORY_TRUSTED_PROXY_COUNT = max(1, env_int("SPOKE_MEMORY_TRUSTED_PROXY_COUNT", 1))
 
-# The request body limit is enforced by the dispatch gate (413 payload_too_large), which reads
-# the body itself; Django's own limit sits above it so it never pre-empts the wire error.
-DATA_UPLOAD_MAX_MEMORY_SIZE = None
+# Request bodies are bounded per route before anything reads them (spokememory/body_limits.py):
+# the wire by limits.max_request_bytes, the console's import upload by its own limit, every other
+# form (console, login, admin) by SPOKE_MEMORY_MAX_FORM_BYTES. Django's own limit on form data
+# is the larger of the form and wire bounds, so it never pre-empts the wire's 413 envelope.
+SPOKE_MEMORY_MAX_FORM_BYTES = env_int("SPOKE_MEMORY_MAX_FORM_BYTES", 1_048_576)
+SPOKE_MEMORY_MAX_IMPORT_UPLOAD_BYTES = env_int("SPOKE_MEMORY_MAX_IMPORT_UPLOAD_BYTES", 67_108_864)
 
 REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
@@ -298,6 +302,9 @@ SPOKE_MEMORY_LIMITS = {
     "max_list_items": env_int("SPOKE_MEMORY_MAX_LIST_ITEMS", 256),
     "max_grants_per_principal": env_int("SPOKE_MEMORY_MAX_GRANTS_PER_PRINCIPAL", 64),
 }
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(
+    SPOKE_MEMORY_MAX_FORM_BYTES, SPOKE_MEMORY_LIMITS["max_request_bytes"]
+)
 # What one list page may weigh (its items' JSON, bytes); a page reaching it ends early with a
 # next_cursor (docs/decisions.md). Not a wire limit: clients follow next_cursor either way.
 SPOKE_MEMORY_PAGE_BYTES = env_int("SPOKE_MEMORY_PAGE_BYTES", 1_048_576)
