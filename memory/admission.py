@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from itertools import accumulate
 
 from django.conf import settings
@@ -195,7 +196,7 @@ def depth_of(node) -> int:
     while stack:
         value, level = stack.pop()
         if isinstance(value, dict):
-            children = value.values()
+            children: Iterable = value.values()
         elif isinstance(value, list):
             children = value
         else:
