@@ -165,6 +165,7 @@ def test_make_run_ends_with_the_block_then_the_servers_own_lines(served):
             "Password",
             "API token",
             "API docs",
+            "MCP URL",
         ]
         after = run.after()
         assert after and all(line.startswith(("[", "127.0.0.1 ")) for line in after), after

@@ -68,7 +68,7 @@ def in_thread(fn: Callable[[], Any]) -> Awaitable[Any]:
 def tool_error(err: WireError) -> types.CallToolResult:
     envelope = err.envelope()
     if "Retry-After" in err.headers:
-        envelope.setdefault("details", {})["retry_after_s"] = int(err.headers["Retry-After"])
+        envelope["error"].setdefault("details", {})["retry_after_s"] = int(err.headers["Retry-After"])
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(envelope, ensure_ascii=False))],
         structured_content=envelope,

@@ -168,6 +168,7 @@ def memory_view(record: dict) -> dict:
         "revision": record["revision"],
         "created_at": record["created_at"],
         "updated_at": record["updated_at"],
+        "forgotten": "tombstone" in record,
     }
 
 
@@ -287,6 +288,10 @@ MEMORY = {
     "revision": {"type": "integer", "description": "Its revision (starts at 1)."},
     "created_at": TIME,
     "updated_at": TIME,
+    "forgotten": {
+        "type": "boolean",
+        "description": "True once erased with forget: the text is then empty.",
+    },
 }
 
 TOOL_LIST = [
