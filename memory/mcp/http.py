@@ -69,10 +69,10 @@ class PrincipalVerifier:
 
 def http_caller(ctx: ServerRequestContext[Any, Any]) -> Caller:
     request = ctx.request
-    user = request.scope["user"] if request is not None else None
-    if not isinstance(user, AuthenticatedUser) or not isinstance(
-        user.access_token, PrincipalToken
-    ):
+    if request is None:
+        raise RuntimeError("an MCP request reached a tool without its HTTP request")
+    user = request.scope.get("user")
+    if not isinstance(user, AuthenticatedUser) or not isinstance(user.access_token, PrincipalToken):
         raise RuntimeError("an MCP request reached a tool without an authenticated principal")
     return Caller(principal=user.access_token.principal, space_id=request.path_params["space_id"])
 
@@ -98,7 +98,9 @@ class McpApp:
         self.app = Starlette(
             routes=[Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"])],
             middleware=[
-                Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(PrincipalVerifier())),
+                Middleware(
+                    AuthenticationMiddleware, backend=BearerAuthBackend(PrincipalVerifier())
+                ),
                 Middleware(AuthContextMiddleware),
             ],
         )
@@ -121,8 +123,9 @@ class McpApp:
             await self._ensure_running()
         await self.app(scope, receive, send)
 
+
 def wsgi_app():
     """The MCP app as a WSGI callable (one event loop thread per process, made on first use)."""
     from a2wsgi import ASGIMiddleware
 
-    return ASGIMiddleware(McpApp())  # type: ignore[arg-type]
+    return ASGIMiddleware(McpApp())

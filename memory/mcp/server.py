@@ -68,7 +68,9 @@ def in_thread(fn: Callable[[], Any]) -> Awaitable[Any]:
 def tool_error(err: WireError) -> types.CallToolResult:
     envelope = err.envelope()
     if "Retry-After" in err.headers:
-        envelope["error"].setdefault("details", {})["retry_after_s"] = int(err.headers["Retry-After"])
+        envelope["error"].setdefault("details", {})["retry_after_s"] = int(
+            err.headers["Retry-After"]
+        )
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(envelope, ensure_ascii=False))],
         structured_content=envelope,
@@ -96,8 +98,13 @@ def run_tool(caller: Caller, name: str, arguments: dict) -> types.CallToolResult
             log.warning("database unavailable: %s", type(exc.__cause__ or exc).__name__)
             return tool_error(unavailable())
         request_id = f"req_{ULID()}"
-        log.error("internal error %s in tool %s: %s", request_id, name if tool else "?",
-                  type(exc).__name__, exc_info=exc)
+        log.error(
+            "internal error %s in tool %s: %s",
+            request_id,
+            name if tool else "?",
+            type(exc).__name__,
+            exc_info=exc,
+        )
         return tool_error(
             WireError("internal_error", "An internal error occurred.", request_id=request_id)
         )

@@ -278,7 +278,10 @@ SUBJECT = "Whose memory: the subject id (a user, an agent, a team) in this space
 CURSOR = "The next_cursor of the previous page; omit it for the first page."
 PAGE = "How many to answer at most (default 50)."
 TIME = _s("When, as an RFC 3339 UTC time.")
-NEXT = {"type": ["string", "null"], "description": "Pass it as cursor for the next page; null at the end."}
+NEXT = {
+    "type": ["string", "null"],
+    "description": "Pass it as cursor for the next page; null at the end.",
+}
 MEMORY = {
     "record_id": _s("The memory's id."),
     "subject_id": _s("Whose memory it is."),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -116,7 +115,9 @@ class Agent:
     def __init__(self, make_client: Callable[[], Client]) -> None:
         self._stack = ExitStack()
         self.portal = self._stack.enter_context(start_blocking_portal())
-        self.client = self._stack.enter_context(self.portal.wrap_async_context_manager(make_client()))
+        self.client = self._stack.enter_context(
+            self.portal.wrap_async_context_manager(make_client())
+        )
 
     def close(self) -> None:
         self._stack.close()
@@ -189,7 +190,9 @@ def connect(web, django_db_blocker):
         if transport == "stdio":
             make = stdio_client(space_id, token)
         else:
-            make = http_client(web.url(space_id), token, MODERN if transport == "http-modern" else "legacy")
+            make = http_client(
+                web.url(space_id), token, MODERN if transport == "http-modern" else "legacy"
+            )
         agent = Agent(make)
         agents.append(agent)
         return agent

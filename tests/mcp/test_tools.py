@@ -74,7 +74,10 @@ def test_every_tool_happy_path(transport, connect, api, admin, world):
     assert remembered["state"] == "pending_review" and remembered["candidate_id"].startswith("cnd_")
     assert "review" in remembered["note"]
     in_context = agent.ok(
-        "remember", subject_id="u1", text="Ada plans a trip to Porto.", context_id="travel",
+        "remember",
+        subject_id="u1",
+        text="Ada plans a trip to Porto.",
+        context_id="travel",
         kind_hint="plan",
     )
     candidate = Candidate.objects.get(candidate_id=in_context["candidate_id"])
@@ -90,7 +93,9 @@ def test_every_tool_happy_path(transport, connect, api, admin, world):
     assert queue["candidates"][1]["context_id"] == "travel"
 
     promoted = reviewer.ok(
-        "review_candidate", candidate_id=remembered["candidate_id"], decision="promote",
+        "review_candidate",
+        candidate_id=remembered["candidate_id"],
+        decision="promote",
         kind="preference",
     )
     [record_id] = promoted["record_ids"]
@@ -119,13 +124,23 @@ def test_every_tool_happy_path(transport, connect, api, admin, world):
     assert listed["total"] == 1 and listed["next_cursor"] is None
     got = agent.ok("get_memory", record_id=record_id)
     assert (got["text"], got["kind"], got["revision"], got["context_id"]) == (
-        "Ada prefers green tea.", "preference", 1, None,
+        "Ada prefers green tea.",
+        "preference",
+        1,
+        None,
     )
 
-    rest_ok(api, admin, "memory.profile.update", {
-        "space_id": "s1", "subject_id": "u1", "kind": "preferences",
-        "content": {"text": "Drinks green tea."},
-    })
+    rest_ok(
+        api,
+        admin,
+        "memory.profile.update",
+        {
+            "space_id": "s1",
+            "subject_id": "u1",
+            "kind": "preferences",
+            "content": {"text": "Drinks green tea."},
+        },
+    )
     profile = agent.ok("get_profile", subject_id="u1")
     assert [(d["kind"], d["content"]) for d in profile["documents"]] == [
         ("preferences", {"text": "Drinks green tea."})
@@ -139,8 +154,13 @@ def test_every_tool_happy_path(transport, connect, api, admin, world):
 
 def test_paging_through_memories_with_the_cursor(connect, api, admin, world):
     for n in range(3):
-        body = {"space_id": "s1", "subject_id": "u1", "kind": "fact",
-                "content": {"text": f"fact {n}"}, "placement": {"scope": "shared"}}
+        body = {
+            "space_id": "s1",
+            "subject_id": "u1",
+            "kind": "fact",
+            "content": {"text": f"fact {n}"},
+            "placement": {"scope": "shared"},
+        }
         rest_ok(api, admin, "memory.records.create", body)
     agent = connect(world)
     first = agent.ok("list_memories", subject_id="u1", page_size=2)
@@ -210,7 +230,9 @@ def test_a_retried_remember_with_one_key_makes_one_candidate(connect, world):
 
 
 def capture_body(subject_id: str = "u1", text: str = "x", context_id: str | None = None) -> dict:
-    placement = {"scope": "context", "context_id": context_id} if context_id else {"scope": "shared"}
+    placement = (
+        {"scope": "context", "context_id": context_id} if context_id else {"scope": "shared"}
+    )
     return {
         "space_id": "s1",
         "subject_id": subject_id,
@@ -233,13 +255,20 @@ def test_a_principal_without_a_grant_finds_no_space(connect, api, world, outside
     agent = connect(outsider)
     assert agent.tools() == AGENT_TOOLS
     code = assert_refused_like_rest(
-        api, agent, outsider, "memory.capture", capture_body(), "remember", subject_id="u1",
+        api,
+        agent,
+        outsider,
+        "memory.capture",
+        capture_body(),
+        "remember",
+        subject_id="u1",
         text="x",
     )
     assert code == "NOT_FOUND"
     body = {"space_id": "s1", "subject_id": "u1", "query": {"text": "x"}}
-    assert_refused_like_rest(api, agent, outsider, "memory.recall", body, "recall",
-                             subject_id="u1", query="x")
+    assert_refused_like_rest(
+        api, agent, outsider, "memory.recall", body, "recall", subject_id="u1", query="x"
+    )
     # a reviewer's tool, not offered to this caller: refused without naming anything
     error = agent.error("review_candidate", candidate_id="cnd_0", decision="promote")
     assert error["details"]["reason"] == "unknown_tool"
@@ -250,13 +279,20 @@ def test_a_grant_narrowed_to_one_subject(connect, api, world, grant_to):
     agent = connect(narrow)
     agent.ok("remember", subject_id="u1", text="Ada likes jazz.")
     code = assert_refused_like_rest(
-        api, agent, narrow, "memory.capture", capture_body("u2"), "remember", subject_id="u2",
+        api,
+        agent,
+        narrow,
+        "memory.capture",
+        capture_body("u2"),
+        "remember",
+        subject_id="u2",
         text="x",
     )
     assert code in ("NOT_FOUND", "PERMISSION_DENIED")
     body = {"space_id": "s1", "subject_id": "u2", "query": {"text": "x"}}
-    assert_refused_like_rest(api, agent, narrow, "memory.recall", body, "recall",
-                             subject_id="u2", query="x")
+    assert_refused_like_rest(
+        api, agent, narrow, "memory.recall", body, "recall", subject_id="u2", query="x"
+    )
 
 
 def test_a_grant_narrowed_to_one_context(connect, api, world, grant_to):
@@ -264,30 +300,59 @@ def test_a_grant_narrowed_to_one_context(connect, api, world, grant_to):
     agent = connect(narrow)
     agent.ok("remember", subject_id="u1", text="Ada leads the Q3 review.", context_id="work")
     code = assert_refused_like_rest(
-        api, agent, narrow, "memory.capture", capture_body(context_id="home"), "remember",
-        subject_id="u1", text="x", context_id="home",
+        api,
+        agent,
+        narrow,
+        "memory.capture",
+        capture_body(context_id="home"),
+        "remember",
+        subject_id="u1",
+        text="x",
+        context_id="home",
     )
     assert code == "PERMISSION_DENIED"
     # no context: shared placement, which this grant does not cover either
-    assert_refused_like_rest(api, agent, narrow, "memory.capture", capture_body(), "remember",
-                             subject_id="u1", text="x")
+    assert_refused_like_rest(
+        api, agent, narrow, "memory.capture", capture_body(), "remember", subject_id="u1", text="x"
+    )
 
 
 @pytest.mark.parametrize(
     "state, op, body, code",
     [
-        ("fenced", "memory.subjects.fence", {"subject_id": "u1", "action": "fence"}, "SUBJECT_FENCED"),
-        ("archived", "memory.subjects.fence", {"subject_id": "u1", "action": "archive"}, "SUBJECT_ARCHIVED"),
+        (
+            "fenced",
+            "memory.subjects.fence",
+            {"subject_id": "u1", "action": "fence"},
+            "SUBJECT_FENCED",
+        ),
+        (
+            "archived",
+            "memory.subjects.fence",
+            {"subject_id": "u1", "action": "archive"},
+            "SUBJECT_ARCHIVED",
+        ),
         ("frozen", "memory.spaces.freeze", {}, "SPACE_FROZEN"),
     ],
 )
-def test_a_gated_subject_or_space_refuses_remember(connect, api, admin, world, state, op, body, code):
+def test_a_gated_subject_or_space_refuses_remember(
+    connect, api, admin, world, state, op, body, code
+):
     rest_ok(api, admin, op, {"space_id": "s1", **body})
     agent = connect(world)
-    assert assert_refused_like_rest(
-        api, agent, world, "memory.capture", capture_body(), "remember", subject_id="u1",
-        text="x",
-    ) == code
+    assert (
+        assert_refused_like_rest(
+            api,
+            agent,
+            world,
+            "memory.capture",
+            capture_body(),
+            "remember",
+            subject_id="u1",
+            text="x",
+        )
+        == code
+    )
 
 
 @pytest.mark.parametrize(
@@ -315,10 +380,19 @@ def test_oversized_text_answers_as_rest(connect, api, world, settings):
     agent = connect(world)
     limits = settings.SPOKE_MEMORY_LIMITS
     big = "x" * (limits["max_content_bytes"] + 1)
-    assert assert_refused_like_rest(
-        api, agent, world, "memory.capture", capture_body(text=big), "remember", subject_id="u1",
-        text=big,
-    ) == "CONTENT_TOO_LARGE"
+    assert (
+        assert_refused_like_rest(
+            api,
+            agent,
+            world,
+            "memory.capture",
+            capture_body(text=big),
+            "remember",
+            subject_id="u1",
+            text=big,
+        )
+        == "CONTENT_TOO_LARGE"
+    )
     huge = "x" * (limits["max_request_bytes"] + 1)
     before = snapshot()
     assert api(world, "memory.capture", capture_body(text=huge)).code == "payload_too_large"
@@ -331,7 +405,7 @@ def post_raw(url: str, token: str | None) -> tuple[int, dict]:
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers)
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers)  # noqa: S310 - loopback
     try:
         with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - loopback
             return answer.status, dict(answer.headers)
@@ -374,7 +448,12 @@ def test_stdio_refuses_clearly_without_a_valid_token(world):
             env["SPOKE_MEMORY_TOKEN"] = token
         done = subprocess.run(
             [sys.executable, "manage.py", "spoke", "mcp", "--space", "s1"],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
         )
         assert done.returncode != 0 and done.stdout == ""
         assert "SPOKE_MEMORY_TOKEN" in done.stderr
