@@ -5,13 +5,15 @@ any request, so several workers need no sticky sessions; clients of the initiali
 of the stateless 2026 protocol are both served by the SDK) and the low-level server of
 memory/mcp/server.py.
 
-`wsgi_app()` mounts it under the WSGI server the REST API runs on (a2wsgi runs the ASGI app on an
+`with_mcp()` mounts it under the WSGI server the REST API runs on (a2wsgi runs the ASGI app on an
 event loop thread of the worker process); spokememory/wsgi.py routes /mcp/ to it. Why WSGI and
 not an ASGI server: docs/decisions.md "MCP under the WSGI server"."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -38,7 +40,8 @@ from memory.mcp.tools import Caller
 from memory.models import Principal
 from memory.wire.errors import WireError
 
-PATH = "/mcp/{space_id}"
+PREFIX = "/mcp/"
+PATH = PREFIX + "{space_id}"
 
 
 class PrincipalToken(AccessToken):
@@ -124,8 +127,25 @@ class McpApp:
         await self.app(scope, receive, send)
 
 
-def wsgi_app():
-    """The MCP app as a WSGI callable (one event loop thread per process, made on first use)."""
-    from a2wsgi import ASGIMiddleware
+def with_mcp(django_app: Callable) -> Callable:
+    """The web process's WSGI callable: /mcp/ to the MCP app (a2wsgi runs it on an event loop
+    thread, made on the first MCP request of a worker process, after gunicorn's fork), all
+    else to Django untouched (one prefix test per REST request)."""
+    lock = threading.Lock()
+    mounted: list[Callable] = []
 
-    return ASGIMiddleware(McpApp())
+    def mcp_app() -> Callable:
+        if not mounted:
+            with lock:
+                if not mounted:
+                    from a2wsgi import ASGIMiddleware
+
+                    mounted.append(ASGIMiddleware(McpApp()))  # type: ignore[arg-type]
+        return mounted[0]
+
+    def application(environ, start_response):
+        if environ.get("PATH_INFO", "").startswith(PREFIX):
+            return mcp_app()(environ, start_response)
+        return django_app(environ, start_response)
+
+    return application
