@@ -99,7 +99,10 @@ class McpApp:
         )
         endpoint = RequireAuthMiddleware(StreamableHTTPASGIApp(self.manager), required_scopes=[])
         self.app = Starlette(
-            routes=[Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"])],
+            # POST only: stateless, the server has nothing to send on a standalone GET stream
+            # (which would hold a web thread until the client left) and no session to DELETE;
+            # clients take the 405 as the protocol allows.
+            routes=[Route(PATH, endpoint=endpoint, methods=["POST"])],
             middleware=[
                 Middleware(
                     AuthenticationMiddleware, backend=BearerAuthBackend(PrincipalVerifier())

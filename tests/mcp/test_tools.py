@@ -506,3 +506,17 @@ def test_two_web_workers_serve_one_clients_calls(web, world, tmp_path, django_db
             assert server.log.read_text().count('"POST /mcp/s1"') >= 3, server.log
     finally:
         other.stop()
+
+
+def test_get_and_delete_answer_405_and_hold_no_thread(web, world):
+    """Stateless: no standalone event stream to open (it would hold a web thread until the
+    client left) and no session to delete."""
+    for method in ("GET", "DELETE"):
+        request = urllib.request.Request(  # noqa: S310 - loopback
+            web.url(),
+            method=method,
+            headers={"Authorization": f"Bearer {world.token}", "Accept": "text/event-stream"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)  # noqa: S310 - loopback
+        assert refused.value.code == 405
