@@ -66,6 +66,7 @@ async def drive(url: str, space_id: str, token: str, subject: str) -> dict[str, 
     headers = {"Authorization": f"Bearer {token}"}
     rng = random.Random(7)
     times: dict[str, list[float]] = {}
+    errors: dict[str, int] = {}
 
     def timed(name: str, seconds: float) -> None:
         times.setdefault(name, []).append(seconds)
@@ -140,9 +141,17 @@ async def drive(url: str, space_id: str, token: str, subject: str) -> dict[str, 
                 shift = n % len(group)
                 for name, fn, args in group[shift:] + group[:shift]:
                     started = time.perf_counter()
-                    await fn(*args)
+                    try:
+                        await fn(*args)
+                    except Exception as exc:  # noqa: BLE001 - counted and shown, not timed
+                        errors[name] = errors.get(name, 0) + 1
+                        if errors[name] == 1:
+                            print(f"{name} failed: {type(exc).__name__}: {str(exc)[:300]}")
+                        continue
                     if n >= WARMUP:
                         timed(name, time.perf_counter() - started)
+    if errors:
+        print(f"errors: {errors}")
     return times
 
 
