@@ -364,6 +364,8 @@ def test_a_gated_subject_or_space_refuses_remember(
         ("recall", {"subject_id": "u1", "query": "x", "max_records": 0}, "/max_records"),
         ("get_memory", {"record_id": "not-an-id"}, "/record_id"),
         ("remember", {"subject_id": "bad id with spaces", "text": "x"}, "/subject_id"),
+        # past the tool's schema, admission's storability gate (the op body's path)
+        ("remember", {"subject_id": "u1", "text": "a\u0000b"}, "/items/0/content/text"),
     ],
 )
 def test_bad_arguments_are_a_tool_error(connect, world, tool, args, error_path):
