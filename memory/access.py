@@ -41,6 +41,23 @@ def grant_covers_placement(grant: Grant, scope: str, context_id: str | None) -> 
     return grant.context_ids is None or context_id in grant.context_ids
 
 
+def grant_covers_space(grant: Grant) -> bool:
+    """No subject or context limit, and shared access: the grant's reach is the whole space."""
+    return grant.subject_ids is None and grant.context_ids is None and grant.shared_access
+
+
+def grant_contains(outer: Grant, inner: Grant) -> bool:
+    """`outer` reaches every subject and placement `inner` does (capabilities and expiry aside):
+    the subject, context and shared dimensions of non-amplification (SPEC §4)."""
+    subjects_in = outer.subject_ids is None or (
+        inner.subject_ids is not None and set(inner.subject_ids) <= set(outer.subject_ids)
+    )
+    contexts_in = outer.context_ids is None or (
+        inner.context_ids is not None and set(inner.context_ids) <= set(outer.context_ids)
+    )
+    return subjects_in and contexts_in and (outer.shared_access or not inner.shared_access)
+
+
 def effective_q(at: datetime) -> Q:
     """Grants in force at `at`: active, unexpired, no revoked ancestor (a stored flag)."""
     return Q(state=Grant.ACTIVE, ancestor_revoked=False) & (
@@ -188,7 +205,32 @@ class Coverage:
         return [g for g in self.grants if grant_has(g, capability)]
 
     def is_admin(self) -> bool:
-        return bool(self.with_capability(ADMIN))
+        """A space-wide admin: one effective space_admin grant reaching the whole space. A
+        narrowed space_admin administers only what it covers (docs/grants.md), so the acts on
+        the space as a whole (freeze, unfreeze, the admin grant list, others' receipts) are not
+        its to do."""
+        return any(grant_covers_space(g) for g in self.with_capability(ADMIN))
+
+    def administers_subject(
+        self, subject_id: str, scope: str | None = None, context_id: str | None = None
+    ) -> bool:
+        """One space_admin grant covers the subject and this placement, or, without a placement,
+        every placement the subject has (no context limit, shared access): fencing or archiving
+        a whole subject stops writes in contexts a context-narrowed admin does not cover."""
+        for g in self.with_capability(ADMIN):
+            if not grant_covers_subject(g, subject_id):
+                continue
+            if scope is None:
+                if g.context_ids is None and g.shared_access:
+                    return True
+            elif grant_covers_placement(g, scope, context_id):
+                return True
+        return False
+
+    def administers_grant(self, target: Grant) -> bool:
+        """One space_admin grant contains every subject and placement `target` reaches: an admin
+        revokes only grants inside its own reach (a root grant only a space-wide admin)."""
+        return any(grant_contains(g, target) for g in self.with_capability(ADMIN))
 
     def covers(
         self,
@@ -479,13 +521,15 @@ def access_candidate(
 
 
 def access_receipt(principal: Principal, at: datetime, receipt: Receipt | None) -> Receipt:
-    """A receipt is visible to the principal that caused it and to the admins of its space;
-    anything else, and no receipt at all, is NOT_FOUND (resource "receipt")."""
+    """A receipt is visible to the principal that caused it and to the space-wide admins of its
+    space (a narrowed space_admin is not one: a receipt's refs can name any subject); anything
+    else, and no receipt at all, is NOT_FOUND (resource "receipt")."""
     if receipt is not None:
         if receipt.principal_id == principal.principal_id:
             return receipt
         if receipt.space_id is not None and any(
-            grant_has(g, "space_admin") for g in effective_grants(receipt.space_id, principal, at)
+            grant_has(g, ADMIN) and grant_covers_space(g)
+            for g in effective_grants(receipt.space_id, principal, at)
         ):
             return receipt
     raise not_found("receipt")

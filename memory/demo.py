@@ -121,7 +121,7 @@ def _moderator(space: Space, old_password: str | None) -> str:
         user.is_staff = True
         user.save()
     principal = Principal.objects.filter(user=user).first() or operators.create_principal(
-        "Demo moderator", Principal.USER, username=user.get_username()
+        "Demo moderator", Principal.USER, username=user.get_username(), home=space
     )
     assign_perm("memory.operate_space", user, space)
     _ensure_root_grant(space, principal)
@@ -136,7 +136,11 @@ def _demo_app(space: Space, old_token: str | None) -> tuple[Principal, str]:
     )
     if service is None:
         return operators.create_principal_with_token(
-            DEMO_APP_NAME, Principal.SERVICE, token_label=DEMO_TOKEN_LABEL, root_grant_in=space
+            DEMO_APP_NAME,
+            Principal.SERVICE,
+            token_label=DEMO_TOKEN_LABEL,
+            root_grant_in=space,
+            home=space,  # the demo space's operators manage it on the console's Operate page
         )
     live = ApiToken.objects.filter(principal=service, revoked_at__isnull=True)
     if old_token and live.filter(token_hash=hash_token(old_token)).exists():

@@ -84,6 +84,14 @@ def own_receipt_ids(request: HttpRequest, space_id: str, ops: list[str], limit: 
     )
 
 
+def is_own_receipt(request: HttpRequest, receipt: dict) -> bool:
+    """Whether the caller caused this receipt (the wire form does not name its principal; an
+    admin may read others' receipts, but acting on one as if it were theirs is not allowed)."""
+    return Receipt.objects.filter(
+        receipt_id=receipt["receipt_id"], principal=principal_of(request)
+    ).exists()
+
+
 def ref_id(receipt: dict, ref_type: str) -> str | None:
     return next((r["id"] for r in receipt.get("refs", []) if r["type"] == ref_type), None)
 

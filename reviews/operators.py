@@ -2,17 +2,31 @@
 `memory.operate_space` on that Space. The choices are explicit: `with_superuser=False` and
 `accept_global_perms=False`, so a superuser is not silently an operator of every space; it
 grants itself (or anyone) the permission per space in the Django admin, which it controls anyway.
-Operators act outside the grants of SPEC §4 (they bootstrap them), so their reach is kept to
-their spaces: a token can be issued or revoked only for a principal whose grants all lie in
-spaces the operator operates (or that holds none yet)."""
+
+Operators act outside the grants of SPEC §4 (they bootstrap them), and a token reaches every
+space its principal holds a grant in, so who manages a principal decides who can reach what
+(issue 26; docs/operators.md "Who manages a principal"). A principal belongs to its *home*
+space, the one whose Operate page made it:
+- its tokens are revoked by the operators of its home (a grant elsewhere never takes that away);
+- a new token is issued only by an operator of its home who also operates every space the
+  principal holds an effective grant in, and never for a principal linked to another console
+  user (a person: the token would let the operator act as them wherever they are granted);
+- a root grant is made only for a principal whose home the operator operates.
+A principal without a home (made by `manage.py spoke`, the demo, or before homes existed) gets
+no token and no root grant from the console; its tokens are revoked there only by an operator of
+every space it holds an effective grant in."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from django.db.models import Q
 from django.http import Http404
 from guardian.shortcuts import get_objects_for_user
 
+from memory.access import effective_q
 from memory.models import ApiToken, Grant, Principal, Space
+from memory.timeutil import now
 
 PERM = "memory.operate_space"
 
@@ -33,32 +47,65 @@ def require_operator(user, space_id: str) -> Space:
     raise Http404("not an operator of this space")
 
 
-def manageable(user, principal: Principal) -> bool:
-    mine = {s.space_id for s in operated_spaces(user)}
-    theirs = set(Grant.objects.filter(grantee=principal).values_list("space_id", flat=True))
-    return bool(mine) and theirs <= mine
+@dataclass(frozen=True)
+class Management:
+    """What an operator may do with one principal's credentials."""
+
+    revoke: bool  # revoke its tokens, and give it a root grant in a space the operator operates
+    issue: bool  # issue it a new token
+    why_not: str  # why `issue` is refused, for the page ("" when it is not)
+
+
+def reached_spaces(principals: list[Principal]) -> dict[str, set[str]]:
+    """The spaces each principal holds an effective grant in (one query): where its tokens
+    reach. Revoked and expired grants reach nothing, ever again (SPEC §4)."""
+    out: dict[str, set[str]] = {p.pk: set() for p in principals}
+    rows = Grant.objects.filter(effective_q(now()), grantee__in=principals).values_list(
+        "grantee_id", "space_id"
+    )
+    for grantee, space_id in rows:
+        out[grantee].add(space_id)
+    return out
+
+
+def management(
+    user, principal: Principal, mine: set[str] | None = None, reached: set[str] | None = None
+) -> Management:
+    if mine is None:
+        mine = {s.space_id for s in operated_spaces(user)}
+    if reached is None:
+        reached = reached_spaces([principal])[principal.pk]
+    if principal.home_space_id is not None:
+        owns = principal.home_space_id in mine
+    else:
+        owns = bool(reached) and reached <= mine
+    if not owns:
+        return Management(False, False, "It belongs to a space you do not operate.")
+    if principal.home_space_id is None:
+        why = "It was made outside the console: manage.py spoke issue-token gives it tokens."
+    elif not reached <= mine:
+        why = "It also holds grants in a space you do not operate."
+    elif principal.user_id is not None and principal.user_id != user.pk:
+        why = "It is a console user's own principal: a token would let you act as them."
+    else:
+        why = ""
+    return Management(True, not why, why)
 
 
 def listed_principals(user, space: Space) -> list[Principal]:
     """The principals the Operate page of `space` shows: those holding a grant here and those
-    holding none anywhere (made without a root grant, so only a token names them). Each carries
-    `grants_here` and `manageable`: whether this operator may issue and revoke its tokens (see
-    `manageable`)."""
-    anywhere = Grant.objects.values("grantee_id")
+    made here (their home). Each carries `grants_here` and `management` (what this operator may
+    do with its tokens)."""
     here = set(Grant.objects.filter(space=space).values_list("grantee_id", flat=True))
     principals = list(
-        Principal.objects.filter(Q(pk__in=here) | ~Q(pk__in=anywhere))
+        Principal.objects.filter(Q(pk__in=here) | Q(home_space=space))
         .select_related("user")
         .order_by("display_name", "principal_id")
     )
-    mine = [s.space_id for s in operated_spaces(user)]
-    elsewhere = set(
-        Grant.objects.filter(grantee__in=principals)
-        .exclude(space_id__in=mine)
-        .values_list("grantee_id", flat=True)
-    )
+    mine = {s.space_id for s in operated_spaces(user)}
+    reached = reached_spaces(principals)
     for p in principals:
-        p.manageable = bool(mine) and p.pk not in elsewhere  # type: ignore[attr-defined]
+        p.management = management(user, p, mine, reached[p.pk])  # type: ignore[attr-defined]
         p.grants_here = p.pk in here  # type: ignore[attr-defined]
     return principals
 

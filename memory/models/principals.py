@@ -32,6 +32,16 @@ class Principal(models.Model):
         related_name="principal",
     )
     created_at = models.DateTimeField(default=now)
+    # The space whose operator made it on the console's Operate page: that space's operators
+    # manage its tokens (reviews.operators). None: made by `manage.py spoke` or the demo (server
+    # rights), or before homes existed.
+    home_space = models.ForeignKey(
+        "memory.Space",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="home_principals",
+    )
     extensions = models.JSONField(default=dict, blank=True)
     # the principal's own request rate ("N/s|m|h|d"), set by `manage.py spoke set-rate`;
     # None: the server's SPOKE_MEMORY_RATE

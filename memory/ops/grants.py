@@ -110,7 +110,7 @@ def revoke(ctx: OpContext, req: dict) -> dict:
     def body(scope: MutationScope) -> Outcome:
         cov = scope.coverage(req["space_id"])
         target = access_grant(cov, req["grant_id"], lock=True)
-        if target.issuer_id != ctx.principal.principal_id and not cov.is_admin():
+        if target.issuer_id != ctx.principal.principal_id and not cov.administers_grant(target):
             raise permission_denied("space_admin")
         gate_space_writable(cov.space)
         if target.state == Grant.REVOKED:

@@ -2,6 +2,7 @@
 
 from memory.access import access_subject, gate_space_writable
 from memory.models import Subject
+from memory.models.records import CONTEXT
 from memory.ops.base import OpContext, op
 from memory.services.mutation import MutationScope, Outcome, mutate
 from memory.services.refs import subject_ref
@@ -55,7 +56,8 @@ def fence(ctx: OpContext, req: dict) -> dict:
     def body(scope: MutationScope) -> Outcome:
         cov = scope.coverage(req["space_id"])
         subject = access_subject(cov, req["subject_id"], lock=True)
-        if not cov.is_admin():
+        placed = None if context_id is None else CONTEXT
+        if not cov.administers_subject(subject.subject_id, placed, context_id):
             raise permission_denied("space_admin")
         gate_space_writable(cov.space)
         if action == "archive" and context_id is not None:

@@ -56,9 +56,13 @@ def get_principal(principal_id: str) -> Principal:
 
 
 def create_principal(
-    display_name: str, kind: str = Principal.SERVICE, username: str = ""
+    display_name: str,
+    kind: str = Principal.SERVICE,
+    username: str = "",
+    home: Space | None = None,
 ) -> Principal:
-    """A principal, linked to the console user `username` when given (one principal per user)."""
+    """A principal, linked to the console user `username` when given (one principal per user),
+    belonging to `home` when an operator of that space made it (the console)."""
     if not display_name or kind not in KINDS:
         raise OperatorError("A principal needs a display name and a kind (service or user).")
     user = None
@@ -68,7 +72,9 @@ def create_principal(
             raise UserNotLinkable(f"No user named {username}.")
         if Principal.objects.filter(user=user).exists():
             raise UserNotLinkable(f"User {username} is already linked to a principal.")
-    return Principal.objects.create(display_name=display_name, kind=kind, user=user)
+    return Principal.objects.create(
+        display_name=display_name, kind=kind, user=user, home_space=home
+    )
 
 
 def create_principal_with_token(
@@ -77,14 +83,34 @@ def create_principal_with_token(
     username: str = "",
     token_label: str = "",
     root_grant_in: Space | None = None,
+    home: Space | None = None,
 ) -> tuple[Principal, str]:
-    """A principal and its first token (and a root grant in `root_grant_in`), all or nothing.
-    The clear token is returned once and never stored."""
+    """A principal (of `home`, when given) and its first token (and a root grant in
+    `root_grant_in`), all or nothing. The clear token is returned once and never stored."""
     with transaction.atomic():
-        principal = create_principal(display_name, kind, username)
+        principal = create_principal(display_name, kind, username, home)
         token = issue_token(principal, token_label)
         if root_grant_in is not None:
             issue_root_grant(root_grant_in, principal)
+    return principal, token
+
+
+def create_home_principal(
+    home: Space,
+    display_name: str,
+    kind: str = Principal.SERVICE,
+    username: str = "",
+    token_label: str | None = "",
+    root_grant: bool = False,
+) -> tuple[Principal, str | None]:
+    """A principal an operator of `home` makes (the console): it belongs to that space, gets a
+    first token unless `token_label` is None, and a root grant in `home` when asked; all or
+    nothing. Who may be given a token is the caller's rule (reviews.operators)."""
+    with transaction.atomic():
+        principal = create_principal(display_name, kind, username, home)
+        token = None if token_label is None else issue_token(principal, token_label)
+        if root_grant:
+            issue_root_grant(home, principal)
     return principal, token
 
 

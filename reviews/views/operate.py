@@ -6,48 +6,63 @@ by the grants of SPEC §4, which these actions bootstrap. Every action goes thro
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_POST
 
-from memory.models import ApiToken, Principal
+from memory.models import ApiToken, Principal, Space
 from memory.services import operators
 from memory.services.operators import OperatorError, UserNotLinkable
-from reviews.operators import active_tokens, listed_principals, manageable, require_operator
+from reviews.operators import active_tokens, listed_principals, management, require_operator
+
+NOT_YOURS = "No such principal is managed by you (it must belong to a space you operate)."
 
 
 @login_required
 def operate(request, space_id: str):
-    space = require_operator(request.user, space_id)
+    return _page(request, require_operator(request.user, space_id))
+
+
+def _page(request, space: Space, new_token: dict | None = None):
     principals = listed_principals(request.user, space)
-    tokens = active_tokens(principals)
-    return render(
+    response = render(
         request,
         "reviews/operate.html",
         {
-            "space_id": space_id,
+            "space_id": space.space_id,
             "space": space,
             "principals": principals,
-            "tokens": tokens,
-            "new_token": request.session.pop("console_new_token", None),
+            "tokens": active_tokens(principals),
+            "new_token": new_token,
         },
     )
+    if new_token is not None:
+        patch_cache_control(response, no_store=True, private=True)
+    return response
 
 
-def _show_token_once(request, principal: Principal, token: str) -> None:
-    # Kept in the session only until the next page view shows it, then gone.
-    request.session["console_new_token"] = {"principal_id": principal.principal_id, "token": token}
+def _show_token_once(request, space: Space, principal: Principal, token: str):
+    """The answer to the POST that made the token shows it, once: it is never stored, not even
+    in the session until the next page view (issue 26 item 10), and the answer is not cached.
+    Reloading it asks the browser to send the form again, which makes another token."""
+    return _page(request, space, {"principal_id": principal.principal_id, "token": token})
 
 
 @login_required
 @require_POST
 def create_principal(request, space_id: str):
+    """A principal of this space (its home). It gets a first token shown once, unless it is
+    linked to another console user: a person's token is not the operator's to hold."""
     space = require_operator(request.user, space_id)
+    username = request.POST.get("username", "").strip()
+    someone_else = bool(username) and username != request.user.get_username()
     try:
-        principal, token = operators.create_principal_with_token(
+        principal, token = operators.create_home_principal(
+            space,
             request.POST.get("display_name", "").strip()[:200],
             request.POST.get("kind", Principal.SERVICE),
-            username=request.POST.get("username", "").strip(),
-            token_label=f"created in the console for {space_id}",
-            root_grant_in=space if request.POST.get("root_grant") else None,
+            username=username,
+            token_label=None if someone_else else f"created in the console for {space_id}",
+            root_grant=bool(request.POST.get("root_grant")),
         )
     except UserNotLinkable:
         messages.error(request, "That user does not exist or is already linked to a principal.")
@@ -55,20 +70,26 @@ def create_principal(request, space_id: str):
     except OperatorError as err:
         messages.error(request, str(err))
         return redirect("reviews:operate", space_id)
-    _show_token_once(request, principal, token)
-    messages.success(
-        request, f"Principal {principal.display_name} ({principal.principal_id}) created."
-    )
-    return redirect("reviews:operate", space_id)
-
-
-def _manageable_principal(request, principal_id: str) -> Principal | None:
-    principal = Principal.objects.filter(principal_id=principal_id).first()
-    if principal is None or not manageable(request.user, principal):
-        messages.error(
+    done = f"Principal {principal.display_name} ({principal.principal_id}) created."
+    if token is None:
+        messages.success(
             request,
-            "No such principal is managed by you (its grants must all lie in spaces you operate).",
+            f"{done} It is {username}'s own: they sign in to the console as it; no API token is "
+            "issued to you for it.",
         )
+        return redirect("reviews:operate", space_id)
+    messages.success(request, done)
+    return _show_token_once(request, space, principal, token)
+
+
+def _principal_to_issue(request, principal_id: str) -> Principal | None:
+    principal = Principal.objects.filter(principal_id=principal_id).first()
+    rights = management(request.user, principal) if principal is not None else None
+    if rights is None or not rights.revoke:
+        messages.error(request, NOT_YOURS)
+        return None
+    if not rights.issue:
+        messages.error(request, f"No token issued for {principal}: {rights.why_not}")
         return None
     return principal
 
@@ -76,18 +97,15 @@ def _manageable_principal(request, principal_id: str) -> Principal | None:
 @login_required
 @require_POST
 def issue_token(request, space_id: str):
-    require_operator(request.user, space_id)
-    principal = _manageable_principal(request, request.POST.get("principal_id", "").strip())
-    if principal is not None:
-        _show_token_once(
-            request,
-            principal,
-            operators.issue_token(principal, label=request.POST.get("label", "")[:200]),
-        )
-        messages.success(
-            request, f"Token issued for {principal.display_name} ({principal.principal_id})."
-        )
-    return redirect("reviews:operate", space_id)
+    space = require_operator(request.user, space_id)
+    principal = _principal_to_issue(request, request.POST.get("principal_id", "").strip())
+    if principal is None:
+        return redirect("reviews:operate", space_id)
+    token = operators.issue_token(principal, label=request.POST.get("label", "")[:200])
+    messages.success(
+        request, f"Token issued for {principal.display_name} ({principal.principal_id})."
+    )
+    return _show_token_once(request, space, principal, token)
 
 
 @login_required
@@ -103,7 +121,7 @@ def revoke_token(request, space_id: str):
         .filter(pk=int(pk) if pk.isdigit() else 0, revoked_at__isnull=True)
         .first()
     )
-    if token is None or not manageable(request.user, token.principal):
+    if token is None or not management(request.user, token.principal).revoke:
         messages.error(request, "No such active token is managed by you.")
     elif not request.POST.get("confirmed"):
         messages.error(
@@ -124,17 +142,20 @@ def revoke_token(request, space_id: str):
 @login_required
 @require_POST
 def root_grant(request, space_id: str):
+    """A root grant here, only for a principal this operator manages: one of another space
+    would be taken out of its own operators' hands (they could no longer issue its tokens).
+    Absent and not managed get one message."""
     space = require_operator(request.user, space_id)
-    try:
-        typed = request.POST.get("principal_id", "").strip()
-        principal = operators.get_principal(typed or request.POST.get("principal_pick", "").strip())
-    except OperatorError:
-        messages.error(request, "No such principal.")
-    else:
-        grant = operators.issue_root_grant(space, principal)
-        messages.success(
-            request,
-            f"Root grant {grant.grant_id} made for {principal.display_name} "
-            f"({principal.principal_id}).",
-        )
+    typed = request.POST.get("principal_id", "").strip()
+    chosen = typed or request.POST.get("principal_pick", "").strip()
+    principal = Principal.objects.filter(principal_id=chosen).first() if chosen else None
+    if principal is None or not management(request.user, principal).revoke:
+        messages.error(request, NOT_YOURS)
+        return redirect("reviews:operate", space_id)
+    grant = operators.issue_root_grant(space, principal)
+    messages.success(
+        request,
+        f"Root grant {grant.grant_id} made for {principal.display_name} "
+        f"({principal.principal_id}).",
+    )
     return redirect("reviews:operate", space_id)

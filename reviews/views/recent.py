@@ -20,7 +20,14 @@ from django.views.decorators.http import require_POST
 from memory.ops.base import call
 from memory.timeutil import parse
 from memory.wire.errors import WireError
-from reviews.console import describe, own_receipt_ids, principal_of, read, ref_id
+from reviews.console import (
+    describe,
+    is_own_receipt,
+    own_receipt_ids,
+    principal_of,
+    read,
+    ref_id,
+)
 from reviews.forms import QueueFilters
 from reviews.views.space import space_wire
 
@@ -116,7 +123,9 @@ def undo(request, space_id: str, receipt_id: str):
         messages.error(request, "The form is incomplete; reload the page and try again.")
         return redirect(back)
     got = read(request, "memory.receipts.get", {"receipt_id": receipt_id})["receipt"]
-    if got["space_id"] != space_id or got["op"] != REVIEW:
+    # A space admin reads every receipt of the space; Undo is only for the caller's own
+    # (docs/console.md: someone else's receipt has no Undo, a not-found page).
+    if got["space_id"] != space_id or got["op"] != REVIEW or not is_own_receipt(request, got):
         raise Http404("receipt")
     item = _outcome(request, space_id, got)
     if item["action"] not in UNDOABLE:

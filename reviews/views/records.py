@@ -4,7 +4,8 @@ detail with revision history and tombstone (memory.records.get), edit and delete
 expected_revision, explaining a REVISION_CONFLICT.
 
 Revision history has no op of its own: it is read only after memory.records.get has answered
-the record for this caller (the op decides visibility), and only for that record."""
+the record for this caller, and only for that record, each revision shown only where the
+caller's coverage reaches that revision's placement (memory.selectors.history)."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -12,9 +13,9 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from memory.models import RecordRevision
 from memory.ops.base import HANDLERS, call
-from memory.timeutil import iso
+from memory.selectors.history import readable_revisions
+from memory.timeutil import iso, now
 from memory.wire.errors import WireError
 from reviews.console import act, describe, principal_of, read
 from reviews.forms import ReasonForm, RecordEditForm, id_list
@@ -99,10 +100,11 @@ def _record(request, space_id: str, record_id: str) -> dict:
     ]
 
 
-def _history(space_id: str, record_id: str) -> list[dict]:
-    rows = RecordRevision.objects.filter(
-        record__space_id=space_id, record__record_id=record_id
-    ).order_by("-revision")
+def _history(request, space_id: str, record_id: str) -> list[dict]:
+    try:
+        rows = readable_revisions(principal_of(request), space_id, record_id, now())
+    except WireError as err:
+        raise Http404(err.message) from err
     return [
         {
             "revision": r.revision,
@@ -123,7 +125,7 @@ def _detail(
         {
             "space_id": space_id,
             "r": record,
-            "history": _history(space_id, record["record_id"]),
+            "history": _history(request, space_id, record["record_id"]),
             "conflict": conflict,
             "form": form or {},
         },

@@ -80,6 +80,19 @@ class ModelGrant:
             )
         )
 
+    def reaches(self, other: ModelGrant) -> bool:
+        """This grant reaches every subject and placement `other` does (an admin administers
+        only what it covers: docs/grants.md, issue 26)."""
+        return self.contains(
+            {
+                "capabilities": [],
+                "subject_ids": other.subject_ids,
+                "context_ids": other.context_ids,
+                "shared_access": other.shared_access,
+                "expires_at": self.expires_at,
+            }
+        )
+
     def bounded(self, dimension: str) -> bool:
         return {
             "capabilities": ADMIN not in self.capabilities,
@@ -312,7 +325,9 @@ class GrantModel(RuleBasedStateMachine):
         held = self.held(caller, now())
         if not held:
             expected = "NOT_FOUND"
-        elif target.issuer != caller.principal_id and not any(g.has(ADMIN) for g in held):
+        elif target.issuer != caller.principal_id and not any(
+            ADMIN in g.capabilities and g.reaches(target) for g in held
+        ):
             expected = "PERMISSION_DENIED"
         elif target.revoked:
             expected = "GRANT_REVOKED"
