@@ -49,6 +49,7 @@ lint: $(STAMP)
 	$(BIN)/mypy memory reviews spokememory
 	cd clients/python && ../../$(BIN)/mypy spoke_memory_client
 	$(BIN)/python -m memory.wire.gen_types --check
+	cd clients/typescript && { test -d node_modules || npm ci --no-audit --no-fund; } && npm run --silent lint
 	$(BIN)/lint-imports
 
 format: $(STAMP)

@@ -1,0 +1,46 @@
+/**
+ * The base of every error the client raises for an error answer (`SpokeError`, one subclass per
+ * wire code in the generated `errors.ts`) and the client's own: `ConnectionFailed` (no answer
+ * after the retries), `UnexpectedResponse` (an answer that is not the wire's), `ReceiptTimeout`.
+ * Messages come from the provider and never hold stored content; the token is never in one.
+ */
+import type { MemoryReceipt } from "./types.js";
+/** An error answer of the provider: `code`, HTTP `status`, `message`, `details` (SPEC §1.5). */
+export declare class SpokeError extends Error {
+    /** The wire code of the class (`""` for SpokeError itself). */
+    static readonly code: string;
+    /** The HTTP status of the class's code (`null` for SpokeError itself and the client's own). */
+    static readonly status: number | null;
+    readonly code: string;
+    /** The HTTP status of the answer; `null` when none arrived (`ConnectionFailed`). */
+    readonly status: number | null;
+    readonly details: {
+        [key: string]: unknown;
+    };
+    readonly extensions: {
+        [key: string]: unknown;
+    };
+    /** On 429 and 503: the `Retry-After` the provider sent, in milliseconds. */
+    readonly retryAfterMs: number | null;
+    constructor(code: string, status: number | null, message: string, details?: {
+        [key: string]: unknown;
+    }, extensions?: {
+        [key: string]: unknown;
+    }, retryAfterMs?: number | null, cause?: unknown);
+    toString(): string;
+}
+/** No answer came from the provider (refused, reset, timed out) after the retries; `cause` says why. */
+export declare class ConnectionFailed extends SpokeError {
+    static readonly code = "connection_failed";
+    readonly code: "connection_failed";
+}
+/** An answer that is not the wire's (a proxy's HTML error page, a 200 that is not a JSON object). */
+export declare class UnexpectedResponse extends SpokeError {
+    static readonly code = "unexpected_response";
+    readonly code: "unexpected_response";
+}
+/** `receipts.wait` gave up while the receipt was still pending; `receipt` is the last one seen. */
+export declare class ReceiptTimeout extends Error {
+    readonly receipt: MemoryReceipt;
+    constructor(receipt: MemoryReceipt, timeoutMs: number);
+}
