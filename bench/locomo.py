@@ -4,7 +4,8 @@ For each conversation of `../shared/data/locomo-dev.json`: a space and a subject
 retained record written through the ops layer (`memory.records.create`, text
 "<speaker>: <text>", placed in the context `session_<n>`, the session date in
 `content.structured`). Every question is then asked through `memory.recall` with max_records
-k ∈ {5, 10, 20}, once per engine (engine/1, hybrid/1), and plain BM25 (rank-bm25 BM25Okapi,
+k ∈ {5, 10, 20}, once per engine (engine/1, hybrid/1, engine/2, hybrid/2; the hybrid ones with
+the model `--embed-model` names, default the bundled all-MiniLM-L6-v2), and plain BM25 (rank-bm25 BM25Okapi,
 default parameters, lower-cased alphanumeric tokens) ranks the same turn texts in the same run.
 recall@k = |evidence ∩ returned| / |evidence|; hit@k = any evidence returned. Categories 1–4 make
 the overall figures; category 5 (adversarial) is reported apart. Needs the `semantic` and
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -271,20 +273,35 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--limit", type=int, default=None, help="only the first N conversations")
     parser.add_argument(
+        "--embed-model",
+        default="",
+        help="SPOKE_MEMORY_EMBED_MODEL for the hybrid engines: a sentence-transformers model "
+        "directory or a cached name (default: the bundled all-MiniLM-L6-v2)",
+    )
+    parser.add_argument(
         "--write-docs", action="store_true", help=f"write the table into {DOCS.name}"
     )
     args = parser.parse_args(argv)
     # Ingest with a hybrid engine set, so the derived-copy writer queues each record's vector.
+    if args.embed_model:
+        os.environ["SPOKE_MEMORY_EMBED_MODEL"] = args.embed_model
     django_on(fresh_database(args.database_url, "bench-locomo"), "hybrid/2")
     from django.db import connection
 
+    from memory.engine import embed
+
+    embed.configure()
+    model = embed.identity()
+    print(f"embedding model: {model.name} ({model.digest[:19]}…)", file=sys.stderr)
     tally, facts = run(args.data, args.limit)
-    text = table(tally, facts)
+    text = table(tally, facts) + f"\nEmbedding model: {model.name} ({model.digest[:19]}…)."
     print(text)
     if args.write_docs:
         command = "python -m bench.locomo --write-docs" + (
             f" --limit {args.limit}" if args.limit else ""
         )
+        if args.embed_model:
+            command += f" --embed-model {args.embed_model}"
         if args.database_url:
             command += f" --database-url {public_url(args.database_url)}"  # no credentials
         write_docs(text, command, connection.vendor)

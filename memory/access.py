@@ -8,17 +8,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache, partial
 from typing import get_args
 
 from django.db import connection
 from django.db.models import Q
 
-from memory import rows
+from memory import rows, statements
 from memory.models import Candidate, Grant, Principal, Receipt, Record, Space, Subject
 from memory.models.records import CONTEXT, SHARED
 from memory.wire.canonical import canonical, digest
-from memory.wire.errors import WireError, not_found, permission_denied
+from memory.wire.errors import (
+    ContextFenced,
+    SpaceFrozen,
+    SubjectArchived,
+    SubjectFenced,
+    not_found,
+    permission_denied,
+)
 from memory.wire.types import Capability
 
 ADMIN = "space_admin"
@@ -66,12 +72,13 @@ def effective_q(at: datetime) -> Q:
 
 
 # From this many effective grants on, the coverage query carries the space and subject columns
-# on the first grant's row only (`_coverage_sql(once=True)`): its sub-select costs PostgreSQL
+# on the first grant's row only (`statements.coverage(once=True)`): its sub-select costs PostgreSQL
 # ~0.07 ms more to plan and run, decoding the repeated columns costs ~12 µs per extra grant.
 # Which form a (space, principal) gets is a per-process hint from its previous coverage read;
 # both forms give the same answer.
 MANY_GRANTS = 4
 _MANY_GRANTS: dict[tuple[str, str], bool] = {}
+_coverage_sql = statements.coverage  # looked up per call: a test substitutes it
 
 
 def effective_grants(
@@ -132,49 +139,6 @@ def effective_grants(
         if joined:
             grant._subject = subject
     return out
-
-
-@cache
-def _coverage_sql(share: bool = False, with_subject: bool = False, once: bool = False) -> str:
-    """The SQL of effective_q joined with the space (and one subject), rendered once (rows.py
-    says why). `once`: only the first grant's row carries the space and subject columns (NULL
-    on the others), so a principal with many grants in the space does not pay for decoding the
-    same space and subject once per grant (the first grant is chosen by a sub-select with the
-    same conditions, evaluated once per statement)."""
-    g, s = rows.columns(Grant, "g"), rows.columns(Space, "s")
-    col = partial(rows.quoted, Grant)
-    space_pk = f"s.{rows.quoted(Space, 'space_id')}"
-    effective = (
-        " WHERE {a}.{space} = %s AND {a}.{grantee} = %s AND {a}.{state} = %s"
-        " AND {a}.{revoked} = %s AND ({a}.{expires} IS NULL OR {a}.{expires} > %s)"
-        " ORDER BY {a}.{created}, {a}.{pk}"
-    )
-    names = {
-        "space": col("space"),
-        "grantee": col("grantee"),
-        "state": col("state"),
-        "revoked": col("ancestor_revoked"),
-        "expires": col("expires_at"),
-        "created": col("created_at"),
-        "pk": col("grant_id"),
-    }
-    on = f"{space_pk} = g.{col('space')}"
-    if once:
-        first = f"SELECT f.{col('grant_id')} FROM {g.table} f"  # noqa: S608 - names from model metadata; values are bound
-        on += f" AND g.{col('grant_id')} = ({first}{effective.format(a='f', **names)} LIMIT 1)"
-    select, join = f"SELECT {g.sql}, {s.sql}", f" {'LEFT ' if once else ''}JOIN {s.table} s ON {on}"
-    if with_subject:
-        sub = rows.columns(Subject, "sub")
-        select += f", {sub.sql}"
-        join += (
-            f" LEFT JOIN {sub.table} sub ON sub.{rows.quoted(Subject, 'space')} = {space_pk}"
-            f" AND sub.{rows.quoted(Subject, 'subject_id')} = %s"
-        )
-    return (
-        f"{select} FROM {g.table} g{join}"  # noqa: S608 - names from model metadata; values are bound
-        + effective.format(a="g", **names)
-        + (" FOR SHARE OF g" if share else "")
-    )
 
 
 def effective_ids(grants: list[Grant], at: datetime) -> set[str]:
@@ -417,9 +381,7 @@ def require_read(cov: Coverage, capabilities: list[str], subject: Subject | None
 
 def gate_space_writable(space: Space) -> None:
     if space.state == Space.FROZEN:
-        raise WireError(
-            "SPACE_FROZEN", "The space is frozen: it accepts no mutation until unfrozen."
-        )
+        raise SpaceFrozen("The space is frozen: it accepts no mutation until unfrozen.")
 
 
 def gate_subject_writable(
@@ -427,17 +389,11 @@ def gate_subject_writable(
 ) -> None:
     """State gates for a write about a subject, optionally placed in a context (SPEC §2.6)."""
     if subject.state == Subject.ARCHIVED:
-        raise WireError(
-            "SUBJECT_ARCHIVED", "The subject is archived: it accepts no further writes."
-        )
+        raise SubjectArchived("The subject is archived: it accepts no further writes.")
     if subject.state == Subject.FENCED:
-        raise WireError(
-            "SUBJECT_FENCED", "The subject is fenced: it accepts no writes until unfenced."
-        )
-    if scope == CONTEXT and context_id in subject.fenced_context_ids:
-        raise WireError(
-            "CONTEXT_FENCED", "That context is fenced for this subject.", context_id=context_id
-        )
+        raise SubjectFenced("The subject is fenced: it accepts no writes until unfenced.")
+    if scope == CONTEXT and context_id is not None and context_id in subject.fenced_context_ids:
+        raise ContextFenced("That context is fenced for this subject.", context_id=context_id)
 
 
 def _access_placed(
@@ -455,7 +411,7 @@ def _access_placed(
     subject and placement; NOT_FOUND otherwise. `lock` takes its row lock (not the subject's).
     One fixed-shape query with its subject joined (rows.py says why not the ORM's)."""
     o, sub = rows.columns(model, "o"), rows.columns(Subject, "sub")
-    found = rows.fetch(_placed_sql(model, id_field, lock), [cov.space_id, object_id])
+    found = rows.fetch(statements.placed(model, id_field, lock), [cov.space_id, object_id])
     obj = None
     if found:
         obj = o.build(found[0])
@@ -465,22 +421,6 @@ def _access_placed(
     ):
         raise not_found(resource)
     return obj
-
-
-@cache
-def _placed_sql(model, id_field: str, lock: bool) -> str:
-    """An object of a space by its wire id, with its subject; `lock`: FOR UPDATE of the object's
-    row alone (PostgreSQL; SQLite's writer lock is the whole database)."""
-    o, sub = rows.columns(model, "o"), rows.columns(Subject, "sub")
-    col = partial(rows.quoted, model)
-    sql = (
-        f"SELECT {o.sql}, {sub.sql} FROM {o.table} o JOIN {sub.table} sub"  # noqa: S608 - names from model metadata; values are bound
-        f" ON sub.{rows.quoted(Subject, 'id')} = o.{col('subject')}"
-        f" WHERE o.{col('space')} = %s AND o.{col(id_field)} = %s"
-    )
-    if lock and connection.features.has_select_for_update:
-        sql += " FOR UPDATE OF o" if connection.features.has_select_for_update_of else " FOR UPDATE"
-    return sql
 
 
 def access_record(

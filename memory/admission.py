@@ -17,28 +17,36 @@ Nothing reaches a handler that one caller would have refused and another accepte
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from django.conf import settings
 
 from memory.engine.cognition import TIME_DIMENSIONS, grammar_error, time_out_of_range
 from memory.flags import COGNITION
 from memory.wire.canonical import canonical
-from memory.wire.errors import WireError, invalid
-from memory.wire.validation import OpSpec, catalog, component_paths, request_errors, values_at
+from memory.wire.errors import BadRequest, CapabilityMissing, WireError, invalid
+from memory.wire.validation import (
+    OpSpec,
+    SchemaError,
+    catalog,
+    component_paths,
+    request_errors,
+    values_at,
+)
 
 TIME_MESSAGE = "must be an RFC 3339 time within 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999Z"
 
 
 def capability_missing(required: str, negotiated) -> WireError:
-    return WireError(
-        "capability_missing",
+    return CapabilityMissing(
         f"This request needs the '{required}' capability, which this session has not negotiated.",
         required=required,
         negotiated=sorted(negotiated),
     )
 
 
-def admit(op: str, body: dict, negotiated) -> None:
+def admit(op: str, body: Mapping[str, Any], negotiated) -> None:
     """Gates 3 (storability) to 6 for an op's parsed request body; raises the first WireError."""
     check_storable(body)
     spec = catalog().ops[op]
@@ -48,8 +56,7 @@ def admit(op: str, body: dict, negotiated) -> None:
         raise capability_missing(COGNITION, negotiated)
     errors = request_errors(spec, body) or time_errors(spec, body)
     if errors:
-        raise WireError(
-            "invalid_input",
+        raise BadRequest(
             "The request does not match the op's schema.",
             reason="schema",
             errors=errors,
@@ -58,8 +65,7 @@ def admit(op: str, body: dict, negotiated) -> None:
     if cf is not None:
         index = grammar_error(cf)
         if index is not None:
-            raise WireError(
-                "invalid_input",
+            raise BadRequest(
                 "The cognition filter names a dimension, operator or value this provider does not support.",
                 reason="unsupported_cognition_requirement",
                 requirement_index=index,
@@ -67,7 +73,7 @@ def admit(op: str, body: dict, negotiated) -> None:
     check_extensions(spec, body)
 
 
-def time_errors(spec: OpSpec, body: dict) -> list[dict]:
+def time_errors(spec: OpSpec, body: Mapping[str, Any]) -> list[SchemaError]:
     """The client times of a schema-valid request that denote no instant in SPEC §2.1's range
     (an offset may push 9999-12-31 or 0001-01-01 out of it; year 0, Feb 30 never were)."""
     found: list[tuple[str, object]] = []
@@ -90,7 +96,7 @@ def time_errors(spec: OpSpec, body: dict) -> list[dict]:
     return [{"path": p, "message": TIME_MESSAGE} for p, v in found if time_out_of_range(v)]
 
 
-def check_extensions(spec: OpSpec, body: dict) -> None:
+def check_extensions(spec: OpSpec, body: Mapping[str, Any]) -> None:
     """SPEC §2.1: every extensions map of a request (its own and each item's) is at most
     limits.max_extensions_bytes of RFC 8785 JSON."""
     limit = settings.SPOKE_MEMORY_LIMITS["max_extensions_bytes"]
@@ -107,13 +113,12 @@ def check_extensions(spec: OpSpec, body: dict) -> None:
                 )
 
 
-def check_storable(body: dict) -> None:
+def check_storable(body: Mapping[str, Any]) -> None:
     """Gate 3's second half: refuse a body no store could hold (see `unstorable`)."""
     found = unstorable(body)
     if found is not None:
         path, message = found
-        raise WireError(
-            "invalid_input",
+        raise BadRequest(
             "The request does not match the op's schema.",
             reason="schema",
             errors=[{"path": path, "message": message}],

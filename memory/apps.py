@@ -8,7 +8,8 @@ class MemoryConfig(AppConfig):
     def ready(self) -> None:
         # Importing the ops package registers every op handler with the registry.
         from memory import ops  # noqa: F401
-        from memory.services import (
-            hybrid_store,  # noqa: F401  (registers its derived-copy hooks)
-            term_store,  # noqa: F401  (the same, for term rows)
-        )
+        from memory.services.recall_engines import registry
+
+        # The configured recall engine must be registered and runnable here (else start-up
+        # fails: ImproperlyConfigured); its derived-copy hooks are registered.
+        registry.install()

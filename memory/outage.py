@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from django.db import InterfaceError, OperationalError
 
-from memory.wire.errors import WireError
+from memory.wire.errors import Unavailable, WireError
 
 RETRY_AFTER_S = 1
 SHUTDOWN_STATES = {"57P01", "57P02", "57P03"}
@@ -37,13 +37,12 @@ def unavailable(in_doubt: bool = False) -> WireError:
     tell whether the mutation took; `details.outcome: "unknown"` says so. A retry with the same
     idempotency key resolves it either way (the original receipt, or a first execution)."""
     if in_doubt:
-        err = WireError(
-            "unavailable",
+        err = Unavailable(
             "The database became unreachable while the change was being committed; "
             "retry with the same idempotency key to learn its outcome.",
             outcome="unknown",
         )
     else:
-        err = WireError("unavailable", "The database is unreachable; retry later.")
+        err = Unavailable("The database is unreachable; retry later.")
     err.headers["Retry-After"] = str(RETRY_AFTER_S)
     return err

@@ -42,7 +42,7 @@ MAX_ATTEMPTS = 3
 @dataclass
 class JobHandler:
     run: Callable[[Job], list[dict]]
-    on_failure: Callable[[Job, dict], None] | None = None
+    on_failure: Callable[[Job, dict], object] | None = None
 
 
 JOB_HANDLERS: dict[str, JobHandler] = {}
@@ -59,7 +59,7 @@ def drain_derived() -> int:
     return sum(drain() for drain in DRAINS)
 
 
-def job_handler(kind: str, on_failure: Callable[[Job, dict], None] | None = None):
+def job_handler(kind: str, on_failure: Callable[[Job, dict], object] | None = None):
     """Register `fn(job) -> refs` for a job kind. `on_failure(job, failure)` runs in the
     transaction that fails the receipt (e.g. to mark an export failed)."""
 

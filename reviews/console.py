@@ -42,6 +42,13 @@ class Result:
         return self.error.code if self.error else None
 
     @property
+    def refusal(self) -> WireError:
+        """The error of a refused call (a screen reads it once `ok` is false)."""
+        if self.error is None:
+            raise ValueError("the call was not refused")
+        return self.error
+
+    @property
     def receipt(self) -> dict:
         return (self.payload or {}).get("receipt", {})
 

@@ -33,7 +33,8 @@ class GrantForm(forms.Form):
     parent_grant_id = forms.CharField(required=False, max_length=80)
 
     def clean(self):
-        d = super().clean()
+        super().clean()
+        d = self.cleaned_data
         typed = (d.get("grantee_principal_id") or "").strip()
         d["grantee_principal_id"] = typed or (d.get("grantee_pick") or "").strip()
         if not d["grantee_principal_id"]:
@@ -87,7 +88,8 @@ class ReasonField(forms.CharField):
         super().__init__(**kwargs)
 
     def to_python(self, value):
-        return super().to_python(value)[:REASON_MAX]
+        text = super().to_python(value)
+        return text if text is None else text[:REASON_MAX]
 
 
 class ListWidget(forms.Widget):
@@ -257,7 +259,8 @@ class ReviewForm(forms.Form):
         return [{"text": t, "kind": k} for t, k in zip(texts, kinds, strict=False)]
 
     def clean(self):
-        d = super().clean()
+        super().clean()
+        d = self.cleaned_data
         action = d.get("action")
         if action == "promote" and "text" in self.data and not (d.get("text") or "").strip():
             self.add_error(

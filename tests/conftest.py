@@ -3,6 +3,7 @@ an outsider with no grant in the space, and `api()` to call the wire through the
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from django.test import Client
 from memory.models import Principal, Space
 from memory.services.operators import issue_root_grant
 from memory.timeutil import now
+from memory.wire.validation import catalog, schema_errors
 
 # Every request the suite sends is judged by both schema validators (memory/wire/validation.py
 # request_errors); a disagreement fails the test. Subprocess servers and workers inherit it.
@@ -69,6 +71,54 @@ class Answer:
         return self.body["receipt"]
 
 
+OPS_PATH = "/v1/ops/"
+
+
+@functools.cache
+def _answer_validators(op: str):
+    cat = catalog()
+    spec = cat.ops[op]
+    return cat.fast_validator(spec.response), spec.response_validator
+
+
+@functools.cache
+def _error_validators():
+    cat = catalog()
+    envelope = cat.component_validator("ErrorEnvelope")
+    return envelope, {code: cat.validator(e["details"]) for code, e in cat.errors.items()}
+
+
+def check_answer(op: str, answer: Answer) -> None:
+    """Every answer of every API test is checked against the contract (Zulip's
+    `validate_api_response_openapi`): a success against the op's answer schema, an error against
+    the envelope, the code's status and details schema (memory/wire/schemas/errors.json), and
+    the codes the op declares (its schema's `errors`, plus those any op may answer). An op that
+    answers an undeclared code fails the test that made it answer."""
+    cat = catalog()
+    spec = cat.ops.get(op)
+    if answer.status == 200 and spec is not None:
+        fast, reference = _answer_validators(op)
+        if not (
+            fast.is_valid(answer.body) if fast is not None else reference.is_valid(answer.body)
+        ):
+            problems = schema_errors(reference, answer.body)
+            raise AssertionError(f"{op} answered 200 outside its answer schema: {problems}")
+        return
+    envelope, details = _error_validators()
+    problems = schema_errors(envelope, answer.body)
+    assert not problems, f"{op} answered {answer.status} outside the error envelope: {problems}"
+    code = answer.code
+    assert code in cat.errors, f"{op} answered an error code outside the table: {code}"
+    assert cat.errors[code]["status"] == answer.status, (op, code, answer.status)
+    problems = schema_errors(details[code], answer.error.get("details", {}))
+    assert not problems, f"{op} answered {code} with details outside its schema: {problems}"
+    declared = set(cat.every_op) | set(spec.errors if spec is not None else ())
+    assert code in declared, (
+        f"{op} answered {code}, which its schema does not declare"
+        " (add it to the op's `errors` in memory/wire/schemas/ops/ if the SPEC allows it)"
+    )
+
+
 class Api:
     def __init__(self) -> None:
         self.client = Client()
@@ -99,7 +149,10 @@ class Api:
             if response.content and response["Content-Type"].startswith("application/json")
             else {}
         )
-        return Answer(response.status_code, body, dict(response.headers))
+        answer = Answer(response.status_code, body, dict(response.headers))
+        if path.startswith(OPS_PATH):
+            check_answer(path[len(OPS_PATH) :], answer)
+        return answer
 
     def __call__(
         self, who: Persona | None, op: str, body: dict | None = None, session: str | None = None

@@ -3,23 +3,22 @@ the lookup is by hash, and the stored hash is compared in constant time."""
 
 import hmac
 from datetime import timedelta
-from functools import cache, partial
 
 from django.conf import settings
 
-from memory import rows
+from memory import rows, statements
 from memory.flags import CORE, SUB_FLAGS
-from memory.models import ApiToken, Principal, WireSession
+from memory.models import Principal, WireSession
 from memory.models.principals import hash_token
 from memory.timeutil import now
-from memory.wire.errors import WireError
+from memory.wire.errors import SessionInvalid, Unauthenticated, WireError
 
 # A session's expiry slides on use; the row is rewritten at most this often.
 SESSION_REFRESH_S = 60
 
 
 def unauthenticated() -> WireError:
-    return WireError("unauthenticated", "A valid bearer token is required.")
+    return Unauthenticated("A valid bearer token is required.")
 
 
 def principal_for_header(header: str | None) -> Principal:
@@ -29,22 +28,10 @@ def principal_for_header(header: str | None) -> Principal:
     if not token or len(token) > 512:
         raise unauthenticated()
     wanted = hash_token(token)
-    found = rows.fetch(_token_sql(), [wanted])
+    found = rows.fetch(statements.token_principal(), [wanted])
     if not found or not hmac.compare_digest(found[0][-1], wanted):
         raise unauthenticated()
     return rows.columns(Principal, "p").build(found[0])
-
-
-@cache
-def _token_sql() -> str:
-    """The principal of an unrevoked token, by hash, rendered once (memory/rows.py says why)."""
-    p, t = rows.columns(Principal, "p"), rows.columns(ApiToken, "t")
-    col = partial(rows.quoted, ApiToken)
-    return (
-        f"SELECT {p.sql}, t.{col('token_hash')} FROM {t.table} t JOIN {p.table} p"  # noqa: S608 - names from model metadata; values are bound
-        f" ON p.{rows.quoted(Principal, 'principal_id')} = t.{col('principal')}"
-        f" WHERE t.{col('token_hash')} = %s AND t.{col('revoked_at')} IS NULL"
-    )
 
 
 def default_negotiated() -> tuple[str, ...]:
@@ -60,9 +47,7 @@ def negotiate(requested: list[str]) -> list[str]:
 
 
 def session_invalid() -> WireError:
-    return WireError(
-        "session_invalid", "The Spoke-Session header names no open session of this caller."
-    )
+    return SessionInvalid("The Spoke-Session header names no open session of this caller.")
 
 
 def session_for(principal: Principal, session_id: str) -> WireSession:

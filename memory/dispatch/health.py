@@ -1,10 +1,11 @@
 """Health: liveness (`/healthz`: the process answers) and readiness (`/readyz`: the database and
-the broker answer; under hybrid/1 also the embedding backlog, which does not make it unready)."""
+the broker answer; under a hybrid engine also the embedding backlog, which does not make it unready)."""
 
 from __future__ import annotations
 
-from django.db import connection
+from celery import current_app
 
+from memory import statements
 from memory.dispatch.responses import json_response, wire_get
 
 
@@ -17,22 +18,23 @@ def healthz(request):
 def readyz(request):
     problems = []
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
+        statements.execute(statements.PING)
     except Exception:  # noqa: BLE001
         problems.append("database")
     try:
-        from spokememory.celery import app
-
-        with app.connection_for_write() as conn:
+        # the project's app (spokememory/__init__.py makes it current as Django loads), reached
+        # without importing the project package from below it
+        with current_app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1, timeout=2)
     except Exception:  # noqa: BLE001
         problems.append("broker")
     if problems:
         return json_response({"status": "unavailable", "unavailable": problems}, status=503)
-    from memory.services import hybrid_store
+    from memory.services.recall_engines import registry
 
-    if hybrid_store.enabled():
-        # records written but not yet embedded (recalled lexically until they are)
-        return json_response({"status": "ok", "embedding_backlog": hybrid_store.backlog()})
+    backlogs = registry.backlogs()
+    if "vectors" in backlogs:
+        # records written (or left by a model change) but not yet embedded with the configured
+        # model: recalled lexically until they are
+        return json_response({"status": "ok", "embedding_backlog": backlogs["vectors"]})
     return json_response({"status": "ok"})

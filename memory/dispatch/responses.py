@@ -12,7 +12,7 @@ from django.views.decorators.csrf import csrf_exempt
 from ulid import ULID
 
 from memory.outage import unavailable
-from memory.wire.errors import WireError
+from memory.wire.errors import InternalError, MethodNotAllowed, WireError
 
 log = logging.getLogger("memory.dispatch")
 
@@ -38,7 +38,7 @@ def internal_error(exc: BaseException) -> HttpResponse:
     # The request id ties the log line to the client's report; the exception type and trace go
     # to the log, never request content or stored memory content.
     log.error("internal error %s: %s", request_id, type(exc).__name__, exc_info=exc)
-    err = WireError("internal_error", "An internal error occurred.", request_id=request_id)
+    err = InternalError("An internal error occurred.", request_id=request_id)
     return error_response(err)
 
 
@@ -58,7 +58,7 @@ def wire_get(view):
     @wraps(view)
     def wrapped(request, *args, **kwargs):
         if request.method not in ("GET", "HEAD"):
-            return error_response(WireError("method_not_allowed", "Only GET is allowed here."))
+            return error_response(MethodNotAllowed("Only GET is allowed here."))
         return view(request, *args, **kwargs)
 
     return wrapped

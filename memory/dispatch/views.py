@@ -19,7 +19,14 @@ from memory.models import Principal
 from memory.ops.base import HANDLERS, OpContext
 from memory.outage import is_outage
 from memory.timeutil import now
-from memory.wire.errors import WireError
+from memory.wire.errors import (
+    BadRequest,
+    MethodNotAllowed,
+    PayloadTooLarge,
+    RateLimited,
+    UnknownOp,
+    WireError,
+)
 from memory.wire.validation import catalog, schema_errors
 
 
@@ -63,8 +70,7 @@ def read_body(request) -> dict:
     """Gate 3 at the edge: size, then a JSON object (its storability is judged by `admit`)."""
     limit = settings.SPOKE_MEMORY_LIMITS["max_request_bytes"]
     declared = request.META.get("CONTENT_LENGTH")
-    too_large = WireError(
-        "payload_too_large",
+    too_large = PayloadTooLarge(
         "The request body is larger than limits.max_request_bytes.",
         limit=limit,
     )
@@ -76,9 +82,7 @@ def read_body(request) -> dict:
     raw = request.body
     if len(raw) > limit:
         raise too_large
-    malformed = WireError(
-        "invalid_input", "The request body must be a JSON object.", reason="malformed_json"
-    )
+    malformed = BadRequest("The request body must be a JSON object.", reason="malformed_json")
     try:
         text = raw.decode("utf-8")
         body = json.loads(text, parse_constant=_reject_constant)
@@ -106,7 +110,7 @@ class WireView(APIView):
         pass
 
     def throttled(self, request, wait) -> NoReturn:
-        err = WireError("rate_limited", "Too many requests: slow down and retry later.")
+        err = RateLimited("Too many requests: slow down and retry later.")
         err.headers["Retry-After"] = str(max(1, int((wait or 1) + 0.999)))
         raise err
 
@@ -124,7 +128,7 @@ class WireView(APIView):
         return internal_error(exc)
 
     def http_method_not_allowed(self, request, *args, **kwargs):
-        raise WireError("method_not_allowed", "Only POST is allowed here.")
+        raise MethodNotAllowed("Only POST is allowed here.")
 
     options = http_method_not_allowed
 
@@ -145,9 +149,9 @@ class OpView(WireView):
     def run(self, request, op: str):
         # 1. route, method
         if op not in catalog().ops:
-            raise WireError("unknown_op", "No such op.", op=op[:100])
+            raise UnknownOp("No such op.", op=op[:100])
         if request.method != "POST":
-            raise WireError("method_not_allowed", "Only POST is allowed here.")
+            raise MethodNotAllowed("Only POST is allowed here.")
         # 2. authentication, session
         principal = self.authenticate(request)
         session_id = request.META.get("HTTP_SPOKE_SESSION")
@@ -161,7 +165,7 @@ class OpView(WireView):
         admit(op, body, negotiated)
         handler = HANDLERS.get(op)
         if handler is None:  # in the contract, not yet served by this build
-            raise WireError("unknown_op", "This op is not served by this provider build.", op=op)
+            raise UnknownOp("This op is not served by this provider build.", op=op)
         ctx = OpContext(principal=principal, op=op, negotiated=negotiated, at=now())
         return json_response(handler(ctx, body))
 
@@ -171,8 +175,7 @@ def _validated(request, endpoint: str) -> dict:
     check_storable(body)
     errors = schema_errors(catalog().validator(catalog().endpoints[endpoint]["request"]), body)
     if errors:
-        raise WireError(
-            "invalid_input",
+        raise BadRequest(
             "The request does not match the schema.",
             reason="schema",
             errors=errors,

@@ -10,7 +10,7 @@ signals of the winning label and is rounded to two decimals, so equal input give
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from memory.engine import ENGINE_POLICIES
 
@@ -74,8 +74,9 @@ _SIGNALS: dict[str, list[tuple[str, re.Pattern[str]]]] = {
 _WORD = re.compile(r"[^\W_]{2,}")
 
 
-def _classify_v1(content: dict) -> tuple[str, float, list[str]]:
-    text = content.get("text", "") if isinstance(content.get("text"), str) else ""
+def _classify_v1(content: Mapping[str, object]) -> tuple[str, float, list[str]]:
+    raw = content.get("text")
+    text = raw if isinstance(raw, str) else ""
     lowered = text.lower()
     fired: dict[str, list[str]] = {label: [] for label in LABELS}
     if content.get("cognition"):
@@ -102,12 +103,12 @@ def _classify_v1(content: dict) -> tuple[str, float, list[str]]:
 # Every engine policy this provider serves classifies with the same rules so far: engine/2,
 # hybrid/1 and hybrid/2 changed recall, not classification (the classification still names the
 # policy version it was made under).
-POLICIES: dict[str, Callable[[dict], tuple[str, float, list[str]]]] = {
+POLICIES: dict[str, Callable[[Mapping[str, object]], tuple[str, float, list[str]]]] = {
     version: _classify_v1 for version in ENGINE_POLICIES
 }
 
 
-def classify(content: dict, policy_version: str) -> dict:
+def classify(content: Mapping[str, object], policy_version: str) -> dict:
     """The Classification object (SPEC §3.6) of one captured item under a policy version.
     Raises ValueError for a version this engine does not implement (a configuration error)."""
     policy = POLICIES.get(policy_version)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -124,13 +125,13 @@ def _satisfies(entry: dict, req: dict) -> bool:
     return got >= want if op == "gte" else got < want
 
 
-def entry_matches(entry: Any, cognition_filter: dict) -> bool:
+def entry_matches(entry: Any, cognition_filter: Mapping[str, Any]) -> bool:
     return isinstance(entry, dict) and all(
         _satisfies(entry, r) for r in cognition_filter["require"]
     )
 
 
-def content_matches(content: dict, cognition_filter: dict | None) -> bool:
+def content_matches(content: Mapping[str, Any], cognition_filter: Mapping[str, Any] | None) -> bool:
     """Does this content pass the filter? No filter passes everything."""
     if cognition_filter is None:
         return True

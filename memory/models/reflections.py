@@ -2,13 +2,16 @@
 time; `filter_key` is the canonical form of the pinned cognition filter ('' when absent) so
 memory.reflections.list can match it exactly in SQL."""
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.db import models
 
 from memory.timeutil import iso
 from memory.wire.canonical import canonical
 
 
-def filter_key(cognition_filter: dict | None) -> str:
+def filter_key(cognition_filter: Mapping[str, Any] | None) -> str:
     """The `filter_key` column's value for a pinned cognition filter."""
     return "" if cognition_filter is None else canonical(cognition_filter).decode("utf-8")
 

@@ -1,35 +1,84 @@
 """The op registry and the context every handler receives. Handlers never see HTTP: they take
-(ctx, request) with the request already schema-valid, and return the wire payload."""
+(ctx, request) with the request already admitted (storable, capability held, schema-valid,
+cognition grammar checked).
+
+Whether an op writes is read from its schema (`mutating`), not from the handler:
+
+- a read handler is `(ctx, req: XRequest) -> XAnswer` and is registered as it is;
+- a write handler is `(ctx, req: XRequest, scope: MutationScope) -> Outcome`: it runs the gates
+  of SPEC §2.6 and the writes, and the registry runs it inside `mutate()` (receipt, idempotency
+  key, revisions, job row, retries), so no write can skip that mechanism.
+
+Registering a handler whose shape does not match its schema fails at import. The typed
+decorator ops use is `memory.ops.signatures.op` (generated: one overload per op, so mypy checks
+each handler against its op's request and answer types); `register` is its untyped core."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
 
+from memory.admission import admit
 from memory.context import OpContext
 from memory.models import Principal
+from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.wire.validation import catalog
 
-Handler = Callable[[OpContext, dict], dict]
+# What the registry runs: (context, admitted request) -> the wire answer.
+Handler = Callable[[OpContext, Any], Any]
+ReadHandler = Callable[[OpContext, Any], Any]
+WriteHandler = Callable[[OpContext, Any, MutationScope], Outcome]
 HANDLERS: dict[str, Handler] = {}
+# The handlers as written (a write handler before the registry wrapped it in `mutate()`).
+WRITTEN: dict[str, Callable[..., Any]] = {}
+
+_READ_PARAMS = ["ctx", "req"]
+_WRITE_PARAMS = ["ctx", "req", "scope"]
 
 
-def op(name: str) -> Callable[[Handler], Handler]:
-    def register(fn: Handler) -> Handler:
+def register(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as `name`'s handler; the function is returned unchanged.
+    A mutating op's handler must take `(ctx, req, scope)`, any other op's `(ctx, req)`."""
+
+    def add(fn: Callable[..., Any]) -> Callable[..., Any]:
         if name in HANDLERS:
             raise RuntimeError(f"{name} registered twice")
-        HANDLERS[name] = fn
+        spec = catalog().ops.get(name)
+        if spec is None:
+            raise TypeError(f"{name} is not an op of the contract (no schema in schemas/ops/)")
+        params = list(inspect.signature(fn).parameters)
+        want = _WRITE_PARAMS if spec.mutating else _READ_PARAMS
+        if params != want:
+            kind = "a mutating op: the registry runs it" if spec.mutating else "a read op"
+            raise TypeError(
+                f"{name} is {kind}; its handler takes ({', '.join(want)}),"
+                f" {fn.__module__}.{fn.__qualname__} takes ({', '.join(params)})"
+            )
+        WRITTEN[name] = fn
+        HANDLERS[name] = _in_mutation(fn) if spec.mutating else fn
         return fn
 
-    return register
+    return add
+
+
+def _in_mutation(fn: WriteHandler) -> Handler:
+    def run(ctx: OpContext, req: Mapping[str, Any]) -> dict[str, Any]:
+        return mutate(ctx, req, lambda scope: fn(ctx, req, scope))
+
+    run.__name__ = run.__qualname__ = f"mutate({fn.__qualname__})"
+    return run
 
 
 def call(
-    principal: Principal, op_name: str, request: dict, negotiated: tuple[str, ...] | None = None
-) -> dict:
+    principal: Principal,
+    op_name: str,
+    request: Mapping[str, Any],
+    negotiated: tuple[str, ...] | None = None,
+) -> dict[str, Any]:
     """Run an op in-process, past the HTTP edge but through the same admission (storability,
     capability, schema, grammar): the console, management commands and benchmarks use this,
-    never a shortcut."""
-    from memory.admission import admit  # admission imports the catalog, which imports the ops
-
+    never a shortcut. Typed callers use `memory.ops.port.InProcessMemoryPort` over it."""
     negotiated = negotiated or tuple(_all_served())
     admit(op_name, request, negotiated)
     return HANDLERS[op_name](

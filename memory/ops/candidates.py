@@ -6,6 +6,9 @@ consume it: the second waits for the row, sees a non-pending state and answers
 CANDIDATE_CONSUMED. (Writers of one space run concurrently and meet only at the commit's space
 revision bump, so this row lock is what makes the race safe.) Records inherit the capture scope's placement verbatim."""
 
+from collections.abc import Mapping
+from typing import Any, cast
+
 from memory.access import (
     Coverage,
     access_candidate,
@@ -15,16 +18,17 @@ from memory.access import (
     gate_subject_writable,
     require_read,
 )
+from memory.context import OpContext
 from memory.models import Candidate
-from memory.ops.base import OpContext, op
+from memory.ops.signatures import op
 from memory.selectors import cursors
 from memory.selectors.selection import check_selection, selection_q
 from memory.services.content import check_content_at
-from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.mutation import MutationScope, Outcome
 from memory.services.record_store import Placement, Provenance, create_records
 from memory.services.refs import candidate_ref, record_ref
-from memory.timeutil import iso
-from memory.wire.errors import WireError
+from memory.wire import types as t
+from memory.wire.errors import CandidateConsumed, WireError
 
 READ = ["candidates_read", "review"]
 # Classification labels that are also sensible record kinds; `cognition` and `noise` describe
@@ -39,18 +43,19 @@ OUTCOME_STATE = {
 
 
 def consumed() -> WireError:
-    return WireError("CANDIDATE_CONSUMED", "The candidate is no longer pending.")
+    return CandidateConsumed("The candidate is no longer pending.")
 
 
 @op("memory.candidates.get")
-def get(ctx: OpContext, req: dict) -> dict:
+def get(ctx: OpContext, req: t.CandidatesGetRequest) -> t.CandidatesGetResponse:
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
     candidate = access_candidate(cov, req["candidate_id"])
-    return {"candidate": candidate.to_wire(candidate.subject.subject_id)}
+    wire = candidate.to_wire(candidate.subject.subject_id)
+    return {"candidate": cast(t.MemoryCandidate, wire)}
 
 
 @op("memory.candidates.list")
-def candidates_list(ctx: OpContext, req: dict) -> dict:
+def candidates_list(ctx: OpContext, req: t.CandidatesListRequest) -> t.CandidatesListResponse:
     """Selection (on the capture scope's placement), labels and states narrow after
     authorization and before the count and the page; the cursor is bound to all of them."""
     selection = check_selection(req.get("selection"))
@@ -68,19 +73,18 @@ def candidates_list(ctx: OpContext, req: dict) -> dict:
         qs = qs.filter(classification__label__in=req["labels"])
     total = qs.count()
     newest = req.get("order", "oldest") == "newest"
-    position = cursors.decode(ctx, req, revision, cov)
-    qs = cursors.after(qs, position, "captured_at", "candidate_id", descending=newest)
-    size = cursors.page_size(req)
-    keys = ("-captured_at", "-candidate_id") if newest else ("captured_at", "candidate_id")
-    rows = list(qs.select_related("subject").order_by(*keys)[: size + 1])
-    items, last, more = cursors.take_page(rows, size, lambda c: c.to_wire(c.subject.subject_id))
-    next_cursor = None
-    if more and last is not None:
-        next_cursor = cursors.encode(
-            ctx, req, revision, cov, [iso(last.captured_at), last.candidate_id]
-        )
+    keyset = cursors.Keyset("captured_at", "candidate_id", descending=newest)
+    items, next_cursor = cursors.keyset_page(
+        ctx,
+        req,
+        revision,
+        cov,
+        qs.select_related("subject"),
+        keyset,
+        lambda c: c.to_wire(c.subject.subject_id),
+    )
     return {
-        "candidates": items,
+        "candidates": cast(list[t.MemoryCandidate], items),
         "total_authorized": total,
         "next_cursor": next_cursor,
     }
@@ -102,7 +106,7 @@ def _consume(
 
 
 def _open(
-    scope: MutationScope, req: dict, capabilities: list[str]
+    scope: MutationScope, req: Mapping[str, Any], capabilities: list[str]
 ) -> tuple[Coverage, Candidate, Placement]:
     """Steps (a)-(c) of SPEC §2.6 shared by dismiss and review: lookup with the row lock, op
     coverage of the capture scope, state gates."""
@@ -120,14 +124,11 @@ def _open(
 
 
 @op("memory.candidates.dismiss")
-def dismiss(ctx: OpContext, req: dict) -> dict:
-    def body(scope: MutationScope) -> Outcome:
-        _, candidate, _ = _open(scope, req, ["review"])
-        _consume(candidate, ctx, "dismiss", [], req.get("reason"))
-        scope.touch(candidate.subject)
-        return Outcome(refs=[candidate_ref(candidate)])
-
-    return mutate(ctx, req, body)
+def dismiss(ctx: OpContext, req: t.CandidatesDismissRequest, scope: MutationScope) -> Outcome:
+    _, candidate, _ = _open(scope, req, ["review"])
+    _consume(candidate, ctx, "dismiss", [], req.get("reason"))
+    scope.touch(candidate.subject)
+    return Outcome(refs=[candidate_ref(candidate)])
 
 
 def default_kind(candidate: Candidate, chosen: str | None) -> str:
@@ -141,7 +142,9 @@ def default_kind(candidate: Candidate, chosen: str | None) -> str:
     return label if label in LABEL_KINDS else "note"
 
 
-def decided_items(candidate: Candidate, decision: dict) -> list[tuple[str, dict]]:
+def decided_items(
+    candidate: Candidate, decision: Mapping[str, Any]
+) -> list[tuple[str, Mapping[str, Any]]]:
     """The (kind, content) of each record the decision makes, content already admitted."""
     action = decision["action"]
     if action == "drop":
@@ -161,33 +164,29 @@ def decided_items(candidate: Candidate, decision: dict) -> list[tuple[str, dict]
 
 
 @op("memory.candidates.review")
-def review(ctx: OpContext, req: dict) -> dict:
+def review(ctx: OpContext, req: t.CandidatesReviewRequest, scope: MutationScope) -> Outcome:
     decision = req["decision"]
-
-    def body(scope: MutationScope) -> Outcome:
-        cov, candidate, placement = _open(scope, req, ["review", "records_write"])
-        items = decided_items(candidate, decision)
-        provenance = Provenance(
-            source="capture",
-            author_principal_id=candidate.captured_by_principal_id,
-            source_context_id=candidate.source_context_id,
-            candidate_id=candidate.candidate_id,
-            reviewer_principal_id=ctx.principal.principal_id,
-            captured_at=candidate.captured_at,
-        )
-        records = (
-            create_records(cov.space, candidate.subject, items, placement, provenance, ctx.at)
-            if items
-            else []
-        )
-        _consume(
-            candidate,
-            ctx,
-            decision["action"],
-            [r.record_id for r in records],
-            decision.get("reason"),
-        )
-        scope.touch(candidate.subject)
-        return Outcome(refs=[candidate_ref(candidate), *(record_ref(r) for r in records)])
-
-    return mutate(ctx, req, body)
+    cov, candidate, placement = _open(scope, req, ["review", "records_write"])
+    items = decided_items(candidate, decision)
+    provenance = Provenance(
+        source="capture",
+        author_principal_id=candidate.captured_by_principal_id,
+        source_context_id=candidate.source_context_id,
+        candidate_id=candidate.candidate_id,
+        reviewer_principal_id=ctx.principal.principal_id,
+        captured_at=candidate.captured_at,
+    )
+    records = (
+        create_records(cov.space, candidate.subject, items, placement, provenance, ctx.at)
+        if items
+        else []
+    )
+    _consume(
+        candidate,
+        ctx,
+        decision["action"],
+        [r.record_id for r in records],
+        decision["reason"] if decision["action"] == "drop" and "reason" in decision else None,
+    )
+    scope.touch(candidate.subject)
+    return Outcome(refs=[candidate_ref(candidate), *(record_ref(r) for r in records)])

@@ -1,5 +1,7 @@
 """memory.grants.list, .grant, .revoke, and root grants for operators (SPEC §4)."""
 
+from typing import cast
+
 from memory.access import (
     Coverage,
     access_grant,
@@ -9,14 +11,23 @@ from memory.access import (
     gate_space_writable,
     grant_has,
 )
+from memory.context import OpContext
 from memory.models import Grant, Principal
-from memory.ops.base import OpContext, op
+from memory.ops.signatures import op
 from memory.selectors import cursors
-from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.mutation import MutationScope, Outcome
 from memory.services.refs import grant_ref
-from memory.timeutil import iso, parse
-from memory.wire.errors import WireError, invalid, not_found, permission_denied
+from memory.timeutil import parse
+from memory.wire import types as t
+from memory.wire.errors import (
+    AmplificationDenied,
+    GrantRevoked,
+    invalid,
+    not_found,
+    permission_denied,
+)
 
+OLDEST_FIRST = cursors.Keyset("created_at", "grant_id")
 DIMENSIONS = ["capabilities", "subject_ids", "context_ids", "shared_access", "expires_at"]
 
 
@@ -60,15 +71,14 @@ def choose_parent(cov: Coverage, want: dict, parent_id: str | None) -> Grant:
             return grant
         if best is None or len(over) < len(best):
             best = over
-    raise WireError(
-        "AMPLIFICATION_DENIED",
+    raise AmplificationDenied(
         "The grant asks for more than any issuing grant of the caller covers.",
         exceeds=[d for d in DIMENSIONS if d in (best or [])],
     )
 
 
 @op("memory.grants.grant")
-def grant(ctx: OpContext, req: dict) -> dict:
+def grant(ctx: OpContext, req: t.GrantsGrantRequest, scope: MutationScope) -> Outcome:
     try:
         expires_at = parse(req["expires_at"]) if "expires_at" in req else None
     except (ValueError, OverflowError):
@@ -80,52 +90,45 @@ def grant(ctx: OpContext, req: dict) -> dict:
         "shared_access": req.get("shared_access", False),
         "expires_at": expires_at,
     }
-
-    def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"])
-        parent = choose_parent(cov, want, req.get("parent_grant_id"))
-        grantee = Principal.objects.filter(principal_id=req["grantee_principal_id"]).first()
-        if grantee is None:
-            raise not_found("principal")
-        gate_space_writable(cov.space)
-        if expires_at is not None and expires_at <= ctx.at:
-            raise invalid("expires_in_past", "expires_at", "expires_at must lie in the future.")
-        new = Grant.objects.create(
-            space=cov.space,
-            grantee=grantee,
-            issuer=ctx.principal,
-            parent=parent,
-            ancestor_ids=[*parent.ancestor_ids, parent.grant_id],
-            created_at=ctx.at,
-            extensions=req.get("extensions", {}),
-            **want,
-        )
-        return Outcome(refs=[grant_ref(new)])
-
-    return mutate(ctx, req, body)
+    cov = scope.coverage(req["space_id"])
+    parent = choose_parent(cov, want, req.get("parent_grant_id"))
+    grantee = Principal.objects.filter(principal_id=req["grantee_principal_id"]).first()
+    if grantee is None:
+        raise not_found("principal")
+    gate_space_writable(cov.space)
+    if expires_at is not None and expires_at <= ctx.at:
+        raise invalid("expires_in_past", "expires_at", "expires_at must lie in the future.")
+    new = Grant.objects.create(
+        space=cov.space,
+        grantee=grantee,
+        issuer=ctx.principal,
+        parent=parent,
+        ancestor_ids=[*parent.ancestor_ids, parent.grant_id],
+        created_at=ctx.at,
+        extensions=req.get("extensions", {}),
+        **want,
+    )
+    return Outcome(refs=[grant_ref(new)])
 
 
 @op("memory.grants.revoke")
-def revoke(ctx: OpContext, req: dict) -> dict:
-    def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"])
-        target = access_grant(cov, req["grant_id"], lock=True)
-        if target.issuer_id != ctx.principal.principal_id and not cov.administers_grant(target):
-            raise permission_denied("space_admin")
-        gate_space_writable(cov.space)
-        if target.state == Grant.REVOKED:
-            raise WireError("GRANT_REVOKED", "The grant is already revoked.")
-        target.state, target.revoked_at, target.revoke_reason = (
-            Grant.REVOKED,
-            ctx.at,
-            req.get("reason"),
-        )
-        target.revision += 1
-        target.save(update_fields=["state", "revoked_at", "revoke_reason", "revision"])
-        mark_descendants_revoked(target)
-        return Outcome(refs=[grant_ref(target)])
-
-    return mutate(ctx, req, body)
+def revoke(ctx: OpContext, req: t.GrantsRevokeRequest, scope: MutationScope) -> Outcome:
+    cov = scope.coverage(req["space_id"])
+    target = access_grant(cov, req["grant_id"], lock=True)
+    if target.issuer_id != ctx.principal.principal_id and not cov.administers_grant(target):
+        raise permission_denied("space_admin")
+    gate_space_writable(cov.space)
+    if target.state == Grant.REVOKED:
+        raise GrantRevoked("The grant is already revoked.")
+    target.state, target.revoked_at, target.revoke_reason = (
+        Grant.REVOKED,
+        ctx.at,
+        req.get("reason"),
+    )
+    target.revision += 1
+    target.save(update_fields=["state", "revoked_at", "revoke_reason", "revision"])
+    mark_descendants_revoked(target)
+    return Outcome(refs=[grant_ref(target)])
 
 
 def mark_descendants_revoked(root: Grant) -> None:
@@ -143,7 +146,7 @@ def mark_descendants_revoked(root: Grant) -> None:
 
 
 @op("memory.grants.list")
-def grants_list(ctx: OpContext, req: dict) -> dict:
+def grants_list(ctx: OpContext, req: t.GrantsListRequest) -> t.GrantsListResponse:
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
     qs = Grant.objects.filter(space=cov.space)
     if req["view"] == "admin":
@@ -152,20 +155,18 @@ def grants_list(ctx: OpContext, req: dict) -> dict:
         qs = qs.filter(grantee=ctx.principal)
     if not req.get("include_inactive", False):
         qs = qs.filter(effective_q(ctx.at))
-    position = cursors.decode(ctx, req, cov.space.revision, cov)
-    qs = cursors.after(qs, position, "created_at", "grant_id")
-    size = cursors.page_size(req)
-    rows = list(qs.order_by("created_at", "grant_id")[: size + 1])
-    live = effective_ids(rows[:size], ctx.at)
-    items, last, more = cursors.take_page(
-        rows, size, lambda g: g.to_wire(ctx.at, g.grant_id in live)
+    live: set[str] = set()  # the page's effective grants, one query for the whole page
+    items, next_cursor = cursors.keyset_page(
+        ctx,
+        req,
+        cov.space.revision,
+        cov,
+        qs,
+        OLDEST_FIRST,
+        lambda g: g.to_wire(ctx.at, g.grant_id in live),
+        prefetch=lambda page: live.update(effective_ids(page, ctx.at)),
     )
-    next_cursor = None
-    if more and last is not None:
-        next_cursor = cursors.encode(
-            ctx, req, cov.space.revision, cov, [iso(last.created_at), last.grant_id]
-        )
     return {
-        "grants": items,
+        "grants": cast(list[t.MemoryGrant], items),
         "next_cursor": next_cursor,
     }

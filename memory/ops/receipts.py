@@ -1,13 +1,17 @@
 """memory.receipts.get: by id, or by (space_id, op, idempotency_key) for a client that lost a
 response. Visible to the principal that caused the receipt and to the space's admins."""
 
+from typing import cast
+
 from memory.access import access_receipt
+from memory.context import OpContext
 from memory.models import IdempotencyKey, Receipt
-from memory.ops.base import OpContext, op
+from memory.ops.signatures import op
+from memory.wire import types as t
 
 
 @op("memory.receipts.get")
-def get(ctx: OpContext, req: dict) -> dict:
+def get(ctx: OpContext, req: t.ReceiptsGetRequest) -> t.ReceiptsGetResponse:
     if "receipt_id" in req:
         receipt = Receipt.objects.filter(receipt_id=req["receipt_id"]).first()
     else:
@@ -22,4 +26,5 @@ def get(ctx: OpContext, req: dict) -> dict:
             .first()
         )
         receipt = hit.receipt if hit else None
-    return {"receipt": access_receipt(ctx.principal, ctx.at, receipt).to_wire()}
+    wire = access_receipt(ctx.principal, ctx.at, receipt).to_wire()
+    return {"receipt": cast(t.MemoryReceipt, wire)}

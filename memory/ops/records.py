@@ -5,7 +5,8 @@ Every write follows SPEC §2.6: lookup and read coverage (NOT_FOUND), op coverag
 `record_store` inside `mutate`'s transaction with the record row locked. A writer sees the
 records its records_write grants cover, as a reader sees those its records_read grants cover."""
 
-from itertools import islice
+from functools import partial
+from typing import cast
 
 from memory.access import (
     access_record,
@@ -15,19 +16,21 @@ from memory.access import (
     gate_subject_writable,
     require_read,
 )
+from memory.context import OpContext
 from memory.models import Record
-from memory.ops.base import OpContext, op
+from memory.ops.signatures import op
 from memory.selectors import cursors
 from memory.selectors.selection import matching, read_filter, records_queryset
 from memory.services import record_store
 from memory.services.content import check_content
-from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.mutation import MutationScope, Outcome
 from memory.services.record_store import Placement, Provenance
 from memory.services.refs import candidate_ref, record_ref
-from memory.timeutil import iso
-from memory.wire.errors import WireError
+from memory.wire import types as t
+from memory.wire.errors import RecordTombstoned, RevisionConflict
 
 READ = ["records_read"]
+NEWEST_FIRST = cursors.Keyset("created_at", "record_id", descending=True)
 WRITE_VISIBLE = ["records_read", "records_write"]
 
 
@@ -36,13 +39,12 @@ def gate_record(record: Record, space, placements: list[Placement]) -> None:
     for placement in placements:
         gate_subject_writable(record.subject, placement.scope, placement.context_id)
     if record.deleted_at is not None:
-        raise WireError("RECORD_TOMBSTONED", "The record is deleted: it takes no further change.")
+        raise RecordTombstoned("The record is deleted: it takes no further change.")
 
 
 def check_revision(record: Record, expected: int) -> None:
     if record.revision != expected:
-        raise WireError(
-            "REVISION_CONFLICT",
+        raise RevisionConflict(
             "expected_revision is not the record's current revision.",
             current_revision=record.revision,
         )
@@ -53,131 +55,112 @@ def _here(record: Record) -> Placement:
 
 
 @op("memory.records.create")
-def create(ctx: OpContext, req: dict) -> dict:
+def create(ctx: OpContext, req: t.RecordsCreateRequest, scope: MutationScope) -> Outcome:
     placement = Placement.of(req["placement"])
-
-    def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"], subject_id=req["subject_id"])
-        subject = access_subject(cov, req["subject_id"])
-        cov.require("records_write", subject.subject_id, placement.scope, placement.context_id)
-        gate_space_writable(cov.space)
-        gate_subject_writable(subject, placement.scope, placement.context_id)
-        check_content(req["content"])
-        provenance = Provenance(source="authored", author_principal_id=ctx.principal.principal_id)
-        [record] = record_store.create_records(
-            cov.space,
-            subject,
-            [(req["kind"], req["content"])],
-            placement,
-            provenance,
-            ctx.at,
-            req.get("extensions"),
-        )
-        scope.touch(subject)
-        return Outcome(refs=[record_ref(record)])
-
-    return mutate(ctx, req, body)
+    cov = scope.coverage(req["space_id"], subject_id=req["subject_id"])
+    subject = access_subject(cov, req["subject_id"])
+    cov.require("records_write", subject.subject_id, placement.scope, placement.context_id)
+    gate_space_writable(cov.space)
+    gate_subject_writable(subject, placement.scope, placement.context_id)
+    check_content(req["content"])
+    provenance = Provenance(source="authored", author_principal_id=ctx.principal.principal_id)
+    [record] = record_store.create_records(
+        cov.space,
+        subject,
+        [(req["kind"], req["content"])],
+        placement,
+        provenance,
+        ctx.at,
+        req.get("extensions"),
+    )
+    scope.touch(subject)
+    return Outcome(refs=[record_ref(record)])
 
 
 @op("memory.records.get")
-def get(ctx: OpContext, req: dict) -> dict:
+def get(ctx: OpContext, req: t.RecordsGetRequest) -> t.RecordsGetResponse:
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
     record = access_record(cov, req["record_id"], READ)
-    return {"record": record.to_wire(record.subject.subject_id)}
+    return {"record": cast(t.RetainedRecord, record.to_wire(record.subject.subject_id))}
 
 
 @op("memory.records.update")
-def update(ctx: OpContext, req: dict) -> dict:
-    def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"])
-        record = access_record(cov, req["record_id"], WRITE_VISIBLE, lock=True)
-        here = _here(record)
-        cov.require("records_write", record.subject.subject_id, here.scope, here.context_id)
-        gate_record(record, cov.space, [here])
-        if "content" in req:
-            check_content(req["content"])
-        check_revision(record, req["expected_revision"])
-        record_store.update_record(record, ctx.at, content=req.get("content"), kind=req.get("kind"))
-        scope.touch(record.subject)
-        return Outcome(refs=[record_ref(record)])
-
-    return mutate(ctx, req, body)
+def update(ctx: OpContext, req: t.RecordsUpdateRequest, scope: MutationScope) -> Outcome:
+    cov = scope.coverage(req["space_id"])
+    record = access_record(cov, req["record_id"], WRITE_VISIBLE, lock=True)
+    here = _here(record)
+    cov.require("records_write", record.subject.subject_id, here.scope, here.context_id)
+    gate_record(record, cov.space, [here])
+    if "content" in req:
+        check_content(req["content"])
+    check_revision(record, req["expected_revision"])
+    record_store.update_record(record, ctx.at, content=req.get("content"), kind=req.get("kind"))
+    scope.touch(record.subject)
+    return Outcome(refs=[record_ref(record)])
 
 
 @op("memory.records.delete")
-def delete(ctx: OpContext, req: dict) -> dict:
-    def body(scope: MutationScope) -> Outcome:
-        # Exclusive: a reflection job writes its reflection under the space lock, so a delete must
-        # hold that lock across its erasure, or a reflection synthesized from the record's text
-        # before the delete commits could be stored after the delete erased the others (§2.8).
-        cov = scope.coverage(req["space_id"], exclusive=True)
-        record = access_record(cov, req["record_id"], WRITE_VISIBLE, lock=True)
-        here = _here(record)
-        cov.require("records_write", record.subject.subject_id, here.scope, here.context_id)
-        gate_record(record, cov.space, [here])
-        check_revision(record, req["expected_revision"])
-        candidate = record_store.erase_record(
-            record, ctx.principal.principal_id, req.get("reason"), ctx.at
-        )
-        scope.touch(record.subject)
-        refs = [record_ref(record)]
-        if candidate is not None:
-            refs.append(candidate_ref(candidate))
-        return Outcome(refs=refs)
-
-    return mutate(ctx, req, body)
+def delete(ctx: OpContext, req: t.RecordsDeleteRequest, scope: MutationScope) -> Outcome:
+    # Exclusive: a reflection job writes its reflection under the space lock, so a delete must
+    # hold that lock across its erasure, or a reflection synthesized from the record's text
+    # before the delete commits could be stored after the delete erased the others (§2.8).
+    cov = scope.coverage(req["space_id"], exclusive=True)
+    record = access_record(cov, req["record_id"], WRITE_VISIBLE, lock=True)
+    here = _here(record)
+    cov.require("records_write", record.subject.subject_id, here.scope, here.context_id)
+    gate_record(record, cov.space, [here])
+    check_revision(record, req["expected_revision"])
+    candidate = record_store.erase_record(
+        record, ctx.principal.principal_id, req.get("reason"), ctx.at
+    )
+    scope.touch(record.subject)
+    refs = [record_ref(record)]
+    if candidate is not None:
+        refs.append(candidate_ref(candidate))
+    return Outcome(refs=refs)
 
 
 @op("memory.records.promote")
-def promote(ctx: OpContext, req: dict) -> dict:
+def promote(ctx: OpContext, req: t.RecordsPromoteRequest, scope: MutationScope) -> Outcome:
     target = Placement.of(req["placement"])
-
-    def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"])
-        record = access_record(cov, req["record_id"], WRITE_VISIBLE, lock=True)
-        here = _here(record)
-        subject_id = record.subject.subject_id
-        cov.require("records_write", subject_id, here.scope, here.context_id)
-        cov.require("records_write", subject_id, target.scope, target.context_id)
-        gate_record(record, cov.space, [here, target])
-        check_revision(record, req["expected_revision"])
-        record_store.move_record(record, target, ctx.at)
-        scope.touch(record.subject)
-        return Outcome(refs=[record_ref(record)])
-
-    return mutate(ctx, req, body)
+    cov = scope.coverage(req["space_id"])
+    record = access_record(cov, req["record_id"], WRITE_VISIBLE, lock=True)
+    here = _here(record)
+    subject_id = record.subject.subject_id
+    cov.require("records_write", subject_id, here.scope, here.context_id)
+    cov.require("records_write", subject_id, target.scope, target.context_id)
+    gate_record(record, cov.space, [here, target])
+    check_revision(record, req["expected_revision"])
+    record_store.move_record(record, target, ctx.at)
+    scope.touch(record.subject)
+    return Outcome(refs=[record_ref(record)])
 
 
 @op("memory.records.list")
-def records_list(ctx: OpContext, req: dict) -> dict:
+def records_list(ctx: OpContext, req: t.RecordsListRequest) -> t.RecordsListResponse:
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
     subject = access_subject(cov, req["subject_id"]) if "subject_id" in req else None
     require_read(cov, READ, subject)
     flt = read_filter(req, include_tombstoned=req.get("include_tombstoned", False))
     revision = subject.revision if subject is not None else cov.space.revision
-    position = cursors.decode(ctx, req, revision, cov)
     qs = records_queryset(cov, READ, flt, subject)
-    size = cursors.page_size(req)
     if flt.cognition is None:
-        total = qs.count()
+        total, keep = qs.count(), None
     else:  # the matcher decides each record; SQL has only narrowed
         total = sum(1 for _ in matching(qs.only("content").iterator(chunk_size=2000), flt))
-    qs = cursors.after(qs, position, "created_at", "record_id", descending=True)
-    ordered = qs.select_related("subject").order_by("-created_at", "-record_id")
-    if flt.cognition is None:
-        rows = list(ordered[: size + 1])
-    else:
-        rows = list(
-            islice(matching(ordered.iterator(chunk_size=max(size + 1, 100)), flt), size + 1)
-        )
-    items, last, more = cursors.take_page(rows, size, lambda r: r.to_wire(r.subject.subject_id))
-    next_cursor = None
-    if more and last is not None:
-        next_cursor = cursors.encode(
-            ctx, req, revision, cov, [iso(last.created_at), last.record_id]
-        )
+        keep = partial(matching, flt=flt)
+    items, next_cursor = cursors.keyset_page(
+        ctx,
+        req,
+        revision,
+        cov,
+        qs.select_related("subject"),
+        NEWEST_FIRST,
+        lambda r: r.to_wire(r.subject.subject_id),
+        keep,
+    )
     return {
-        "records": items,
+        "records": cast(list[t.RetainedRecord], items),
         "total_authorized": total,
         "next_cursor": next_cursor,
     }

@@ -10,6 +10,9 @@ narrowed by the selection and the cognition filter."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, cast
+
 from django.conf import settings
 from django.db.models import F, Q
 from django.utils.module_loading import import_string
@@ -22,24 +25,31 @@ from memory.access import (
     gate_subject_writable,
     placed_q,
 )
+from memory.context import OpContext
 from memory.engine.cognition import content_matches
 from memory.engine.reflect import basis_digest, coverage_includes
 from memory.ids import new_id
 from memory.models import Job, ProfileDocument, Record, RecordRevision, Reflection, Subject
 from memory.models.reflections import filter_key
-from memory.ops.base import OpContext, op
+from memory.ops.signatures import op
 from memory.selectors import cursors
 from memory.selectors.selection import check_selection, cognition_q, selection_q
 from memory.services import erasure
-from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.services.mutation import MutationScope, Outcome
+from memory.services.recall_engines import registry
 from memory.services.refs import reflection_ref
 from memory.tasks import job_handler
-from memory.timeutil import iso, now, parse
+from memory.timeutil import iso, now
+from memory.wire import types as t
 from memory.wire.canonical import canonical
-from memory.wire.errors import WireError
+from memory.wire.errors import InsufficientData, InternalError, NotFound, RequiredProfileMissing
 from memory.wire.validation import catalog, schema_errors
 
 READ = "reflections_read"
+# The extensions namespace a reflection made under a hybrid engine pins its embedding model in
+# ({"embedding_model": {name, digest, source}}); another model makes it stale.
+PIN = "spoke-recall"
+NEWEST_FIRST = cursors.Keyset("generated_at", "reflection_id", descending=True)
 JOB_KIND = "reflection.generate"
 
 
@@ -51,7 +61,7 @@ def view_q(view: dict) -> Q:
 
 
 def eligible_records(
-    subject: Subject, view: dict, selection: dict, cognition_filter: dict | None
+    subject: Subject, view: dict, selection: dict, cognition_filter: Mapping[str, Any] | None
 ) -> list[dict]:
     qs = (
         Record.objects.filter(subject=subject, deleted_at__isnull=True)
@@ -80,7 +90,7 @@ def profile_refs(subject: Subject) -> list[dict]:
 
 
 def compute_basis(
-    subject: Subject, view: dict, selection: dict, cognition_filter: dict | None
+    subject: Subject, view: dict, selection: dict, cognition_filter: Mapping[str, Any] | None
 ) -> dict:
     basis = {
         "record_refs": eligible_records(subject, view, selection, cognition_filter),
@@ -103,6 +113,9 @@ class Staleness:
         self.memo: dict[bytes, str] = {}
 
     def __call__(self, reflection: Reflection) -> bool:
+        pinned = (reflection.extensions.get(PIN) or {}).get("embedding_model")
+        if pinned is not None and pinned != registry.model_pin():
+            return True  # made with another embedding model (docs/recall-quality.md)
         b = reflection.basis
         key = canonical([b["coverage"], b["selection"], b.get("cognition_filter")])
         if key not in self.memo:
@@ -117,7 +130,7 @@ def missing_kinds(basis: dict) -> list[str]:
     return sorted(set(settings.SPOKE_MEMORY_REQUIRED_PROFILE_KINDS) - present)
 
 
-def _reader(ctx: OpContext, req: dict) -> tuple[Coverage, Subject, dict]:
+def _reader(ctx: OpContext, req: Mapping[str, Any]) -> tuple[Coverage, Subject, dict]:
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
     subject = access_subject(cov, req["subject_id"])
     cov.require(READ, subject.subject_id)
@@ -129,7 +142,7 @@ def visible(reader_view: dict, reflection: Reflection) -> bool:
 
 
 @op("memory.reflections.state")
-def state(ctx: OpContext, req: dict) -> dict:
+def state(ctx: OpContext, req: t.ReflectionsStateRequest) -> t.ReflectionsStateResponse:
     cov, subject, view = _reader(ctx, req)
     selection = check_selection(req.get("selection"))
     cf = req.get("cognition_filter")
@@ -158,75 +171,64 @@ def state(ctx: OpContext, req: dict) -> dict:
     if cf is not None:
         out["cognition_filter"] = cf
     out["latest_reflection"] = latest
-    return {"state": out}
+    return {"state": cast(t.ReflectionsStateResponseState, out)}
 
 
 @op("memory.reflections.list")
-def list_(ctx: OpContext, req: dict) -> dict:
+def list_(ctx: OpContext, req: t.ReflectionsListRequest) -> t.ReflectionsListResponse:
     cov, subject, view = _reader(ctx, req)
-    position = cursors.decode(ctx, req, subject.revision, cov)
-    size = cursors.page_size(req)
     qs = Reflection.objects.filter(
         subject=subject, filter_key=filter_key(req.get("cognition_filter"))
     )
-    if position is not None:
-        at, rid = position
-        t = parse(at)
-        qs = qs.filter(Q(generated_at__lt=t) | Q(generated_at=t, reflection_id__lt=rid))
-    ordered = qs.order_by("-generated_at", "-reflection_id").iterator(chunk_size=size + 1)
     stale = Staleness(subject)
-    items, last, more = cursors.take_page(
-        (r for r in ordered if visible(view, r)),
-        size,
+    items, next_cursor = cursors.keyset_page(
+        ctx,
+        req,
+        subject.revision,
+        cov,
+        qs,
+        NEWEST_FIRST,
         lambda r: r.to_wire(subject.subject_id, stale(r)),
+        keep=lambda rows: (r for r in rows if visible(view, r)),
     )
-    next_cursor = None
-    if more and last is not None:
-        next_cursor = cursors.encode(
-            ctx, req, subject.revision, cov, [iso(last.generated_at), last.reflection_id]
-        )
     return {
-        "reflections": items,
+        "reflections": cast(list[t.Reflection], items),
         "next_cursor": next_cursor,
     }
 
 
 @op("memory.reflections.generate")
-def generate(ctx: OpContext, req: dict) -> dict:
-    def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"], exclusive=True)  # the basis is read at one revision
-        subject = access_subject(cov, req["subject_id"])
-        cov.require("reflections_generate", subject.subject_id)
-        gate_space_writable(cov.space)
-        gate_subject_writable(subject)
-        selection = check_selection(req.get("selection"))
-        cf = req.get("cognition_filter")
-        basis = compute_basis(subject, cov.subject_view([READ], subject.subject_id), selection, cf)
-        missing = missing_kinds(basis)
-        if missing:
-            raise WireError(
-                "REQUIRED_PROFILE_MISSING",
-                "Required profile documents are missing for this subject.",
-                missing_kinds=missing,
-            )
-        minimum = settings.SPOKE_MEMORY_LIMITS["reflection_min_records"]
-        if len(basis["record_refs"]) < minimum:
-            raise WireError(
-                "INSUFFICIENT_DATA",
-                "Too few eligible records to generate a reflection.",
-                record_count=len(basis["record_refs"]),
-                minimum_records=minimum,
-            )
-        params = {
-            "space_id": cov.space_id,
-            "subject_id": subject.subject_id,
-            "reflection_id": new_id("reflection"),
-            "principal_id": ctx.principal.principal_id,
-            "basis": basis,
-        }
-        return Outcome(refs=[], status="pending", job_kind=JOB_KIND, job_params=params)
-
-    return mutate(ctx, req, body)
+def generate(ctx: OpContext, req: t.ReflectionsGenerateRequest, scope: MutationScope) -> Outcome:
+    cov = scope.coverage(req["space_id"], exclusive=True)  # the basis is read at one revision
+    subject = access_subject(cov, req["subject_id"])
+    cov.require("reflections_generate", subject.subject_id)
+    gate_space_writable(cov.space)
+    gate_subject_writable(subject)
+    selection = check_selection(req.get("selection"))
+    cf = req.get("cognition_filter")
+    basis = compute_basis(subject, cov.subject_view([READ], subject.subject_id), selection, cf)
+    missing = missing_kinds(basis)
+    if missing:
+        raise RequiredProfileMissing(
+            "Required profile documents are missing for this subject.",
+            missing_kinds=missing,
+        )
+    minimum = settings.SPOKE_MEMORY_LIMITS["reflection_min_records"]
+    if len(basis["record_refs"]) < minimum:
+        raise InsufficientData(
+            "Too few eligible records to generate a reflection.",
+            record_count=len(basis["record_refs"]),
+            minimum_records=minimum,
+        )
+    params = {
+        "space_id": cov.space_id,
+        "subject_id": subject.subject_id,
+        "reflection_id": new_id("reflection"),
+        "principal_id": ctx.principal.principal_id,
+        "basis": basis,
+        "model": registry.model_pin(),
+    }
+    return Outcome.pending([], JOB_KIND, **params)
 
 
 def pinned_records(space_id: str, refs: list[dict]) -> list[dict]:
@@ -273,13 +275,11 @@ def run_generate(job: Job) -> list[dict]:
     # before the writes below, in the mutations' order (space, then subject).
     subject = Subject.objects.filter(space_id=p["space_id"], subject_id=p["subject_id"]).first()
     if subject is None:
-        raise WireError("NOT_FOUND", "The subject no longer exists.", resource="subject")
+        raise NotFound("The subject no longer exists.", resource="subject")
     basis = p["basis"]
     records = pinned_records(p["space_id"], basis["record_refs"])
     if len(records) < settings.SPOKE_MEMORY_LIMITS["reflection_min_records"]:
-        raise WireError(
-            "INSUFFICIENT_DATA", "Pinned records were deleted before synthesis; too few remain."
-        )
+        raise InsufficientData("Pinned records were deleted before synthesis; too few remain.")
     current = {d.kind: d for d in ProfileDocument.objects.filter(subject=subject)}
     profiles = [
         {"kind": ref["kind"], "revision": ref["revision"], "content": current[ref["kind"]].content}
@@ -294,10 +294,10 @@ def run_generate(job: Job) -> list[dict]:
         engine_policy_version=basis["engine_policy_version"],
     )
     if schema_errors(catalog().component_validator("ProfileContent"), content):
-        raise WireError("internal_error", "The synthesizer returned content of the wrong shape.")
+        raise InternalError("The synthesizer returned content of the wrong shape.")
     erasure.hold_space_against_writers(p["space_id"])
     if not Subject.objects.filter(pk=subject.pk).exists():  # an import replaced the space
-        raise WireError("NOT_FOUND", "The subject no longer exists.", resource="subject")
+        raise NotFound("The subject no longer exists.", resource="subject")
     if erasure.erased_since_read(p["space_id"], [r["record_id"] for r in records]):
         content = dict(erasure.ERASED)  # SPEC §2.8: a record it read was deleted meanwhile
     at = now()
@@ -311,6 +311,7 @@ def run_generate(job: Job) -> list[dict]:
         filter_key=filter_key(basis.get("cognition_filter")),
         generated_at=at,
         generated_by_principal_id=p["principal_id"],
+        extensions={PIN: {"embedding_model": p["model"]}} if p.get("model") else {},
     )
     Subject.objects.filter(pk=subject.pk).update(revision=F("revision") + 1, updated_at=at)
     return [reflection_ref(p["reflection_id"])]

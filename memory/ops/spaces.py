@@ -1,14 +1,19 @@
 """memory.describe, memory.spaces.list, .freeze, .unfreeze."""
 
+from typing import cast
+
 from django.conf import settings
 from django.db.models import Count
 
 from memory.access import effective_grants
+from memory.context import OpContext
 from memory.models import Grant, Receipt, Space
-from memory.ops.base import OpContext, op
-from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.ops.signatures import op
+from memory.services.mutation import MutationScope, Outcome
+from memory.services.recall_engines import registry
 from memory.services.refs import space_ref
-from memory.wire.errors import WireError
+from memory.wire import types as t
+from memory.wire.errors import SpaceFrozen
 
 LIMIT_NAMES = [
     "max_request_bytes",
@@ -27,7 +32,7 @@ LIMIT_NAMES = [
 
 
 @op("memory.describe")
-def describe(ctx: OpContext, req: dict) -> dict:
+def describe(ctx: OpContext, req: t.DescribeRequest) -> t.DescribeResponse:
     limits = settings.SPOKE_MEMORY_LIMITS
     return {
         "provider": {
@@ -35,10 +40,13 @@ def describe(ctx: OpContext, req: dict) -> dict:
             "protocol_version": "1",
             "provider_id": settings.SPOKE_MEMORY_PROVIDER_ID,
             "served_capabilities": list(settings.SPOKE_MEMORY_SERVED_CAPABILITIES),
-            "limits": {name: limits[name] for name in LIMIT_NAMES},
+            "limits": cast(
+                t.ProviderDescriptionLimits, {name: limits[name] for name in LIMIT_NAMES}
+            ),
             "required_profile_kinds": list(settings.SPOKE_MEMORY_REQUIRED_PROFILE_KINDS),
             "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
-            "extensions": {},
+            # a hybrid engine names its embedding model (name, digest of its files, source)
+            "extensions": registry.describe_extensions(),
         }
     }
 
@@ -57,7 +65,7 @@ def space_wire(space: Space) -> dict:
 
 
 @op("memory.spaces.list")
-def spaces_list(ctx: OpContext, req: dict) -> dict:
+def spaces_list(ctx: OpContext, req: t.SpacesListRequest) -> t.SpacesListResponse:
     space_ids = sorted(
         set(
             Grant.objects.filter(grantee=ctx.principal, state=Grant.ACTIVE).values_list(
@@ -68,33 +76,27 @@ def spaces_list(ctx: OpContext, req: dict) -> dict:
     visible = [sid for sid in space_ids if effective_grants(sid, ctx.principal, ctx.at)]
     spaces = Space.objects.filter(space_id__in=visible).order_by("space_id")
     counts = pending_counts(visible)
-    return {"spaces": [s.to_wire(counts.get(s.space_id, 0)) for s in spaces]}
+    return {"spaces": [cast(t.MemorySpace, s.to_wire(counts.get(s.space_id, 0))) for s in spaces]}
 
 
 @op("memory.spaces.freeze")
-def freeze(ctx: OpContext, req: dict) -> dict:
-    def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"], exclusive=True)
-        cov.require_admin()
-        space = cov.space
-        if space.state == Space.FROZEN:
-            raise WireError("SPACE_FROZEN", "The space is already frozen.")
-        space.state, space.freeze_reason = Space.FROZEN, req.get("reason")
-        space.save(update_fields=["state", "freeze_reason"])
-        return Outcome(refs=[space_ref(space)])
-
-    return mutate(ctx, req, body)
+def freeze(ctx: OpContext, req: t.SpacesFreezeRequest, scope: MutationScope) -> Outcome:
+    cov = scope.coverage(req["space_id"], exclusive=True)
+    cov.require_admin()
+    space = cov.space
+    if space.state == Space.FROZEN:
+        raise SpaceFrozen("The space is already frozen.")
+    space.state, space.freeze_reason = Space.FROZEN, req.get("reason")
+    space.save(update_fields=["state", "freeze_reason"])
+    return Outcome(refs=[space_ref(space)])
 
 
 @op("memory.spaces.unfreeze")
-def unfreeze(ctx: OpContext, req: dict) -> dict:
-    def body(scope: MutationScope) -> Outcome:
-        cov = scope.coverage(req["space_id"], exclusive=True)
-        cov.require_admin()
-        space = cov.space
-        # Unfreezing an active space is a committed no-op: the caller's intent (active) holds.
-        space.state, space.freeze_reason = Space.ACTIVE, None
-        space.save(update_fields=["state", "freeze_reason"])
-        return Outcome(refs=[space_ref(space)])
-
-    return mutate(ctx, req, body)
+def unfreeze(ctx: OpContext, req: t.SpacesUnfreezeRequest, scope: MutationScope) -> Outcome:
+    cov = scope.coverage(req["space_id"], exclusive=True)
+    cov.require_admin()
+    space = cov.space
+    # Unfreezing an active space is a committed no-op: the caller's intent (active) holds.
+    space.state, space.freeze_reason = Space.ACTIVE, None
+    space.save(update_fields=["state", "freeze_reason"])
+    return Outcome(refs=[space_ref(space)])

@@ -4,7 +4,8 @@ revision of what is read and the caller's grant state. Any change or tampering: 
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from itertools import islice
 from typing import Any, TypeVar
 
@@ -14,31 +15,33 @@ from django.db.models import Q, QuerySet
 
 from memory.access import Coverage
 from memory.context import OpContext
-from memory.timeutil import parse
+from memory.timeutil import iso, parse
 from memory.wire.canonical import digest
-from memory.wire.errors import WireError
+from memory.wire.errors import CursorInvalid, WireError
 
 SALT = "spoke-memory.cursor.v1"
 # Every listing's keyset position is [time, id]: a server time and a server-made id.
 _POSITION_ID = re.compile(r"[a-z]{3}_[A-Za-z0-9]{1,64}")
 
 
-def _binding(ctx: OpContext, req: dict, revision: int, cov: Coverage) -> str:
+def _binding(ctx: OpContext, req: Mapping[str, Any], revision: int, cov: Coverage) -> str:
     request = {k: v for k, v in req.items() if k not in ("cursor", "page_size")}
     return digest([ctx.principal.principal_id, ctx.op, request, revision, cov.state_digest()])
 
 
 def cursor_invalid() -> WireError:
-    return WireError(
-        "CURSOR_INVALID", "The cursor is stale, foreign or altered: start the listing again."
-    )
+    return CursorInvalid("The cursor is stale, foreign or altered: start the listing again.")
 
 
-def encode(ctx: OpContext, req: dict, revision: int, cov: Coverage, position: list[Any]) -> str:
+def encode(
+    ctx: OpContext, req: Mapping[str, Any], revision: int, cov: Coverage, position: list[Any]
+) -> str:
     return signing.dumps({"b": _binding(ctx, req, revision, cov), "k": position}, salt=SALT)
 
 
-def decode(ctx: OpContext, req: dict, revision: int, cov: Coverage) -> list[Any] | None:
+def decode(
+    ctx: OpContext, req: Mapping[str, Any], revision: int, cov: Coverage
+) -> list[Any] | None:
     """The keyset position of the request's cursor, or None without one."""
     token = req.get("cursor")
     if token is None:
@@ -108,7 +111,7 @@ def take_page(
     return items, page[-1], more
 
 
-def page_size(req: dict) -> int:
+def page_size(req: Mapping[str, Any]) -> int:
     # JSON has one number type: the schema's "integer" admits 2.0, which must page like 2.
     return int(req.get("page_size", 50))
 
@@ -128,3 +131,54 @@ def after(
     return qs.filter(
         Q(**{f"{time_field}__{op}": at}) | Q(**{time_field: at, f"{id_field}__{op}": last_id})
     )
+
+
+@dataclass(frozen=True)
+class Keyset:
+    """A listing's order: by `(time_field, id_field)`, newest first when `descending`. The
+    cursor's position is that pair of the page's last row."""
+
+    time_field: str
+    id_field: str
+    descending: bool = False
+
+    def order(self) -> tuple[str, str]:
+        sign = "-" if self.descending else ""
+        return (sign + self.time_field, sign + self.id_field)
+
+
+def keyset_page(
+    ctx: OpContext,
+    req: Mapping[str, Any],
+    revision: int,
+    cov: Coverage,
+    qs: QuerySet,
+    keyset: Keyset,
+    wire: Callable[[Any], dict],
+    keep: Callable[[Iterator[Any]], Iterator[Any]] | None = None,
+    prefetch: Callable[[list[Any]], None] | None = None,
+) -> tuple[list[dict], str | None]:
+    """One page of a list op (the four list ops share it): the request's cursor decoded
+    (CURSOR_INVALID when stale, foreign or altered), the rows past its position in the keyset's
+    order, a page of them as wire items (`take_page`) and the next cursor, bound to the request,
+    the revision and the caller's grants. `keep` filters rows SQL could only narrow (a
+    cognition filter's matcher, a reflection's reader view): the rows are then streamed and
+    filtered until the page is full. `prefetch` sees the page's rows before any is rendered (one
+    query for what `wire` needs of all of them)."""
+    position = decode(ctx, req, revision, cov)
+    size = page_size(req)
+    ordered = after(qs, position, keyset.time_field, keyset.id_field, keyset.descending)
+    ordered = ordered.order_by(*keyset.order())
+    rows: Iterable[Any]
+    if keep is None:
+        rows = list(ordered[: size + 1])
+        if prefetch is not None:
+            prefetch(rows[:size])
+    else:
+        rows = islice(keep(ordered.iterator(chunk_size=max(size + 1, 100))), size + 1)
+    items, last, more = take_page(rows, size, wire)
+    next_cursor = None
+    if more and last is not None:
+        at = getattr(last, keyset.time_field)
+        next_cursor = encode(ctx, req, revision, cov, [iso(at), getattr(last, keyset.id_field)])
+    return items, next_cursor

@@ -10,8 +10,9 @@ all); every requirement is then checked again in Python, times included."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
 from django.db.models import BooleanField, Q, QuerySet
@@ -35,7 +36,7 @@ class ReadFilter:
     include_tombstoned: bool = False
 
 
-def check_selection(selection: dict | None) -> dict:
+def check_selection(selection: Mapping[str, Any] | None) -> dict:
     """The request's ReadSelection (default `{"mode": "all"}`), or 422 INVALID_INPUT."""
     selection = selection or {"mode": "all"}
     has_ids = bool(selection.get("context_ids"))
@@ -49,10 +50,10 @@ def check_selection(selection: dict | None) -> dict:
         raise invalid(
             "selection", "selection.context_ids", "This selection mode takes no context_ids."
         )
-    return selection
+    return dict(selection)
 
 
-def read_filter(req: dict, include_tombstoned: bool = False) -> ReadFilter:
+def read_filter(req: Mapping[str, Any], include_tombstoned: bool = False) -> ReadFilter:
     kinds = req.get("kinds")
     return ReadFilter(
         selection=check_selection(req.get("selection")),
@@ -111,7 +112,7 @@ def _jsonpath_condition(req: dict) -> str | None:
     return None
 
 
-def cognition_jsonpath(cognition: dict) -> str | None:
+def cognition_jsonpath(cognition: Mapping[str, Any]) -> str | None:
     """`$.cognition[*] ? (c1 && c2 ...)`: some single entry satisfies every pushed-down
     requirement. Exact for strings and numbers (a non-number or a missing member compares false
     in lax mode, as in the engine), so SQL never drops a record the engine would keep."""
@@ -121,7 +122,7 @@ def cognition_jsonpath(cognition: dict) -> str | None:
     return "$.cognition[*] ? (" + " && ".join(conditions) + ")"
 
 
-def cognition_q(cognition: dict | None) -> Q:
+def cognition_q(cognition: Mapping[str, Any] | None) -> Q:
     if cognition is None:
         return Q()
     q = Q(content__has_key="cognition")

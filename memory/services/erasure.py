@@ -26,7 +26,8 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import F
 
-from memory.models import Export, ExportChunk, Import, ImportChunk, Record, Reflection, Space
+from memory import statements
+from memory.models import Export, ExportChunk, Import, ImportChunk, Record, Reflection
 from memory.timeutil import now
 from memory.wire.canonical import canonical
 
@@ -69,10 +70,7 @@ def hold_space_against_writers(space_id: str) -> None:
     transactions never interleave."""
     if connection.vendor != "postgresql":
         return
-    table = connection.ops.quote_name(Space._meta.db_table)
-    column = connection.ops.quote_name(Space._meta.pk.column)
-    with connection.cursor() as cur:
-        cur.execute(f"SELECT 1 FROM {table} WHERE {column} = %s FOR KEY SHARE", [space_id])  # noqa: S608 - names from model metadata
+    statements.execute(statements.space_key_share(), [space_id])
 
 
 def erased_since_read(space_id: str, record_ids: list[str]) -> bool:

@@ -1,49 +1,57 @@
-"""Storage side of the hybrid recall engine (hybrid/1): the derived embeddings of record content
-and the per-subject vector cache recall scores against. Not pure like the rest of `engine/`
-(it reads and writes RecordEmbedding rows); the policy itself is `memory.engine.hybrid`.
+"""Storage side of the hybrid recall engines (hybrid/1, hybrid/2): the derived embeddings of
+record content (the copy `VECTORS` they declare) and the per-subject vector cache recall scores
+against. The policies themselves are `memory.engine.hybrid` and `memory.engine.hybrid2`; the
+model that makes the vectors is the setting `SPOKE_MEMORY_EMBED_MODEL` (memory.engine.embed).
 
-- `install()` (from MemoryConfig.ready) registers the eraser always — embeddings left by an
-  earlier hybrid run must still go when their content is deleted — and the writer only when
-  `SPOKE_MEMORY_ENGINE` is hybrid/1 (then the semantic extra must be installed, or start-up
-  fails loudly rather than recall quietly degrading).
 - Embeddings are made off the write path: a write queues a PendingEmbedding row (record,
   revision) in its own transaction, and after COMMIT a worker task (`memory.tasks.drain_derived`)
   embeds the backlog in batches (several times cheaper per text than one at a time) and removes
   the rows it covered. Until a record's vector for its current revision exists, recall ranks it
   lexically only (as one written while another engine was set); the answer is still a function
   of the stored state (which vectors exist). The backlog is shown in /readyz. The beat sweep
-  drains it too, in case a broker message was lost; `backfill()` embeds a subject's records that
-  have no vector (written before the switch to hybrid/1).
+  drains it too, in case a broker message was lost.
+- Each vector is labelled with the model that made it (`embed.identity().key`). When a worker
+  first drains under a model (after a model change, or a switch from a lexical engine), it
+  queues every live record that has no vector of that model for its current revision
+  (`requeue_missing`), and logs its progress; recall reads only the configured model's vectors.
+- An embeddings server that cannot answer (`embed.EmbedUnavailable`) leaves the backlog as it is
+  (the next drain or sweep tries again) and recall ranks lexically.
 - Recall reads a subject's vectors through a per-process cache keyed on Subject.revision (which
-  moves on every change to the subject's records) and on the subject's stored vectors (count and
-  newest id, one index-only range), so the same stored state gives the same matrix."""
+  moves on every change to the subject's records), on the subject's stored vectors (count and
+  newest id, one index-only range) and on the model, so the same stored state gives the same
+  matrix."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
-from django.db.models import Count, F, Max, Q
+from django.db.models import Exists, OuterRef, Q
 
-from memory.engine import ENGINE_POLICIES, embed, hybrid, hybrid2
-from memory.models import PendingEmbedding, Record, RecordEmbedding, Subject
-from memory.services import derived
-from memory.tasks import DRAINS
+from memory.engine import embed, hybrid, hybrid2
+from memory.models import PendingEmbedding, Record, RecordEmbedding, Space, Subject
+from memory.selectors import recall as reads
+from memory.services.recall_engines.base import DerivedCopy, Insert, LoadedRecord
 
 CACHE_SUBJECTS = 16
-
+log = logging.getLogger("memory.embeddings")
 
 HYBRID = (hybrid.VERSION, hybrid2.VERSION)
 
 
 def enabled() -> bool:
-    """A hybrid policy (hybrid/1 or hybrid/2) is the configured engine."""
-    return settings.SPOKE_MEMORY_ENGINE in HYBRID
+    """The configured engine ranks with embeddings (hybrid/1, hybrid/2, or a registered engine
+    that declares it)."""
+    from memory.services.recall_engines import registry
+
+    try:
+        return registry.current().embedder
+    except Exception:  # noqa: BLE001 - an unknown policy embeds nothing (start-up refuses it)
+        return False
 
 
 def write_embeddings(records: Iterable[Record]) -> None:
@@ -63,6 +71,16 @@ def write_embeddings(records: Iterable[Record]) -> None:
     transaction.on_commit(_kick, robust=True)
 
 
+def bulk_write_embeddings(records: list[LoadedRecord], insert: Insert) -> None:
+    """Bulk writer (import activation): the same backlog rows, set-wise."""
+    if not enabled():
+        return
+    rows = [(r.pk, r.revision) for r in records if r.text]
+    if rows:
+        insert(PendingEmbedding, ["record", "revision"], rows)
+        transaction.on_commit(_kick, robust=True)
+
+
 def _kick() -> None:
     from memory.tasks import drain_derived
 
@@ -74,13 +92,18 @@ def backlog() -> int:
     return PendingEmbedding.objects.count()
 
 
+def model_key() -> str:
+    return embed.identity().key
+
+
 def drain(batch: int = 64) -> int:
     """Embed the backlog, `batch` texts at a time, until it is empty; returns how many records
     got a vector. Holds no lock while it embeds: a record changed meanwhile keeps (or gets) its
     pending row for the newer revision, and two drains racing only write the same vector twice
-    (ignored)."""
+    (ignored). An embeddings server that cannot answer stops the drain with the backlog kept."""
     done = 0
     last_pk = 0
+    key = model_key()
     while True:
         rows = list(
             PendingEmbedding.objects.filter(record_id__gt=last_pk)
@@ -95,8 +118,13 @@ def drain(batch: int = 64) -> int:
                 "pk", "subject_id", "revision", "text"
             )
         )
+        try:
+            vectors = embed.embed([r.text for r in records if r.text])
+        except embed.EmbedUnavailable as err:
+            log.warning("embeddings unavailable (%s); %d records keep waiting", err, backlog())
+            return done
         with transaction.atomic():
-            embed_now([r for r in records if r.text])
+            store_vectors([r for r in records if r.text], vectors, key)
             covered = Q(pk__in=[])
             current = {r.pk: r.revision for r in records}
             for pk, revision in rows:
@@ -104,6 +132,63 @@ def drain(batch: int = 64) -> int:
                 covered |= Q(record_id=pk, revision__lte=current.get(pk, revision))
             PendingEmbedding.objects.filter(covered).delete()
         done += len(records)
+        if done >= batch * 16 and done % (batch * 16) < batch:
+            log.info("embedding backlog: %d embedded by this drain, %d left", done, backlog())
+
+
+_caught_up: str | None = None
+
+
+def requeue_missing(key: str | None = None) -> int:
+    """Queue every live record with text that has no vector of the model `key` (default: the
+    configured one) for its current revision: after a model change, or a switch from a lexical
+    engine. Set-wise, in pages; returns how many were queued."""
+    key = key or model_key()
+    has_vector = RecordEmbedding.objects.filter(
+        record=OuterRef("pk"), revision=OuterRef("revision"), model_id=key
+    )
+    queued = PendingEmbedding.objects.filter(record=OuterRef("pk"))
+    missing = (
+        Record.objects.filter(deleted_at__isnull=True)
+        .exclude(text="")
+        .filter(~Exists(has_vector), ~Exists(queued))
+        .values_list("pk", "revision")
+    )
+    n = 0
+    page: list[PendingEmbedding] = []
+    for pk, revision in missing.iterator(chunk_size=2000):
+        page.append(PendingEmbedding(record_id=pk, revision=revision))
+        if len(page) == 2000:
+            PendingEmbedding.objects.bulk_create(page, ignore_conflicts=True)
+            n, page = n + len(page), []
+    PendingEmbedding.objects.bulk_create(page, ignore_conflicts=True)
+    return n + len(page)
+
+
+def drain_backlog() -> int:
+    """The worker's drain (memory.tasks.drain_derived): the first time this process drains under
+    a model, it queues the live records that have no vector of it; then it drains, logging its
+    progress."""
+    global _caught_up
+    key = model_key()
+    if _caught_up != key:
+        queued = requeue_missing(key)
+        _caught_up = key
+        if queued:
+            log.info(
+                "embedding model %s: %d live records queued for a vector of it",
+                embed.identity().name,
+                queued,
+            )
+    done = drain()
+    if done:
+        log.info(
+            "embedding backlog: %d records embedded with %s, %d left",
+            done,
+            embed.identity().name,
+            backlog(),
+        )
+    return done
 
 
 def embed_now(records: list[Record]) -> None:
@@ -112,18 +197,19 @@ def embed_now(records: list[Record]) -> None:
         store_vectors(records, embed.embed([r.text for r in records]))
 
 
-def store_vectors(records: list[Record], vectors) -> None:
+def store_vectors(records: list[Record], vectors, key: str | None = None) -> None:
     """Store `vectors` (one unit vector per record, in order) as the records' current revisions'
-    vectors. A revision's content never changes, so a vector already there for it is the same
-    one (kept)."""
+    vectors of the model `key` (default: the configured one). A revision's content never
+    changes, so a vector already there for it is the same one (kept)."""
+    key = key or model_key()
     RecordEmbedding.objects.bulk_create(
         [
             RecordEmbedding(
                 record=r,
                 subject_id=r.subject_id,
                 revision=r.revision,
-                model_id=embed.MODEL_ID,
-                dim=embed.DIM,
+                model_id=key,
+                dim=len(v),
                 vector=embed.to_bytes(v),
             )
             for r, v in zip(records, vectors, strict=True)
@@ -134,36 +220,57 @@ def store_vectors(records: list[Record], vectors) -> None:
 
 
 def erase_embeddings(records: Iterable[Record]) -> None:
-    """Derived-copy eraser: every revision's vector goes with the content."""
-    RecordEmbedding.objects.filter(record__in=list(records)).delete()
+    """Derived-copy eraser: every revision's vector (of every model) goes with the content, and
+    the record leaves the backlog."""
+    records = list(records)
+    RecordEmbedding.objects.filter(record__in=records).delete()
+    PendingEmbedding.objects.filter(record__in=records).delete()
 
 
-def install() -> None:
-    if settings.SPOKE_MEMORY_ENGINE not in ENGINE_POLICIES:
-        raise ImproperlyConfigured(
-            f"SPOKE_MEMORY_ENGINE must be one of {', '.join(ENGINE_POLICIES)}, "
-            f"not {settings.SPOKE_MEMORY_ENGINE!r}"
-        )
-    if erase_embeddings not in derived.ERASERS:
-        derived.ERASERS.append(erase_embeddings)
-    if not enabled():
-        return
+def erase_space_embeddings(space: Space) -> None:
+    """Whole-space eraser (import activation's clear), set-wise."""
+    record_pks = Record.objects.filter(space=space).values("pk")
+    for model in (RecordEmbedding, PendingEmbedding):
+        qs = model.objects.filter(record_id__in=record_pks)
+        qs._raw_delete(qs.db)
+
+
+def needs() -> str | None:
+    """Why a hybrid engine cannot run here, or None."""
     if not embed.available():
-        raise ImproperlyConfigured(
-            f"SPOKE_MEMORY_ENGINE={settings.SPOKE_MEMORY_ENGINE} needs the semantic extra: "
-            "pip install '.[semantic]'"
-        )
-    if write_embeddings not in derived.WRITERS:
-        derived.WRITERS.append(write_embeddings)
-    if drain not in DRAINS:
-        DRAINS.append(drain)
+        return "the semantic extra: pip install '.[semantic]'"
+    return None
+
+
+def describe() -> dict:
+    return {"embedding_model": embed.identity().wire()}
+
+
+VECTORS = DerivedCopy(
+    name="vectors",
+    write=write_embeddings,
+    bulk_write=bulk_write_embeddings,
+    erase=erase_embeddings,
+    erase_space=erase_space_embeddings,
+    tables=(RecordEmbedding, PendingEmbedding),
+    drain=drain_backlog,
+    backlog=backlog,
+)
 
 
 def backfill(subject: Subject, batch: int = 256) -> int:
-    """Embed the live records of a subject that have no vector for their current revision."""
+    """Embed the live records of a subject that have no vector of the configured model for their
+    current revision."""
+    key = model_key()
     missing = list(
         Record.objects.filter(subject=subject, deleted_at__isnull=True)
-        .exclude(embeddings__revision=F("revision"))
+        .exclude(
+            Exists(
+                RecordEmbedding.objects.filter(
+                    record=OuterRef("pk"), revision=OuterRef("revision"), model_id=key
+                )
+            )
+        )
         .order_by("record_id")
     )
     for i in range(0, len(missing), batch):
@@ -173,9 +280,9 @@ def backfill(subject: Subject, batch: int = 256) -> int:
 
 @dataclass(frozen=True)
 class SubjectVectors:
-    revision: tuple[int, int, int]  # the subject's revision, its vectors' count and newest id
+    revision: tuple  # the subject's revision, its vectors' count and newest id, the model
     ids: list[str]  # record_id, ascending
-    matrix: object  # numpy (len(ids), DIM) float32
+    matrix: object  # numpy (len(ids), dim) float32
 
 
 _cache: OrderedDict[int, SubjectVectors] = OrderedDict()
@@ -183,38 +290,28 @@ _cache_lock = threading.Lock()
 
 
 def subject_vectors(subject: Subject) -> SubjectVectors:
-    """The vectors of the subject's live records at their current revision, at the subject's
-    current revision (the caller reads `subject` in the same request)."""
+    """The configured model's vectors of the subject's live records at their current revision,
+    at the subject's current revision (the caller reads `subject` in the same request)."""
     import numpy as np
 
     # Vectors are added by drains (ids are not committed in order: two drains may commit out of
     # order, hence the count beside the newest id) and erased with their record's content
-    # (records.delete, which moves the subject's revision). One index-only range of
-    # record_embedding_subject, no join.
-    stored = RecordEmbedding.objects.filter(subject=subject).aggregate(
-        n=Count("pk"), newest=Max("pk")
-    )
-    key = (subject.revision, stored["n"], stored["newest"] or 0)
+    # (records.delete, which moves the subject's revision).
+    key = (subject.revision, *reads.vector_marker(subject), model_key())
     with _cache_lock:
         hit = _cache.get(subject.pk)
         if hit is not None and hit.revision == key:
             _cache.move_to_end(subject.pk)
             return hit
-    rows = (
-        RecordEmbedding.objects.filter(
-            subject=subject, record__deleted_at__isnull=True, revision=F("record__revision")
-        )
-        .order_by("record__record_id")
-        .values_list("record__record_id", "vector")
-    )
     ids, blobs = [], []
-    for record_id, blob in rows.iterator(chunk_size=2000):
+    for record_id, blob in reads.current_vectors(subject, key[-1]):
         ids.append(record_id)
-        blobs.append(bytes(blob))
+        blobs.append(blob)
+    dim = len(blobs[0]) // 4 if blobs else embed.DIM
     matrix = (
-        np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), embed.DIM)
+        np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), dim)
         if ids
-        else np.zeros((0, embed.DIM), dtype=np.float32)
+        else np.zeros((0, dim), dtype=np.float32)
     )
     vectors = SubjectVectors(key, ids, matrix)
     with _cache_lock:
@@ -234,11 +331,16 @@ def semantic_ranking(
 ) -> list[tuple[str, float]]:
     """The hybrid/1 cosine ranking of the subject's records that are in `eligible_ids` (a callable
     taking a list of record ids and returning the eligible subset: authorization ∩ filters),
-    at most SEMANTIC_TOP_N, each at least MIN_COSINE from the query."""
+    at most SEMANTIC_TOP_N, each at least MIN_COSINE from the query. Empty when the embeddings
+    server cannot embed the query (recall is then lexical)."""
     vectors = subject_vectors(subject)
     if not vectors.ids or not query_text.strip():
         return []
-    query = embed.embed([query_text])[0]
+    try:
+        query = embed.embed([query_text])[0]
+    except embed.EmbedUnavailable as err:
+        log.warning("embeddings unavailable (%s); this recall is lexical", err)
+        return []
     step = top_n * 4
     ranked = hybrid.cosine_ranking(
         query, vectors.ids, vectors.matrix, top_n=step, min_cosine=min_cosine
@@ -260,20 +362,12 @@ def semantic_ranking(
     return out[:top_n]
 
 
-install()
-
-
 def _eligible_ids(eligible, flt, pks: dict[str, int]):
     """A callable: the eligible subset of some record ids (authorization ∩ filters), noting
     each one's pk in `pks`."""
-    from memory.selectors.selection import matching
 
     def eligible_ids(ids: list[str]) -> list[str]:
-        qs = eligible.filter(record_id__in=ids)
-        if flt.cognition is None:
-            rows = list(qs.values_list("record_id", "pk"))
-        else:
-            rows = [(r.record_id, r.pk) for r in matching(qs.only("record_id", "content"), flt)]
+        rows = reads.eligible_pks(eligible, flt, ids)
         pks.update(rows)
         return [record_id for record_id, _ in rows]
 
@@ -304,8 +398,6 @@ def fused_ranking_2(
     ranking over `eligible`. Returns the fused ranking, record_id → pk of the records the
     semantic side brought, and how many of those are not lexical matches (to add to the
     lexical total: eligible = lexical matches ∪ the semantic side)."""
-    from memory.models import RecordTerm
-
     pks: dict[str, int] = {}
     semantic = semantic_ranking(
         subject,
@@ -316,14 +408,6 @@ def fused_ranking_2(
     )
     in_head = {record_id for record_id, _ in lexical}
     outside = [pks[record_id] for record_id, _ in semantic if record_id not in in_head]
-    matched = (
-        set(
-            RecordTerm.objects.filter(record_id__in=outside, term__in=terms).values_list(
-                "record_id", flat=True
-            )
-        )
-        if outside
-        else set()
-    )
+    matched = reads.holding_any(outside, terms)
     extra = sum(1 for pk in outside if pk not in matched)
     return hybrid2.fuse2(lexical, semantic), pks, extra

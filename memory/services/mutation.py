@@ -27,27 +27,26 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache, partial
+from typing import Any
 
 from django.db import (
     IntegrityError,
     InterfaceError,
     OperationalError,
     connection,
-    models,
     transaction,
 )
 
-from memory import rows
+from memory import rows, statements
 from memory.access import Coverage, coverage_for
 from memory.context import OpContext
 from memory.models import IdempotencyKey, Job, Receipt, Space, Subject
 from memory.outage import is_outage, unavailable
 from memory.timeutil import now
 from memory.wire.canonical import digest
-from memory.wire.errors import WireError
+from memory.wire.errors import IdempotencyKeyReused, WireError
 
 log = logging.getLogger("memory.mutation")
 
@@ -58,6 +57,12 @@ class Outcome:
     status: str = Receipt.COMMITTED
     job_kind: str | None = None
     job_params: dict = field(default_factory=dict)
+
+    @classmethod
+    def pending(cls, refs: list[dict], job_kind: str, **job_params: Any) -> Outcome:
+        """Work a job finishes: the receipt answers `pending`, and the job row (`job_kind`, its
+        params) is written with it and enqueued once the transaction commits."""
+        return cls(refs=refs, status=Receipt.PENDING, job_kind=job_kind, job_params=job_params)
 
 
 class _Rerun(Exception):
@@ -104,7 +109,7 @@ class MutationScope:
             subject.revision += 1
 
 
-def payload_digest(req: dict) -> str:
+def payload_digest(req: Mapping[str, Any]) -> str:
     return digest({k: v for k, v in req.items() if k != "idempotency_key"})
 
 
@@ -112,7 +117,9 @@ def _lookup(space_key: str, ctx: OpContext, key: str) -> IdempotencyKey | None:
     """The key row with its receipt: one fixed-shape query (memory/rows.py says why not the
     ORM's); the unique constraint allows at most one row."""
     k, r = rows.columns(IdempotencyKey, "k"), rows.columns(Receipt, "r")
-    found = rows.fetch(_lookup_sql(), [space_key, ctx.principal.principal_id, ctx.op, key])
+    found = rows.fetch(
+        statements.idempotency_key(), [space_key, ctx.principal.principal_id, ctx.op, key]
+    )
     if not found:
         return None
     hit = k.build(found[0])
@@ -120,22 +127,9 @@ def _lookup(space_key: str, ctx: OpContext, key: str) -> IdempotencyKey | None:
     return hit
 
 
-@cache
-def _lookup_sql() -> str:
-    k, r = rows.columns(IdempotencyKey, "k"), rows.columns(Receipt, "r")
-    col = partial(rows.quoted, IdempotencyKey)
-    return (
-        f"SELECT {k.sql}, {r.sql} FROM {k.table} k JOIN {r.table} r"  # noqa: S608 - names from model metadata; values are bound
-        f" ON r.{rows.quoted(Receipt, 'receipt_id')} = k.{col('receipt')}"
-        f" WHERE k.{col('space_key')} = %s AND k.{col('principal')} = %s"
-        f" AND k.{col('op')} = %s AND k.{col('key')} = %s"
-    )
-
-
 def _replay(hit: IdempotencyKey, pdigest: str) -> dict:
     if hit.payload_digest != pdigest:
-        raise WireError(
-            "IDEMPOTENCY_KEY_REUSED",
+        raise IdempotencyKeyReused(
             "This idempotency key was already used for a different request payload.",
             receipt_id=hit.receipt_id,
         )
@@ -147,7 +141,9 @@ def _retryable(exc: Exception) -> bool:
     return getattr(cause, "sqlstate", None) in RETRY_SQLSTATES
 
 
-def mutate(ctx: OpContext, req: dict, body: Callable[[MutationScope], Outcome]) -> dict:
+def mutate(
+    ctx: OpContext, req: Mapping[str, Any], body: Callable[[MutationScope], Outcome]
+) -> dict[str, Any]:
     key = req.get("idempotency_key")
     pdigest = payload_digest(req)
     space_key = req.get("space_id") or ""
@@ -187,23 +183,17 @@ def mutate(ctx: OpContext, req: dict, body: Callable[[MutationScope], Outcome]) 
     raise RuntimeError("unreachable: the last attempt is exclusive")
 
 
-def _bump(sql: str, params: list) -> tuple | None:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchone()
-
-
-def _commit(scope: MutationScope, req: dict, outcome: Outcome) -> Receipt:
+def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> Receipt:
     """Subjects (in key order), then the space row, then receipt and key: every mutation takes
     its row locks in this order after its own objects', so writers of one space cannot deadlock
     among themselves. Each bump re-checks the state the body's gates saw (_Rerun if it moved)."""
     ctx = scope.ctx
     at = now()
     db_at = connection.ops.adapt_datetimefield_value(at)
-    sql = _bump_sql()
+    sql = statements.revision_bumps()
     for pk in sorted(scope.touched):
         subject = scope.touched[pk]
-        row = _bump(sql["subject"], [db_at, pk])
+        row = statements.execute(sql["subject"], [db_at, pk])
         if row is None or (row[1], _json(row[2])) != (subject.state, subject.fenced_context_ids):
             raise _Rerun
         subject.revision, subject.updated_at = row[0], at
@@ -238,7 +228,7 @@ def _commit(scope: MutationScope, req: dict, outcome: Outcome) -> Receipt:
         receipt._state.adding, receipt._state.db = False, connection.alias
     else:
         if scope.space is not None:
-            row = _bump(sql["space"], [db_at, scope.space.pk, scope.space.state])
+            row = statements.execute(sql["space"], [db_at, scope.space.pk, scope.space.state])
             if row is None:
                 raise _Rerun
             scope.space.revision = receipt.space_revision = row[0]
@@ -260,70 +250,14 @@ def _tail(receipt: Receipt, key: IdempotencyKey | None, space_params: list) -> i
     """PostgreSQL: the space bump, the receipt insert (its space_revision taken from the bump)
     and the key insert as one statement, so the space row lock is held for one round trip and
     the COMMIT. No row (a gate moved): nothing was inserted."""
-    params = [*space_params, *_values(receipt, skip="space_revision")]
+    params = [*space_params, *statements.insert_values(receipt, skip="space_revision")]
     if key is not None:
-        params += _values(key, skip="receipt")
-    return (_bump(_tail_sql(key is not None), params) or (None,))[0]
-
-
-def _values(obj, skip: str) -> list:
-    return [
-        f.get_db_prep_save(getattr(obj, f.attname), connection)
-        for f in obj._meta.concrete_fields
-        if f.name != skip and not (f.primary_key and isinstance(f, models.AutoField))
-    ]
-
-
-def _insert_select(model, skip: str, source: str) -> str:
-    """INSERT INTO model (every column) SELECT %s::type, … with `skip`'s column from `source`."""
-    q = connection.ops.quote_name
-    columns, values = [], []
-    for f in model._meta.concrete_fields:
-        if f.primary_key and isinstance(f, models.AutoField):
-            continue
-        columns.append(q(f.column))
-        values.append(source if f.name == skip else f"%s::{f.cast_db_type(connection)}")
-    return (
-        f"INSERT INTO {q(model._meta.db_table)} ({', '.join(columns)}) SELECT {', '.join(values)}"
-    )
-
-
-@cache
-def _tail_sql(with_key: bool) -> str:
-    q = connection.ops.quote_name
-    sql = (
-        f"WITH sp AS ({_bump_sql()['space']}),"
-        f" r AS ({_insert_select(Receipt, 'space_revision', 'sp.revision')} FROM sp"
-        f" RETURNING {q('receipt_id')}, {q('space_revision')})"
-    )
-    if with_key:
-        receipt_id = f"r.{q('receipt_id')}"
-        sql += f", k AS ({_insert_select(IdempotencyKey, 'receipt', receipt_id)} FROM r)"
-    return sql + f" SELECT {q('space_revision')} FROM r"  # noqa: S608 - names from model metadata
+        params += statements.insert_values(key, skip="receipt")
+    return (statements.execute(statements.commit_tail(key is not None), params) or (None,))[0]
 
 
 def _json(value):
     return json.loads(value) if isinstance(value, str) else value
-
-
-@cache
-def _bump_sql() -> dict[str, str]:
-    """The two revision bumps, rendered once: each takes its row lock, moves the revision by one
-    and re-checks the gate state in the same statement (RETURNING: PostgreSQL, SQLite ≥ 3.35)."""
-    q = connection.ops.quote_name
-    sub, space = Subject._meta, Space._meta
-    return {
-        "subject": (
-            f"UPDATE {q(sub.db_table)} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
-            f" {q('updated_at')} = %s WHERE {q(sub.pk.column)} = %s"
-            f" RETURNING {q('revision')}, {q('state')}, {q('fenced_context_ids')}"
-        ),
-        "space": (
-            f"UPDATE {q(space.db_table)} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
-            f" {q('updated_at')} = %s WHERE {q(space.pk.column)} = %s AND {q('state')} = %s"
-            f" RETURNING {q('revision')}"
-        ),
-    }
 
 
 def enqueue(receipt_id: str) -> None:

@@ -5,8 +5,10 @@ the op's transaction (`mutate`) and have already passed coverage, gates, content
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from memory.ids import new_id
 from memory.models import Candidate, Record, RecordRevision, Space, Subject
@@ -22,7 +24,7 @@ class Placement:
     context_id: str | None
 
     @classmethod
-    def of(cls, wire: dict) -> Placement:
+    def of(cls, wire: Mapping[str, Any]) -> Placement:
         return cls(wire["scope"], None if wire["scope"] == SHARED else wire["context_id"])
 
 
@@ -51,11 +53,11 @@ def _snapshot(record: Record) -> RecordRevision:
 def create_records(
     space: Space,
     subject: Subject,
-    items: list[tuple[str, dict]],
+    items: Sequence[tuple[str, Mapping[str, Any]]],
     placement: Placement,
     provenance: Provenance,
     at: datetime,
-    extensions: dict | None = None,
+    extensions: Mapping[str, Any] | None = None,
 ) -> list[Record]:
     """Create one record per (kind, content) item at revision 1, with their history rows.
     Ids are handed out in ascending order so ties on created_at keep item order."""
@@ -92,7 +94,7 @@ def create_records(
 
 
 def update_record(
-    record: Record, at: datetime, content: dict | None = None, kind: str | None = None
+    record: Record, at: datetime, content: Mapping[str, Any] | None = None, kind: str | None = None
 ) -> Record:
     fields = ["revision", "updated_at"]
     if content is not None:

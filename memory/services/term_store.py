@@ -2,8 +2,8 @@
 record text, kept in step by the derived-copy hooks every content write path calls (records
 create/update, review, delete, import activation), inside the write's own transaction.
 
-Registered whatever the engine setting, so switching to engine/2 or hybrid/2 never finds a
-record without its rows. Each write touches only its own records' rows (delete, then insert):
+Declared by engine/2 and hybrid/2 as their copy `TERMS`, written whatever the engine setting
+(`always`), so switching to engine/2 or hybrid/2 never finds a record without its rows. Each write touches only its own records' rows (delete, then insert):
 no per-subject counter is shared between writers, so concurrent writes can neither lose an
 update nor deadlock on it."""
 
@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
 from memory.engine import lexicon
-from memory.models import Record, RecordTerm
-from memory.services import derived
+from memory.models import Record, RecordTerm, Space, Subject
+from memory.services.recall_engines.base import DerivedCopy, Insert, LoadedRecord
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -71,11 +71,35 @@ def erase_terms(records: Iterable[Record]) -> None:
         RecordTerm.objects.filter(record_id__in=pks).delete()
 
 
-def install() -> None:
-    if write_terms not in derived.WRITERS:
-        derived.WRITERS.append(write_terms)
-    if erase_terms not in derived.ERASERS:
-        derived.ERASERS.append(erase_terms)
+TERM_FIELDS = ["record_id", "subject_id", "term", "tf", "length", "created_ms"]
 
 
-install()
+def bulk_write_terms(records: list[LoadedRecord], insert: Insert) -> None:
+    """Bulk writer (import activation): the rows `term_rows` makes, set-wise."""
+    insert(
+        RecordTerm,
+        TERM_FIELDS,
+        [
+            (r.pk, r.subject_pk, *term)
+            for r in records
+            if r.live
+            for term in term_values(r.text, r.created_at)
+        ],
+    )
+
+
+def erase_space_terms(space: Space) -> None:
+    """Whole-space eraser (import activation's clear): a plain `fk IN (subquery)` DELETE."""
+    qs = RecordTerm.objects.filter(subject_id__in=Subject.objects.filter(space=space).values("pk"))
+    qs._raw_delete(qs.db)
+
+
+TERMS = DerivedCopy(
+    name="terms",
+    write=write_terms,
+    bulk_write=bulk_write_terms,
+    erase=erase_terms,
+    erase_space=erase_space_terms,
+    tables=(RecordTerm,),
+    always=True,  # written whatever the engine, so switching to engine/2 finds every record's rows
+)

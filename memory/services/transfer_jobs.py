@@ -16,6 +16,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Collate
 
+from memory import statements
 from memory.access import Coverage, coverage_for
 from memory.engine import transfer as policy
 from memory.engine.reflect import coverage_includes
@@ -41,7 +42,7 @@ from memory.services.transfer_verify import COUNTS_MISMATCH, BundleChecker, reje
 from memory.tasks import RunAgain, job_handler
 from memory.timeutil import iso, now
 from memory.wire.canonical import digest_bytes
-from memory.wire.errors import WireError
+from memory.wire.errors import ImportStateConflict, PermissionDenied
 
 EXPORT, VERIFY, ACTIVATE = "export.create", "import.verify", "import.activate"
 BATCH = 2000
@@ -58,8 +59,7 @@ def _snapshot() -> None:
     first statement of the outermost transaction; nested in an enclosing transaction (a test's)
     the export reads that transaction's snapshot instead."""
     if connection.vendor == "postgresql" and len(connection.atomic_blocks) == 1:
-        with connection.cursor() as cur:
-            cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        statements.execute(statements.REPEATABLE_READ)
 
 
 def export_coverage(export: Export) -> Coverage:
@@ -72,12 +72,10 @@ def export_objects(export: Export, cov: Coverage) -> Iterator[dict]:
     """Every object the export's principal may export, in the SPEC order, streamed."""
     grants = cov.with_capability("export")
     if not grants:
-        raise WireError(
-            "PERMISSION_DENIED", "The export capability was withdrawn.", capability="export"
-        )
+        raise PermissionDenied("The export capability was withdrawn.", capability="export")
     subject_q = Q()
     if all(g.subject_ids is not None for g in grants):
-        subject_q = Q(subject_id__in=sorted({s for g in grants for s in g.subject_ids}))
+        subject_q = Q(subject_id__in=sorted({s for g in grants for s in g.subject_ids or ()}))
     if export.subject_ids:
         subject_q &= Q(subject_id__in=export.subject_ids)
     subjects = Subject.objects.filter(space_id=export.space_id).filter(subject_q)
@@ -231,9 +229,7 @@ def run_verify(job: Job) -> list[dict]:
     imp = Import.objects.select_for_update().get(pk=job.params["import_id"])
     ref = [import_ref(imp.import_id)]
     if imp.state != "verifying":
-        raise WireError(
-            "IMPORT_STATE_CONFLICT", "The import is not being verified.", state=imp.state
-        )
+        raise ImportStateConflict("The import is not being verified.", state=imp.state)
     b = imp.bundle
     if len(b["chunk_digests"]) != b["chunk_count"]:
         raise reject("The bundle's chunk_digests do not match its chunk_count.")
@@ -272,9 +268,7 @@ def run_activate(job: Job) -> list[dict]:
     space = Space.objects.select_for_update().get(pk=imp.space_id)
     imp = Import.objects.select_for_update().get(pk=imp.pk)
     if imp.state != "activating":
-        raise WireError(
-            "IMPORT_STATE_CONFLICT", "The import is not being activated.", state=imp.state
-        )
+        raise ImportStateConflict("The import is not being activated.", state=imp.state)
     load.clear_space(space)
     loader = load.Loader(space)
     for _ordinal, objects in staged_objects(imp):

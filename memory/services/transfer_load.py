@@ -15,31 +15,25 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
-from django.db import connection, models, transaction
+from django.db import connection, models
 
 from memory.models import (
     Candidate,
-    PendingEmbedding,
     ProfileDocument,
     Record,
-    RecordEmbedding,
     RecordRevision,
-    RecordTerm,
     Reflection,
     Space,
     Subject,
 )
 from memory.models.records import CONTEXT
 from memory.models.reflections import filter_key
-from memory.services import derived, hybrid_store, term_store
+from memory.services import derived
+from memory.services.recall_engines import registry
+from memory.services.recall_engines.base import LoadedRecord
 from memory.timeutil import parse
 
 BATCH = 1000
-
-# Derived-copy hooks whose rows this module writes and erases set-wise itself; any other
-# registered hook is called as the write paths call it.
-BULK_WRITERS = (term_store.write_terms, hybrid_store.write_embeddings)
-BULK_ERASERS = (term_store.erase_terms, hybrid_store.erase_embeddings)
 
 
 def _raw_delete(qs) -> None:
@@ -49,7 +43,10 @@ def _raw_delete(qs) -> None:
 
 
 def clear_space(space: Space) -> None:
-    others = [e for e in derived.ERASERS if e not in BULK_ERASERS]
+    # The recall engines' derived copies are erased set-wise by their own whole-space erasers;
+    # any other registered eraser is called as the write paths call it.
+    copies = registry.copies()
+    others = [e for e in derived.ERASERS if e not in {c.erase for c in copies}]
     if others:
         records = Record.objects.filter(space=space).only("pk", "record_id")
         batch: list[Record] = []
@@ -61,13 +58,10 @@ def clear_space(space: Space) -> None:
                 batch = []
         for eraser in others:
             eraser(batch)
-    # The derived copies the bulk erasers would erase record by record, set-wise. A plain
-    # `fk IN (subquery)` (not a join, which Django turns into `id IN (a self-join)`).
-    subjects = Subject.objects.filter(space=space).values("pk")
+    for copy in copies:
+        copy.erase_space(space)
+    # A plain `fk IN (subquery)` (not a join, which Django turns into `id IN (a self-join)`).
     record_pks = Record.objects.filter(space=space).values("pk")
-    _raw_delete(RecordTerm.objects.filter(subject_id__in=subjects))
-    _raw_delete(RecordEmbedding.objects.filter(record_id__in=record_pks))
-    _raw_delete(PendingEmbedding.objects.filter(record_id__in=record_pks))
     _raw_delete(RecordRevision.objects.filter(record_id__in=record_pks))
     for model in (Reflection, ProfileDocument, Candidate, Record, Subject):
         _raw_delete(model.objects.filter(space=space))
@@ -149,13 +143,6 @@ REVISION_FIELDS = [
     "placement_context_id",
     "created_at",
 ]
-TERM_FIELDS = ["record_id", "subject_id", "term", "tf", "length", "created_ms"]
-
-
-def _kick_embeddings() -> None:
-    from memory.tasks import drain_derived
-
-    drain_derived.delay()
 
 
 def _t(value: str | None):
@@ -277,25 +264,28 @@ class Loader:
 
     def _derived(self, ids: list[int], values: list[tuple]) -> None:
         """The derived copies a row-by-row write makes of the records' content (the hooks in
-        memory.services.derived), set-wise for the ones this module knows."""
-        live = [(i, v) for i, v in zip(ids, values, strict=True) if v[18] is None and v[5]]
-        if term_store.write_terms in derived.WRITERS:
-            insert_rows(
-                RecordTerm,
-                TERM_FIELDS,
-                ((i, v[1], *term) for i, v in live for term in term_store.term_values(v[5], v[16])),
-            )
-        texts = [(i, v[15]) for i, v in zip(ids, values, strict=True) if v[5]]
-        if hybrid_store.write_embeddings in derived.WRITERS and hybrid_store.enabled() and texts:
-            # Queued, embedded by a worker after COMMIT (as hybrid_store.write_embeddings).
-            insert_rows(PendingEmbedding, ["record", "revision"], texts)
-            transaction.on_commit(_kick_embeddings, robust=True)
-        others = [w for w in derived.WRITERS if w not in BULK_WRITERS]
-        if others:
-            records = [
-                Record(pk=i, **dict(zip(RECORD_FIELDS, v, strict=True)))
-                for i, v in zip(ids, values, strict=True)
+        memory.services.derived): set-wise by the bulk writers of the recall engines' copies,
+        record by record for any other hook."""
+        fields = [dict(zip(RECORD_FIELDS, v, strict=True)) for v in values]
+        copies = registry.active_copies()
+        if copies:
+            loaded = [
+                LoadedRecord(
+                    pk=i,
+                    space_pk=f["space_id"],
+                    subject_pk=f["subject_id"],
+                    revision=f["revision"],
+                    text=f["text"],
+                    created_at=f["created_at"],
+                    live=f["deleted_at"] is None,
+                )
+                for i, f in zip(ids, fields, strict=True)
             ]
+            for copy in copies:
+                copy.bulk_write(loaded, insert_rows)
+        others = [w for w in derived.WRITERS if w not in {c.write for c in copies}]
+        if others:
+            records = [Record(pk=i, **f) for i, f in zip(ids, fields, strict=True)]
             for writer in others:
                 writer(records)
 

@@ -46,7 +46,7 @@ def object_validator():
 
 
 def reject(message: str, code: str = "INVALID_INPUT") -> WireError:
-    return WireError(code, message)
+    return WireError.of(code, message)
 
 
 class BundleChecker:

@@ -1,6 +1,7 @@
 """RFC 8785 canonical JSON (via the `rfc8785` package) and the `sha256:` digests built on it."""
 
 import hashlib
+from collections.abc import Mapping
 from typing import Any
 
 import rfc8785
@@ -18,6 +19,6 @@ def digest(value: Any) -> str:
     return digest_bytes(canonical(value))
 
 
-def content_bytes(content: dict) -> int:
+def content_bytes(content: Mapping[str, Any]) -> int:
     """Content bytes of SPEC §2.8: every present member counts, `"cognition": []` too."""
     return len(canonical(content))

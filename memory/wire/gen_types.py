@@ -5,6 +5,14 @@
   method per op `(principal, request) -> answer`;
 - `memory/ops/port.py`: `InProcessMemoryPort`, the provider's implementation of that Protocol
   over `memory.ops.base.call` (the same admission as HTTP);
+- `memory/ops/signatures.py`: each op's handler signature (a read op's `(ctx, XRequest) ->
+  XResponse`, a mutating op's `(ctx, XRequest, MutationScope) -> Outcome`) and `op(name)`, the
+  registering decorator with one overload per op, so mypy checks every handler (and every
+  `req[...]` in it) against its op's schema;
+- `memory/wire/error_codes.py`, from `schemas/errors.json`: the status table and one raiser class
+  per error code (`RevisionConflict(message, current_revision=…)`, details typed from the code's
+  details schema), and `clients/python/spoke_memory_client/errors.py`, the client's class per
+  code;
 - `clients/python/spoke_memory_client/types.py`: the same types for the client distribution
   (which must not import the provider);
 - `clients/python/spoke_memory_client/_ops.py`: the client's op namespaces (`client.records.get`,
@@ -33,6 +41,9 @@ URN = "urn:spoke-memory:schema:"
 
 TYPES_OUT = WIRE / "types.py"
 PORT_OUT = ROOT / "memory" / "ops" / "port.py"
+SIGNATURES_OUT = ROOT / "memory" / "ops" / "signatures.py"
+ERROR_CODES_OUT = WIRE / "error_codes.py"
+CLIENT_ERRORS_OUT = ROOT / "clients" / "python" / "spoke_memory_client" / "errors.py"
 CLIENT_TYPES_OUT = ROOT / "clients" / "python" / "spoke_memory_client" / "types.py"
 CLIENT_OPS_OUT = ROOT / "clients" / "python" / "spoke_memory_client" / "_ops.py"
 TS_SRC = ROOT / "clients" / "typescript" / "src"
@@ -79,6 +90,7 @@ class Op:
     summary: str
     request: dict
     response: dict
+    errors: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -248,6 +260,7 @@ def load() -> tuple[dict[str, dict], dict[str, Op], dict[str, dict]]:
             doc.get("summary", ""),
             doc["request"],
             doc["response"],
+            doc.get("errors", []),
         )
     endpoints = {
         p.stem: json.loads(p.read_text(encoding="utf-8"))
@@ -388,6 +401,203 @@ def render_port(ops: dict[str, Op]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# --- memory/ops/signatures.py ------------------------------------------------------------------
+
+
+def handler_alias(op: Op) -> str:
+    """memory.records.get -> RecordsGetHandler"""
+    return f"{op_stem(op.name)}Handler"
+
+
+def render_signatures(ops: dict[str, Op]) -> str:
+    lines = [
+        HEADER.rstrip("\n"),
+        '"""The handler signature of every op, from its schema, and `op(name)`: the decorator that',
+        "registers a handler, with one overload per op so that mypy checks the handler against its",
+        "op's request and answer types (a member the schema does not have is a type error).",
+        "",
+        "A read op's handler is `(ctx, req: XRequest) -> XResponse`; a mutating op's is",
+        "`(ctx, req: XRequest, scope: MutationScope) -> Outcome`, run inside `mutate()` by the",
+        'registry (memory/ops/base.py), which also refuses at import a handler of the wrong shape."""',
+        "",
+        "from collections.abc import Callable",
+        "from typing import Any, Literal, TypeAlias, overload",
+        "",
+        "from memory.context import OpContext",
+        "from memory.ops.base import register",
+        "from memory.services.mutation import MutationScope, Outcome",
+        "from memory.wire import types as t",
+        "",
+    ]
+    for name, op in ops.items():
+        stem = op_stem(name)
+        if op.mutating:
+            sig = f"Callable[[OpContext, t.{stem}Request, MutationScope], Outcome]"
+        else:
+            sig = f"Callable[[OpContext, t.{stem}Request], t.{stem}Response]"
+        lines += [f"{handler_alias(op)}: TypeAlias = {sig}"]
+    for name, op in ops.items():
+        alias = handler_alias(op)
+        lines += [
+            "",
+            "",
+            "@overload",
+            f"def op(name: Literal[{json.dumps(name)}]) -> Callable[[{alias}], {alias}]: ...",
+        ]
+    lines += [
+        "",
+        "",
+        "def op(name: str) -> Callable[[Any], Any]:",
+        '    """Register the decorated function as the handler of op `name` (see the module',
+        '    docstring); the function is returned unchanged."""',
+        "    return register(name)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# --- memory/wire/error_codes.py and the client's errors.py -------------------------------------
+
+
+def load_errors() -> dict:
+    return json.loads((SCHEMAS / "errors.json").read_text(encoding="utf-8"))
+
+
+def _details_kind(schema: dict) -> str:
+    """ "none" (no details), "closed" (a TypedDict says every member), or "open" (more members
+    than the schema names may come: `**details: Any`, the named ones typed as keywords)."""
+    if not schema.get("properties"):
+        return "none"
+    return "open" if schema.get("additionalProperties", True) is not False else "closed"
+
+
+def render_error_codes(doc: dict) -> str:
+    errors: dict[str, dict] = doc["errors"]
+    mod = Module()
+    lines = [
+        HEADER.rstrip("\n").replace("memory/wire/schemas/.", "memory/wire/schemas/errors.json."),
+        '"""Every error code of the wire, from memory/wire/schemas/errors.json: the status table and',
+        'one class per code, raised by name (`raise RevisionConflict("…", current_revision=3)`)',
+        "with its details typed from the code's details schema. The base, `WireError`, and the",
+        'envelope it renders live in memory/wire/error_base.py."""',
+        "",
+        "from typing import Any, Literal, NotRequired, TypedDict, Unpack",
+        "",
+        "from memory.wire.error_base import WireError",
+        "",
+        "# Every code any op may answer (the HTTP edge and admission); an op's own codes are its",
+        "# schema's `errors`.",
+        "EVERY_OP: tuple[str, ...] = (",
+    ]
+    lines += [f"    {json.dumps(code)}," for code in doc["every_op"]]
+    lines += [")", "", "STATUS: dict[str, int] = {"]
+    lines += [f"    {json.dumps(code)}: {e['status']}," for code, e in errors.items()]
+    lines += ["}"]
+    for code, e in errors.items():
+        if _details_kind(e["details"]) == "closed":
+            mod.typed_dict(f"{e['name']}Details", e["details"], f"The details of {code}.")
+    lines += mod.ordered()
+    for code, e in errors.items():
+        name, details = e["name"], e["details"]
+        kind = _details_kind(details)
+        lines += [
+            "",
+            "",
+            f"class {name}(WireError):",
+            f"    {_docstring(str(e['status']) + ' ' + code + ': ' + e['when'])}",
+            "",
+            f"    code = {json.dumps(code)}",
+            f"    http_status = {e['status']}",
+            "",
+        ]
+        if kind == "none":
+            lines += [
+                "    def __init__(self, message: str) -> None:",
+                "        super().__init__(self.code, message)",
+            ]
+        elif kind == "closed":
+            lines += [
+                f"    def __init__(self, message: str, **details: Unpack[{name}Details]) -> None:",
+                "        super().__init__(self.code, message, **details)",
+            ]
+        else:
+            required = details.get("required", [])
+            named = ", ".join(
+                f"{k}: {mod.expr(details['properties'][k], name + pascal(k))}" for k in required
+            )
+            passed = ", ".join(f"{k}={k}" for k in required)
+            sig = (
+                f"self, message: str, *, {named}, **details: Any"
+                if named
+                else "self, message: str, **details: Any"
+            )
+            call = (
+                f"self.code, message, {passed}, **details"
+                if passed
+                else "self.code, message, **details"
+            )
+            lines += [
+                f"    def __init__({sig}) -> None:",
+                f"        super().__init__({call})",
+            ]
+    lines += ["", "", "ERRORS: dict[str, type[WireError]] = {"]
+    lines += [f"    {json.dumps(code)}: {e['name']}," for code, e in errors.items()]
+    lines += ["}"]
+    text = "\n".join(lines) + "\n"
+    for name in ("Literal", "NotRequired", "TypedDict", "Unpack"):
+        if not re.search(rf"\b{name}\[|\({name}\)", text.split("import WireError", 1)[1]):
+            text = text.replace(f", {name}", "", 1)
+    return text
+
+
+def render_client_errors(doc: dict) -> str:
+    errors: dict[str, dict] = doc["errors"]
+    lines = [
+        HEADER.rstrip("\n").replace("memory/wire/schemas/.", "memory/wire/schemas/errors.json."),
+        '"""Errors: every error answer of the wire raises `SpokeError` (`.code`, `.status`, `.message`,',
+        "`.details`), as the subclass named after its code (SPEC §1.5), so callers can catch",
+        "`RevisionConflict` or `NotFound` alone. Messages come from the provider and never hold content.",
+        "The classes are generated from the provider's error table (memory/wire/schemas/errors.json);",
+        'the base and the client-side errors live in `_error_base.py`."""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from typing import Any",
+        "",
+        "from spoke_memory_client._error_base import (",
+        "    ConnectionFailed,",
+        "    SpokeError,",
+        "    UnexpectedResponse,",
+        "    decode_error,",
+        ")",
+        "",
+        '__all__ = ["ERRORS", "ConnectionFailed", "SpokeError", "UnexpectedResponse", "error_from",',
+    ]
+    lines[-1] += " " + ", ".join(json.dumps(e["name"]) for e in errors.values()) + "]"
+    for code, e in errors.items():
+        lines += [
+            "",
+            "",
+            f"class {e['name']}(SpokeError):",
+            f"    {_docstring(str(e['status']) + ' ' + code + ': ' + e['when'])}",
+            "",
+            f"    code = {json.dumps(code)}",
+        ]
+    lines += ["", "", "ERRORS: dict[str, type[SpokeError]] = {"]
+    lines += ["    cls.code: cls"]
+    lines += ["    for cls in ("]
+    lines += [f"        {e['name']}," for e in errors.values()]
+    lines += ["        ConnectionFailed,", "        UnexpectedResponse,", "    )", "}"]
+    lines += [
+        "",
+        "",
+        "def error_from(status: int, body: Any, retry_after: float | None = None) -> SpokeError:",
+        '    """The exception of an error answer: the class of its code, or SpokeError for a code this',
+        '    client does not know (a newer provider\'s)."""',
+        "    return decode_error(ERRORS, status, body, retry_after)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 # --- clients/python/spoke_memory_client/_ops.py ------------------------------------------------
 
 
@@ -518,6 +728,9 @@ def outputs() -> dict[Path, str]:
         TYPES_OUT: types,
         CLIENT_TYPES_OUT: types,
         PORT_OUT: render_port(ops),
+        SIGNATURES_OUT: render_signatures(ops),
+        ERROR_CODES_OUT: render_error_codes(load_errors()),
+        CLIENT_ERRORS_OUT: render_client_errors(load_errors()),
         CLIENT_OPS_OUT: render_client_ops(ops, mod),
         **ts_outputs(components, ops, endpoints),
     }

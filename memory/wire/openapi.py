@@ -1,4 +1,7 @@
-"""The OpenAPI 3.1 document, generated from the same schemas the dispatch validates with."""
+"""The OpenAPI 3.1 document, generated from the same schemas the dispatch validates with: each
+op's answer, and its error answers by status with the codes each status may carry (its schema's
+`errors` and the codes of every op, from memory/wire/schemas/errors.json), each code's own
+schema among the components (`RevisionConflictError`: the envelope with its code and details)."""
 
 from functools import lru_cache
 from typing import Any
@@ -55,10 +58,64 @@ def _errors() -> dict:
     }
 
 
+def error_schema_name(entry: dict) -> str:
+    return f"{entry['name']}Error"
+
+
+def _error_schemas(cat) -> dict[str, dict]:
+    """One component per error code (memory/wire/schemas/errors.json): the envelope with the
+    code fixed and its details schema."""
+    out = {}
+    for code, entry in cat.errors.items():
+        details = _rewrite(entry["details"])
+        error: dict[str, Any] = {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "code": {"const": code},
+                "message": {"type": "string"},
+                "details": details,
+                "extensions": {"$ref": "#/components/schemas/Extensions"},
+            },
+            "required": ["code", "message", *(["details"] if details.get("required") else [])]
+            + ["extensions"],
+        }
+        out[error_schema_name(entry)] = {
+            "description": f"{entry['status']} {code}: {entry['when']}",
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"error": error},
+            "required": ["error"],
+        }
+    return out
+
+
+def _op_errors(cat, codes: list[str]) -> dict:
+    """The error answers of an op, by HTTP status: each status names the codes it may carry
+    (`x-spoke-error-codes`) and points at each code's own schema (`x-spoke-error-schemas`); its
+    content schema is the generic envelope, so generated clients keep one error model."""
+    by_status: dict[int, list[str]] = {}
+    for code in [*cat.every_op, *codes]:
+        by_status.setdefault(cat.errors[code]["status"], []).append(code)
+    out: dict[str, dict] = {}
+    for status in sorted(by_status):
+        named = by_status[status]
+        out[str(status)] = {
+            "description": ", ".join(named),
+            "x-spoke-error-codes": named,
+            "x-spoke-error-schemas": {
+                c: f"#/components/schemas/{error_schema_name(cat.errors[c])}" for c in named
+            },
+            **_json(ERROR),
+        }
+    return out
+
+
 @lru_cache(maxsize=1)
 def document() -> dict:
     cat = catalog()
     schemas = {name: _rewrite(schema) for name, schema in cat.components.items()}
+    schemas.update(_error_schemas(cat))
     paths: dict[str, dict] = {}
     for name in sorted(cat.ops):
         spec = cat.ops[name]
@@ -90,7 +147,7 @@ def document() -> dict:
                         "description": "Success payload",
                         **_json({"$ref": f"#/components/schemas/{res_name}"}),
                     },
-                    **_errors(),
+                    **_op_errors(cat, spec.errors),
                 },
             }
         }

@@ -16,6 +16,8 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from memory.wire.error_codes import BadRequestDetailsErrorsItem as SchemaError
+
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 URN = "urn:spoke-memory:schema:"
 MAX_ERRORS = 20
@@ -42,6 +44,9 @@ class OpSpec:
     request_validator: Draft202012Validator = field(repr=False)
     response_validator: Draft202012Validator = field(repr=False)
     request_fast: Any = field(default=None, repr=False)
+    # The operations-layer codes this op may answer (its schema's `errors`); any op may also
+    # answer the codes of `Catalog.every_op`.
+    errors: list[str] = field(default_factory=list)
     # Where in a request each named component sits (see `component_paths`), filled lazily.
     paths: dict[str, list[tuple[str, ...]]] = field(default_factory=dict, repr=False)
 
@@ -52,6 +57,9 @@ class Catalog:
     ops: dict[str, OpSpec]
     endpoints: dict[str, dict]
     registry: Registry = field(repr=False)
+    # schemas/errors.json: code -> {name, status, layer, when, details}; the codes of every op
+    errors: dict[str, dict] = field(default_factory=dict)
+    every_op: list[str] = field(default_factory=list)
     _fast_registry: Any = field(default=None, repr=False)
 
     def validator(self, schema: dict) -> Draft202012Validator:
@@ -150,11 +158,20 @@ def catalog() -> Catalog:
             response=doc["response"],
             request_validator=Draft202012Validator(doc["request"], registry=registry),
             response_validator=Draft202012Validator(doc["response"], registry=registry),
+            errors=doc.get("errors", []),
         )
     endpoints = {
         p.stem: _read(p, limits) for p in sorted((SCHEMA_DIR / "endpoints").glob("*.json"))
     }
-    cat = Catalog(components=components, ops=ops, endpoints=endpoints, registry=registry)
+    table = _read(SCHEMA_DIR / "errors.json", limits)
+    cat = Catalog(
+        components=components,
+        ops=ops,
+        endpoints=endpoints,
+        registry=registry,
+        errors=table["errors"],
+        every_op=table["every_op"],
+    )
     for spec in ops.values():
         spec.request_fast = cat.fast_validator(spec.request)
     return cat
@@ -187,7 +204,7 @@ class ValidatorsDisagree(AssertionError):
     """SPOKE_MEMORY_SCHEMA_CROSSCHECK found an instance the two validators judge differently."""
 
 
-def request_errors(spec: OpSpec, body: Any) -> list[dict]:
+def request_errors(spec: OpSpec, body: Any) -> list[SchemaError]:
     """The request-schema errors of an op's body. A valid body (nearly all traffic) is judged by
     the compiled validator alone, ~50x faster than the reference one on a large import chunk;
     an invalid one is re-judged by the reference validator, whose errors are what the client
@@ -203,7 +220,7 @@ def request_errors(spec: OpSpec, body: Any) -> list[dict]:
     return errors
 
 
-def schema_errors(validator: Draft202012Validator, instance: Any) -> list[dict]:
+def schema_errors(validator: Draft202012Validator, instance: Any) -> list[SchemaError]:
     errors = sorted(
         islice(validator.iter_errors(instance), MAX_ERRORS), key=lambda e: list(e.absolute_path)
     )

@@ -201,7 +201,7 @@ def review(request, space_id: str, candidate_id: str):
     form = ReviewForm(request.POST)
     if not form.is_valid():
         for line in form.non_field_errors():
-            messages.error(request, line)
+            messages.error(request, str(line))
         return _render(request, space_id, cand, filters, status=400, form=form)
     action = form.cleaned_data["action"]
     where = {"space_id": space_id, "candidate_id": candidate_id}

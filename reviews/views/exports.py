@@ -85,7 +85,7 @@ def create(request, space_id: str):
             "its progress is shown below.",
         )
     else:
-        messages.error(request, describe(result.error))
+        messages.error(request, describe(result.refusal))
     return redirect("reviews:exports", space_id)
 
 

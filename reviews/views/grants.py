@@ -141,10 +141,10 @@ def issue(request, space_id: str):
     denied = []
     if result.code == "AMPLIFICATION_DENIED":
         denied = explain(
-            result.error.details.get("exceeds", []), body, _own_issuers(request, space_id)
+            result.refusal.details.get("exceeds", []), body, _own_issuers(request, space_id)
         )
-    messages.error(request, describe(result.error))
-    return _page(request, space_id, form, status=result.error.status, denied=denied)
+    messages.error(request, describe(result.refusal))
+    return _page(request, space_id, form, status=result.refusal.status, denied=denied)
 
 
 def _find_grant(request, space_id: str, grant_id: str) -> dict:
@@ -170,7 +170,7 @@ def revoke(request, space_id: str, grant_id: str):
                 f"Grant {grant_id} revoked; grants issued under it are no longer effective.",
             )
         else:
-            messages.error(request, describe(result.error))
+            messages.error(request, describe(result.refusal))
         return redirect("reviews:grants", space_id)
     grant = _find_grant(request, space_id, grant_id)
     return render(

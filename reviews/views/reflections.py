@@ -6,6 +6,7 @@ Generate form (memory.reflections.generate). The pending generation shows its re
 terminal answer carries the refreshed panel out of band, so the new reflection appears without
 a reload."""
 
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -27,7 +28,8 @@ def panel(request, space_id: str, subject_id: str, cursor: str = "") -> dict:
     """State and one page of reflections; raises Http404 when the caller can't read them."""
     body = {"space_id": space_id, "subject_id": subject_id}
     state = read(request, "memory.reflections.state", body)["state"]
-    listing, notice = {"reflections": [], "next_cursor": None}, None
+    listing: dict[str, Any] = {"reflections": [], "next_cursor": None}
+    notice = None
     page = {**body, "page_size": PAGE_SIZE}
     if cursor:
         try:
@@ -74,8 +76,8 @@ def generate(request, space_id: str, subject_id: str):
         )
         return redirect(url + "?" + urlencode({"receipt": result.receipt["receipt_id"]}))
     if result.code == "NOT_FOUND":
-        raise Http404(result.error.message)
-    messages.error(request, describe(result.error))
+        raise Http404(result.refusal.message)
+    messages.error(request, describe(result.refusal))
     return redirect(url)
 
 
@@ -84,7 +86,7 @@ def progress(request, space_id: str, subject_id: str, receipt_id: str):
     """The htmx fragment: the generation's receipt, polling itself while pending. Once terminal
     it drops the polling attributes and brings the refreshed panel (state and list) along."""
     got = receipt(request, space_id, receipt_id, GENERATE)
-    ctx = {
+    ctx: dict[str, Any] = {
         "space_id": space_id,
         "subject_id": subject_id,
         "receipt": got,

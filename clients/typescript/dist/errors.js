@@ -5,157 +5,157 @@
  * them; `ERRORS` maps a code to its class.
  */
 import { ConnectionFailed, SpokeError, UnexpectedResponse } from "./spoke-error.js";
-/** `404 unknown_op`. */
+/** `404 unknown_op`: No such op, or an op of the contract this provider build does not serve. */
 export class UnknownOp extends SpokeError {
     static code = "unknown_op";
     static status = 404;
 }
-/** `405 method_not_allowed`. */
+/** `405 method_not_allowed`: Not POST. */
 export class MethodNotAllowed extends SpokeError {
     static code = "method_not_allowed";
     static status = 405;
 }
-/** `401 unauthenticated`. */
+/** `401 unauthenticated`: No or bad bearer token. */
 export class Unauthenticated extends SpokeError {
     static code = "unauthenticated";
     static status = 401;
 }
-/** `401 session_invalid`. */
+/** `401 session_invalid`: Bad, closed or expired Spoke-Session. */
 export class SessionInvalid extends SpokeError {
     static code = "session_invalid";
     static status = 401;
 }
-/** `413 payload_too_large`. */
+/** `413 payload_too_large`: Request over limits.max_request_bytes. */
 export class PayloadTooLarge extends SpokeError {
     static code = "payload_too_large";
     static status = 413;
 }
-/** `403 capability_missing`. */
+/** `403 capability_missing`: A flag the request needs is not negotiated or not served. */
 export class CapabilityMissing extends SpokeError {
     static code = "capability_missing";
     static status = 403;
 }
-/** `400 invalid_input`: malformed JSON, a schema violation (`details.errors`), an unsupported cognition requirement. */
+/** `400 invalid_input`: Malformed JSON, schema violation (details.errors), unsupported cognition requirement (details.requirement_index). */
 export class BadRequest extends SpokeError {
     static code = "invalid_input";
     static status = 400;
 }
-/** `429 rate_limited`: too many requests (retried, honouring Retry-After). */
+/** `429 rate_limited`: The caller is over its request rate (Retry-After header). */
 export class RateLimited extends SpokeError {
     static code = "rate_limited";
     static status = 429;
 }
-/** `500 internal_error`. */
+/** `500 internal_error`: A bug: details.request_id correlates with the log, nothing else. */
 export class InternalError extends SpokeError {
     static code = "internal_error";
     static status = 500;
 }
-/** `503 unavailable`: the provider's database or broker is unreachable (retried). */
+/** `503 unavailable`: Not in SPEC §1.5: the database is unreachable (memory/outage.py); details.outcome 'unknown' when a write may have committed. */
 export class Unavailable extends SpokeError {
     static code = "unavailable";
     static status = 503;
 }
-/** `422 INVALID_INPUT`: semantically invalid (`details.reason`, `details.field`). */
+/** `422 INVALID_INPUT`: Semantically invalid (bad cognition record, bad selection, ordinal out of range, ...); details.reason and details.field say which. */
 export class InvalidInput extends SpokeError {
     static code = "INVALID_INPUT";
     static status = 422;
 }
-/** `404 NOT_FOUND`. */
+/** `404 NOT_FOUND`: Object absent or outside the caller's read coverage (indistinguishable); details.resource. */
 export class NotFound extends SpokeError {
     static code = "NOT_FOUND";
     static status = 404;
 }
-/** `403 PERMISSION_DENIED`. */
+/** `403 PERMISSION_DENIED`: The caller sees the object but no effective grant covers this op on it; details.capability. */
 export class PermissionDenied extends SpokeError {
     static code = "PERMISSION_DENIED";
     static status = 403;
 }
-/** `403 AMPLIFICATION_DENIED`. */
+/** `403 AMPLIFICATION_DENIED`: A grant asks for more than the issuer's coverage; details.exceeds. */
 export class AmplificationDenied extends SpokeError {
     static code = "AMPLIFICATION_DENIED";
     static status = 403;
 }
-/** `409 REVISION_CONFLICT`: `expected_revision` is stale (`details.current_revision`). */
+/** `409 REVISION_CONFLICT`: expected_revision differs from the current revision; details.current_revision. */
 export class RevisionConflict extends SpokeError {
     static code = "REVISION_CONFLICT";
     static status = 409;
 }
-/** `409 SPACE_FROZEN`. */
+/** `409 SPACE_FROZEN`: Mutation on a frozen space. */
 export class SpaceFrozen extends SpokeError {
     static code = "SPACE_FROZEN";
     static status = 409;
 }
-/** `409 SUBJECT_FENCED`. */
+/** `409 SUBJECT_FENCED`: Write to a fenced subject. */
 export class SubjectFenced extends SpokeError {
     static code = "SUBJECT_FENCED";
     static status = 409;
 }
-/** `409 SUBJECT_ARCHIVED`. */
+/** `409 SUBJECT_ARCHIVED`: Write to an archived subject. */
 export class SubjectArchived extends SpokeError {
     static code = "SUBJECT_ARCHIVED";
     static status = 409;
 }
-/** `409 CONTEXT_FENCED`. */
+/** `409 CONTEXT_FENCED`: Write to a fenced context of the subject; details.context_id. */
 export class ContextFenced extends SpokeError {
     static code = "CONTEXT_FENCED";
     static status = 409;
 }
-/** `409 SUBJECT_KIND_CONFLICT`. */
+/** `409 SUBJECT_KIND_CONFLICT`: Ensure with a kind different from the stored one; details.current_kind. */
 export class SubjectKindConflict extends SpokeError {
     static code = "SUBJECT_KIND_CONFLICT";
     static status = 409;
 }
-/** `409 CANDIDATE_CONSUMED`. */
+/** `409 CANDIDATE_CONSUMED`: Review or dismiss of a candidate no longer pending. */
 export class CandidateConsumed extends SpokeError {
     static code = "CANDIDATE_CONSUMED";
     static status = 409;
 }
-/** `409 RECORD_TOMBSTONED`. */
+/** `409 RECORD_TOMBSTONED`: Update, promote or delete of a deleted record. */
 export class RecordTombstoned extends SpokeError {
     static code = "RECORD_TOMBSTONED";
     static status = 409;
 }
-/** `409 GRANT_REVOKED`. */
+/** `409 GRANT_REVOKED`: Revoke of an already revoked grant. */
 export class GrantRevoked extends SpokeError {
     static code = "GRANT_REVOKED";
     static status = 409;
 }
-/** `409 IDEMPOTENCY_KEY_REUSED`. */
+/** `409 IDEMPOTENCY_KEY_REUSED`: Same idempotency key, different payload (SPEC §2.5); details.receipt_id. */
 export class IdempotencyKeyReused extends SpokeError {
     static code = "IDEMPOTENCY_KEY_REUSED";
     static status = 409;
 }
-/** `409 CURSOR_INVALID`. */
+/** `409 CURSOR_INVALID`: Stale, foreign or tampered cursor (SPEC §2.7). */
 export class CursorInvalid extends SpokeError {
     static code = "CURSOR_INVALID";
     static status = 409;
 }
-/** `413 CONTENT_TOO_LARGE`. */
+/** `413 CONTENT_TOO_LARGE`: Content over limits.max_content_bytes (SPEC §2.8); details.limit and details.size. */
 export class ContentTooLarge extends SpokeError {
     static code = "CONTENT_TOO_LARGE";
     static status = 413;
 }
-/** `409 REQUIRED_PROFILE_MISSING`. */
+/** `409 REQUIRED_PROFILE_MISSING`: Reflection generation without the required profile kinds; details.missing_kinds. */
 export class RequiredProfileMissing extends SpokeError {
     static code = "REQUIRED_PROFILE_MISSING";
     static status = 409;
 }
-/** `409 INSUFFICIENT_DATA`. */
+/** `409 INSUFFICIENT_DATA`: Reflection generation below limits.reflection_min_records. */
 export class InsufficientData extends SpokeError {
     static code = "INSUFFICIENT_DATA";
     static status = 409;
 }
-/** `409 EXPORT_NOT_READY`. */
+/** `409 EXPORT_NOT_READY`: Chunk fetch of an export still pending or failed; details.state. */
 export class ExportNotReady extends SpokeError {
     static code = "EXPORT_NOT_READY";
     static status = 409;
 }
-/** `409 IMPORT_ORDER_VIOLATION`. */
+/** `409 IMPORT_ORDER_VIOLATION`: Chunk ordinal differs from the next expected; details.expected_ordinal. */
 export class ImportOrderViolation extends SpokeError {
     static code = "IMPORT_ORDER_VIOLATION";
     static status = 409;
 }
-/** `409 IMPORT_STATE_CONFLICT`. */
+/** `409 IMPORT_STATE_CONFLICT`: Activate, discard or stage in the wrong import state; details.state. */
 export class ImportStateConflict extends SpokeError {
     static code = "IMPORT_STATE_CONFLICT";
     static status = 409;

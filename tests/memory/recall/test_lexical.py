@@ -10,7 +10,7 @@ from django.db import connection
 import memory.migrations
 from memory.engine import rank
 from memory.models import Record
-from memory.ops.recall import lexical_q
+from memory.selectors.recall import lexical_q
 from tests.conftest import requires_postgres
 from tests.memory.recall.conftest import ids
 

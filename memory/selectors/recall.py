@@ -1,0 +1,115 @@
+"""The reads recall engines rank from (memory.services.recall_engines): the eligible rows as
+engine documents, the newest head of an empty query, the PostgreSQL lexical narrowing of
+engine/1, the term-row candidates of engine/2 under a cognition filter, and the stored vectors of
+a subject. The engine/2 head in SQL is memory.selectors.lexical."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+
+from django.db import connection
+from django.db.models import BooleanField, Count, F, Max, QuerySet
+from django.db.models.expressions import RawSQL
+
+from memory.engine import rank
+from memory.models import Record, RecordEmbedding, RecordTerm, Subject
+from memory.selectors.selection import ReadFilter, matching
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def lexical_q(terms: list[str]) -> RawSQL:
+    """PostgreSQL: records whose text holds any of the terms, through the GIN index."""
+    table = connection.ops.quote_name(Record._meta.db_table)
+    # The tsquery is a bound parameter; only quoted identifiers are formatted in.
+    return RawSQL(  # noqa: S611
+        f"spoke_recall_lexemes({table}.{connection.ops.quote_name('text')}) @@ %s::tsquery",
+        [rank.tsquery_text(terms)],
+        output_field=BooleanField(),
+    )
+
+
+def ms(value: datetime) -> int:
+    return (value - EPOCH) // timedelta(milliseconds=1)
+
+
+def docs(qs: QuerySet, flt: ReadFilter, with_text: bool) -> dict[int, rank.Doc]:
+    """The eligible rows as engine documents, keyed by pk. With a cognition filter the content is
+    read too, and the engine's matcher decides."""
+    if flt.cognition is None and with_text:
+        rows = qs.values_list("pk", "record_id", "created_at", "text")
+        return {pk: rank.Doc(rid, ms(at), text) for pk, rid, at, text in rows}
+    if flt.cognition is None:
+        rows = qs.values_list("pk", "record_id", "created_at")
+        return {pk: rank.Doc(rid, ms(at), "") for pk, rid, at in rows}
+    records = matching(qs.only("record_id", "created_at", "text", "content"), flt)
+    return {
+        r.pk: rank.Doc(r.record_id, ms(r.created_at), r.text if with_text else "") for r in records
+    }
+
+
+def newest_head(qs: QuerySet, flt: ReadFilter, max_records: int) -> tuple[dict[int, rank.Doc], int]:
+    """Empty query without a cognition filter: the count and just enough of the newest rows
+    (every row tied with the last one of the head, so the tie-break by record_id is the
+    engine's, not the database collation's)."""
+    total = qs.count()
+    boundary = list(
+        qs.order_by("-created_at").values_list("created_at", flat=True)[
+            max_records - 1 : max_records
+        ]
+    )
+    head = qs.filter(created_at__gte=boundary[0]) if boundary else qs
+    return docs(head, flt, with_text=False), total
+
+
+def term_holders(subject: Subject, terms: list[str]) -> QuerySet:
+    """The pks of the subject's records holding any of the terms (a subquery)."""
+    return RecordTerm.objects.filter(subject=subject, term__in=terms).values("record_id")
+
+
+def holding_any(pks: Iterable[int], terms: list[str]) -> set[int]:
+    """Which of the records `pks` hold any of the terms."""
+    pks = list(pks)
+    if not pks:
+        return set()
+    return set(
+        RecordTerm.objects.filter(record_id__in=pks, term__in=terms).values_list(
+            "record_id", flat=True
+        )
+    )
+
+
+def eligible_pks(eligible: QuerySet, flt: ReadFilter, ids: list[str]) -> list[tuple[str, int]]:
+    """(record_id, pk) of the records among `ids` that are in `eligible` (authorization ∩
+    filters, the cognition filter decided here)."""
+    qs = eligible.filter(record_id__in=ids)
+    if flt.cognition is None:
+        return list(qs.values_list("record_id", "pk"))
+    return [(r.record_id, r.pk) for r in matching(qs.only("record_id", "content"), flt)]
+
+
+def vector_marker(subject: Subject) -> tuple[int, int]:
+    """The count and newest id of the subject's stored vectors, of every model (one index-only
+    range of record_embedding_subject, no join)."""
+    stored = RecordEmbedding.objects.filter(subject=subject).aggregate(
+        n=Count("pk"), newest=Max("pk")
+    )
+    return stored["n"], stored["newest"] or 0
+
+
+def current_vectors(subject: Subject, model_id: str) -> Iterable[tuple[str, bytes]]:
+    """(record_id, vector bytes) of the subject's live records at their current revision, for a
+    model, by record_id."""
+    rows = (
+        RecordEmbedding.objects.filter(
+            subject=subject,
+            model_id=model_id,
+            record__deleted_at__isnull=True,
+            revision=F("record__revision"),
+        )
+        .order_by("record__record_id")
+        .values_list("record__record_id", "vector")
+    )
+    for record_id, blob in rows.iterator(chunk_size=2000):
+        yield record_id, bytes(blob)

@@ -1,0 +1,49 @@
+"""engine/2 (docs/recall.md): BM25 over stemmed, stop-word-free tokens, the head of the ranking
+computed in SQL from the stored term rows (memory.selectors.lexical). With a cognition filter
+(which only Python can decide exactly) the candidates are read and ranked by the policy function
+itself."""
+
+from __future__ import annotations
+
+from memory.engine import lexical, lexicon, rank
+from memory.selectors import lexical as lexical_store
+from memory.selectors import recall as reads
+from memory.services import term_store
+from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
+from memory.services.recall_engines.registry import register
+
+
+def lexical_head(q: RecallQuery, depth: int) -> Ranking:
+    """The engine/2 ranking of the eligible records, exact for at least its first `depth`
+    records (all of them with a cognition filter); an empty query is newest first."""
+    terms = lexicon.query_terms(q.text)
+    if not terms:
+        # An empty (or stop-words-only) query: newest first, as engine/1.
+        if q.flt.cognition is None:
+            docs, total = reads.newest_head(q.eligible, q.flt, q.max_records)
+        else:
+            docs = reads.docs(q.eligible, q.flt, with_text=False)
+            total = len(docs)
+        ranked = rank.rank(list(docs.values()), "")
+        return Ranking(ranked, {d.record_id: pk for pk, d in docs.items()}, total)
+    if q.flt.cognition is None:
+        top = lexical_store.head(q.subject.pk, terms, None if q.whole else q.eligible, depth)
+        return Ranking(top.ranked, dict(top.pks), top.total)
+    held = reads.term_holders(q.subject, terms)
+    docs = reads.docs(q.eligible.filter(pk__in=held), q.flt, with_text=True)
+    ranked = lexical.rank(list(docs.values()), q.text)
+    return Ranking(ranked, {d.record_id: pk for pk, d in docs.items()}, len(ranked))
+
+
+def engine2_ranking(q: RecallQuery) -> Ranking:
+    return lexical_head(q, q.max_records)
+
+
+ENGINE = register(
+    Engine(
+        version="engine/2",
+        rank=engine2_ranking,
+        summary="BM25 over stemmed tokens without stop words, scored in SQL from term rows",
+        copies=(term_store.TERMS,),
+    )
+)

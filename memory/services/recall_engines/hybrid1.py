@@ -1,0 +1,35 @@
+"""hybrid/1 (docs/recall-quality.md): engine/1's ranking fused by reciprocal rank fusion with the
+cosine ranking of the configured embedding model's vectors (memory.engine.hybrid)."""
+
+from __future__ import annotations
+
+from memory.engine import rank
+from memory.services import hybrid_store, term_store
+from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
+from memory.services.recall_engines.engine1 import lexical_ranking
+from memory.services.recall_engines.registry import register
+
+
+def hybrid1_ranking(q: RecallQuery) -> Ranking:
+    lexical = lexical_ranking(q)
+    if not rank.query_terms(q.text):
+        return lexical  # an empty query: newest first, nothing to embed
+    fused, added = hybrid_store.fused_ranking(
+        q.subject, q.text, [(r.record_id, r.score) for r in lexical.ranked], q.eligible, q.flt
+    )
+    ranked = [rank.Ranked(record_id, score) for record_id, score in fused]
+    lexical.pks.update(added)
+    return Ranking(ranked, lexical.pks, len(ranked))  # with terms, every match was ranked
+
+
+ENGINE = register(
+    Engine(
+        version="hybrid/1",
+        rank=hybrid1_ranking,
+        summary="engine/1 fused with a cosine ranking over sentence embeddings (RRF k = 10)",
+        copies=(term_store.TERMS, hybrid_store.VECTORS),
+        needs=hybrid_store.needs,
+        describe=hybrid_store.describe,
+        embedder=True,
+    )
+)

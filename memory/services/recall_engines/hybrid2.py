@@ -1,0 +1,46 @@
+"""hybrid/2 (docs/recall-quality.md): the head of the engine/2 ranking (its first
+`LEXICAL_TOP_N`) fused by RRF (k = 2) with the cosine ranking of the configured embedding
+model's vectors (memory.engine.hybrid2)."""
+
+from __future__ import annotations
+
+from memory.engine import hybrid2, lexicon, rank
+from memory.services import hybrid_store, term_store
+from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
+from memory.services.recall_engines.engine2 import lexical_head
+from memory.services.recall_engines.registry import register
+
+
+def hybrid2_ranking(q: RecallQuery) -> Ranking:
+    terms = lexicon.query_terms(q.text)
+    if not terms:
+        return lexical_head(q, q.max_records)
+    depth = max(q.max_records, hybrid2.LEXICAL_TOP_N)
+    head = lexical_head(q, depth)
+    fused, added, extra = hybrid_store.fused_ranking_2(
+        q.subject,
+        q.text,
+        [(r.record_id, r.score) for r in head.ranked[:depth]],
+        terms,
+        q.eligible,
+        q.flt,
+    )
+    head.pks.update(added)
+    return Ranking(
+        [rank.Ranked(record_id, score) for record_id, score in fused],
+        head.pks,
+        head.total + extra,
+    )
+
+
+ENGINE = register(
+    Engine(
+        version="hybrid/2",
+        rank=hybrid2_ranking,
+        summary="engine/2's head fused with a cosine ranking over sentence embeddings (RRF k = 2)",
+        copies=(term_store.TERMS, hybrid_store.VECTORS),
+        needs=hybrid_store.needs,
+        describe=hybrid_store.describe,
+        embedder=True,
+    )
+)

@@ -1,0 +1,201 @@
+"""Every hand-written SQL statement of the provider, in one place (beside `memory/rows.py`, which
+renders a model's columns once and builds instances from result rows).
+
+Each exists because the ORM could not say it in one round trip (the revision bumps with their
+re-check, the commit tail) or because its compilation cost on every request was measurable (the
+per-request look-ups of a fixed shape; rows.py says how much). Each is rendered once per process
+from the models' metadata (table and column names, never a value: values are always bound), and
+each has a test that proves it answers what the ORM query it stands for answers
+(tests/memory/test_statements.py). Policy modules (access.py) say what to ask; this module says
+how it is asked."""
+
+from __future__ import annotations
+
+from functools import cache, partial
+
+from django.db import connection, models
+
+from memory import rows
+from memory.models import ApiToken, Grant, IdempotencyKey, Principal, Receipt, Space, Subject
+
+# A liveness probe of the database (readiness).
+PING = "SELECT 1"
+# One snapshot for the rest of a transaction (PostgreSQL: the export job reads the space once).
+REPEATABLE_READ = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"
+
+
+@cache
+def coverage(share: bool = False, with_subject: bool = False, once: bool = False) -> str:
+    """A principal's effective grants in a space (`access.effective_q`: active, no revoked
+    ancestor, unexpired at the bound time), in issue order, joined with the space (and one
+    subject of it). Parameters: [space_id, principal_id, ACTIVE, False, at] (with `once` those
+    five twice, first for the sub-select; with `with_subject` the subject id before the last
+    five). `once`: only the first grant's row carries the space and subject columns (NULL on the
+    others), so a principal with many grants in the space does not pay for decoding the same
+    space and subject once per grant (the first grant is chosen by a sub-select with the same
+    conditions, evaluated once per statement). `share`: FOR SHARE OF the grant rows."""
+    g, s = rows.columns(Grant, "g"), rows.columns(Space, "s")
+    col = partial(rows.quoted, Grant)
+    space_pk = f"s.{rows.quoted(Space, 'space_id')}"
+    effective = (
+        " WHERE {a}.{space} = %s AND {a}.{grantee} = %s AND {a}.{state} = %s"
+        " AND {a}.{revoked} = %s AND ({a}.{expires} IS NULL OR {a}.{expires} > %s)"
+        " ORDER BY {a}.{created}, {a}.{pk}"
+    )
+    names = {
+        "space": col("space"),
+        "grantee": col("grantee"),
+        "state": col("state"),
+        "revoked": col("ancestor_revoked"),
+        "expires": col("expires_at"),
+        "created": col("created_at"),
+        "pk": col("grant_id"),
+    }
+    on = f"{space_pk} = g.{col('space')}"
+    if once:
+        first = f"SELECT f.{col('grant_id')} FROM {g.table} f"  # noqa: S608 - names from model metadata; values are bound
+        on += f" AND g.{col('grant_id')} = ({first}{effective.format(a='f', **names)} LIMIT 1)"
+    select, join = f"SELECT {g.sql}, {s.sql}", f" {'LEFT ' if once else ''}JOIN {s.table} s ON {on}"
+    if with_subject:
+        sub = rows.columns(Subject, "sub")
+        select += f", {sub.sql}"
+        join += (
+            f" LEFT JOIN {sub.table} sub ON sub.{rows.quoted(Subject, 'space')} = {space_pk}"
+            f" AND sub.{rows.quoted(Subject, 'subject_id')} = %s"
+        )
+    return (
+        f"{select} FROM {g.table} g{join}"  # noqa: S608 - names from model metadata; values are bound
+        + effective.format(a="g", **names)
+        + (" FOR SHARE OF g" if share else "")
+    )
+
+
+def _joined(base: rows.Columns, other: rows.Columns, on: tuple[str, str], select: str) -> str:
+    """SELECT `select` FROM base JOIN other ON other.<on[0]> = base.<on[1]> (aliases as named)."""
+    key, fk = rows.quoted(other.model, on[0]), rows.quoted(base.model, on[1])
+    return (
+        f"SELECT {select} FROM {base.table} {base.alias}"  # noqa: S608 - names from model metadata; values are bound
+        f" JOIN {other.table} {other.alias} ON {other.alias}.{key} = {base.alias}.{fk}"
+    )
+
+
+def _where(cols: rows.Columns, *names: str) -> str:
+    """WHERE alias.name = %s AND … (each value bound)."""
+    return " WHERE " + " AND ".join(
+        f"{cols.alias}.{rows.quoted(cols.model, n)} = %s" for n in names
+    )
+
+
+@cache
+def placed(model: type[models.Model], id_field: str, lock: bool) -> str:
+    """An object of a space by its wire id, with its subject. Parameters: [space_id, id].
+    `lock`: FOR UPDATE of the object's row alone (PostgreSQL; SQLite's writer lock is the whole
+    database)."""
+    o, sub = rows.columns(model, "o"), rows.columns(Subject, "sub")
+    sql = _joined(o, sub, ("id", "subject"), f"{o.sql}, {sub.sql}") + _where(o, "space", id_field)
+    if lock and connection.features.has_select_for_update:
+        sql += " FOR UPDATE OF o" if connection.features.has_select_for_update_of else " FOR UPDATE"
+    return sql
+
+
+@cache
+def token_principal() -> str:
+    """The principal of an unrevoked API token, with the token's hash last. Parameters:
+    [token_hash]."""
+    p, t = rows.columns(Principal, "p"), rows.columns(ApiToken, "t")
+    token_hash = f"t.{rows.quoted(ApiToken, 'token_hash')}"
+    return (
+        _joined(t, p, ("principal_id", "principal"), f"{p.sql}, {token_hash}")
+        + _where(t, "token_hash")
+        + f" AND t.{rows.quoted(ApiToken, 'revoked_at')} IS NULL"
+    )
+
+
+@cache
+def idempotency_key() -> str:
+    """An idempotency key row with its receipt. Parameters: [space_key, principal_id, op, key]."""
+    k, r = rows.columns(IdempotencyKey, "k"), rows.columns(Receipt, "r")
+    return _joined(k, r, ("receipt_id", "receipt"), f"{k.sql}, {r.sql}") + _where(
+        k, "space_key", "principal", "op", "key"
+    )
+
+
+@cache
+def revision_bumps() -> dict[str, str]:
+    """The two revision bumps of a mutation's commit: each takes its row lock, moves the revision
+    by one and re-checks the gate state in the same statement (RETURNING: PostgreSQL, SQLite ≥
+    3.35). "subject": [updated_at, pk] -> (revision, state, fenced_context_ids); "space":
+    [updated_at, pk, state the body saw] -> (revision,), no row when the state moved."""
+    q = connection.ops.quote_name
+    sub, space = Subject._meta, Space._meta
+    return {
+        "subject": (
+            f"UPDATE {q(sub.db_table)} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
+            f" {q('updated_at')} = %s WHERE {q(sub.pk.column)} = %s"
+            f" RETURNING {q('revision')}, {q('state')}, {q('fenced_context_ids')}"
+        ),
+        "space": (
+            f"UPDATE {q(space.db_table)} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
+            f" {q('updated_at')} = %s WHERE {q(space.pk.column)} = %s AND {q('state')} = %s"
+            f" RETURNING {q('revision')}"
+        ),
+    }
+
+
+def _insert_select(model, skip: str, source: str) -> str:
+    """INSERT INTO model (every column) SELECT %s::type, … with `skip`'s column from `source`."""
+    q = connection.ops.quote_name
+    columns, values = [], []
+    for f in model._meta.concrete_fields:
+        if f.primary_key and isinstance(f, models.AutoField):
+            continue
+        columns.append(q(f.column))
+        values.append(source if f.name == skip else f"%s::{f.cast_db_type(connection)}")
+    return (
+        f"INSERT INTO {q(model._meta.db_table)} ({', '.join(columns)}) SELECT {', '.join(values)}"
+    )
+
+
+def insert_values(obj: models.Model, skip: str) -> list:
+    """The bound values of `obj`'s row for `commit_tail` (every concrete column but `skip` and
+    an auto primary key), as the ORM would save them."""
+    return [
+        f.get_db_prep_save(getattr(obj, f.attname), connection)
+        for f in obj._meta.concrete_fields
+        if f.name != skip and not (f.primary_key and isinstance(f, models.AutoField))
+    ]
+
+
+@cache
+def commit_tail(with_key: bool) -> str:
+    """PostgreSQL: the space bump, the receipt insert (its space_revision taken from the bump)
+    and the idempotency key insert as one statement, so the space row lock is held for one round
+    trip and the COMMIT. Parameters: the space bump's, the receipt's `insert_values` (without
+    space_revision), the key's (without receipt). No row: the space state moved, nothing was
+    inserted."""
+    q = connection.ops.quote_name
+    sql = (
+        f"WITH sp AS ({revision_bumps()['space']}),"
+        f" r AS ({_insert_select(Receipt, 'space_revision', 'sp.revision')} FROM sp"
+        f" RETURNING {q('receipt_id')}, {q('space_revision')})"
+    )
+    if with_key:
+        receipt_id = f"r.{q('receipt_id')}"
+        sql += f", k AS ({_insert_select(IdempotencyKey, 'receipt', receipt_id)} FROM r)"
+    return sql + f" SELECT {q('space_revision')} FROM r"  # noqa: S608 - names from model metadata
+
+
+@cache
+def space_key_share() -> str:
+    """PostgreSQL: FOR KEY SHARE on a space row, which every mutation's commit tail locks FOR
+    UPDATE: waits for the mutations in flight and holds off new ones. Parameters: [space_id]."""
+    table = connection.ops.quote_name(Space._meta.db_table)
+    column = connection.ops.quote_name(Space._meta.pk.column)
+    return f"SELECT 1 FROM {table} WHERE {column} = %s FOR KEY SHARE"  # noqa: S608 - names from model metadata
+
+
+def execute(sql: str, params: list | None = None) -> tuple | None:
+    """Run one statement; its first row, if it returns any."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone() if cursor.description else None

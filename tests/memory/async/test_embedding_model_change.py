@@ -1,0 +1,111 @@
+"""Changing the embedding model (SPOKE_MEMORY_EMBED_MODEL, issue 27) on a real worker: reflections
+made under the old model become stale, recall ranks lexically for a record until its vector of
+the new model exists, and a worker started with the new model queues every live record, drains
+the backlog to completion and logs its progress."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memory.engine import embed
+from memory.models import PendingEmbedding, Record, RecordEmbedding
+from memory.services import hybrid_store
+from tests.conftest import embedding_writer
+from tests.memory.hybrid.conftest import needs_semantic
+from tests.memory.hybrid.test_embedder import configured, copy_of_the_bundled_model
+from tests.memory.hybrid.test_hybrid_recall import CORPUS, PARAPHRASE
+
+from .conftest import run_pending, wait_for
+
+pytestmark = [needs_semantic, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_model_change_stales_reflections_and_a_worker_reembeds_everything(
+    api, admin, settings, start_worker, tmp_path, client
+):
+    session = api.connect(admin)
+    assert (
+        api(admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"}).status == 200
+    )
+
+    def write(text: str) -> str:
+        answer = api(
+            admin,
+            "memory.records.create",
+            {
+                "space_id": "s1",
+                "subject_id": "u1",
+                "kind": "note",
+                "content": {"text": text},
+                "placement": {"scope": "context", "context_id": "c1"},
+            },
+            session,
+        )
+        assert answer.status == 200, answer.body
+        return answer.receipt["refs"][0]["id"]
+
+    def recall(text: str) -> list[str]:
+        answer = api(
+            admin,
+            "memory.recall",
+            {"space_id": "s1", "subject_id": "u1", "query": {"text": text}},
+            session,
+        )
+        assert answer.status == 200, answer.body
+        return [r["record"]["record_id"] for r in answer.body["recall"]["results"]]
+
+    def stale() -> bool:
+        listed = api(
+            admin, "memory.reflections.list", {"space_id": "s1", "subject_id": "u1"}, session
+        )
+        return listed.body["reflections"][0]["stale"]
+
+    with embedding_writer(settings, "hybrid/2"):
+        rid = {text: write(text) for text in CORPUS}
+        hybrid_store.drain()  # the old model's vectors, in-process
+        assert recall(PARAPHRASE)[0] == rid[CORPUS[0]]
+        generated = api(
+            admin, "memory.reflections.generate", {"space_id": "s1", "subject_id": "u1"}, session
+        )
+        assert run_pending(generated.receipt["receipt_id"]).status == "committed"
+        assert stale() is False
+        old_key = embed.identity().key
+
+        other = copy_of_the_bundled_model(tmp_path)
+        with configured(model=str(other)):
+            new_key = embed.identity().key
+            assert new_key != old_key
+            assert stale() is True  # pinned the old model
+            assert recall(PARAPHRASE) == []  # no vector of the new model yet: lexical
+            assert recall("quarterly tax return") == [rid[CORPUS[4]]]
+
+            worker = start_worker(
+                SPOKE_MEMORY_ENGINE="hybrid/2",
+                SPOKE_MEMORY_EMBED_MODEL=str(other),
+                CELERY_LOGLEVEL="INFO",
+            )
+            from memory.tasks import drain_derived
+
+            drain_derived.delay()
+            live = Record.objects.filter(deleted_at__isnull=True).count()
+            wait_for(
+                lambda: (
+                    RecordEmbedding.objects.filter(model_id=new_key).count() == live
+                    and not PendingEmbedding.objects.exists()
+                ),
+                timeout=300,
+                what="the worker to re-embed every live record",
+            )
+            assert json.loads(client.get("/readyz").content)["embedding_backlog"] == 0
+            assert recall(PARAPHRASE)[0] == rid[CORPUS[0]]
+            assert stale() is True  # still made with the old model
+            worker.stop()
+            assert worker.proc.stderr is not None
+            log = worker.proc.stderr.read().decode()
+            assert f"{len(CORPUS)} live records queued for a vector of it" in log
+            assert f"{len(CORPUS)} records embedded with {other.name}, 0 left" in log
+        # back on the old model: its vectors were kept, the reflection is fresh again
+        assert recall(PARAPHRASE)[0] == rid[CORPUS[0]]
+        assert stale() is False

@@ -1,0 +1,203 @@
+"""engine/1, hybrid/1, engine/2 and hybrid/2 answer byte for byte as they did before recall
+engines became plug-ins (issue 27): a fixed corpus (fixed ids, texts, times, placements,
+cognition), fixed requests, and the answers the code before the change gave, stored in
+`golden/answers.json` (written by running this file on that code with SPOKE_GOLDEN_WRITE=path).
+
+Run on both databases; the hybrid engines need the semantic extra (they skip without it)."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memory.models import Record, RecordRevision, Subject
+
+GOLDEN = Path(__file__).parent / "golden" / "answers.json"
+ENGINES = ("engine/1", "hybrid/1", "engine/2", "hybrid/2")
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+
+TEXTS = [
+    "I adopted a golden retriever puppy named Max last spring",
+    "We are planning a trip to Japan in April to see the cherry blossoms",
+    "My sister lives in Lisbon and works as a nurse",
+    "I started running every morning before work",
+    "The dog loves chasing tennis balls in the park",
+    "I am allergic to peanuts and shellfish",
+    "Our team ships the new release on Friday",
+    "I prefer green tea over coffee in the afternoon",
+    "My favourite book is a novel about a lighthouse keeper",
+    "We moved to a bigger apartment near the river",
+    "I learned to bake sourdough bread during the winter",
+    "The puppy chewed my running shoes again",
+    "Tokyo and Kyoto are the two cities we want to visit",
+    "Running a marathon is my goal for next year",
+    "I volunteer at the animal shelter on weekends",
+    "My brother plays the cello in an orchestra",
+    "Coffee keeps me awake, so I avoid it after noon",
+    "The release was delayed because of a database migration",
+    "I painted the kitchen a pale shade of blue",
+    "We adopted a second dog, a small terrier",
+    "Café au lait with croissants is my Sunday ritual",
+    "I am reading about the history of lighthouses",
+    "Straße und Brücke: my German lessons are going well",
+    "東京に行きたい",
+    "running runs runner ran",
+    "the the the of and",
+    "My nurse friend recommended stretching after running",
+    "Japan trip: book the ryokan in Kyoto",
+    "The shelter needs blankets and dog food",
+    "I play tennis with my brother on Tuesdays",
+]
+
+QUERIES = [
+    "",
+    "what is it?",
+    "dog",
+    "puppy",
+    "running",
+    "trip to Japan",
+    "Where does my sister live?",
+    "What do I drink in the afternoon?",
+    "pets and animals",
+    "release date",
+    "lighthouse",
+    "東京",
+    "strasse",
+    "music instrument family",
+]
+
+
+def build_corpus(space) -> Subject:
+    from memory.engine import embed
+    from memory.services import hybrid_store, term_store
+
+    at = T0
+    subject = Subject.objects.create(
+        space=space, subject_id="u1", revision=1, created_at=at, updated_at=at
+    )
+    records = []
+    for n, text in enumerate(TEXTS):
+        created = T0 + timedelta(hours=7 * n)
+        content: dict = {"text": text}
+        if n % 5 == 0:
+            content["cognition"] = [
+                {
+                    "view": "recorded_at",
+                    "type": "belief" if n % 10 == 0 else "preference",
+                    "proposition": text,
+                    "attribution": {"holder": "u1", "source": "self_report"},
+                    "basis": {"kind": "stated"},
+                    "confidence": 0.5 + n / 100,
+                    "times": {"recorded_at": created.isoformat().replace("+00:00", "Z")},
+                }
+            ]
+        context = "c1" if n % 3 else "c2"
+        record = Record.objects.create(
+            space=space,
+            subject=subject,
+            record_id=f"rec_golden{n:03d}",
+            kind="note" if n % 4 else "fact",
+            content=content,
+            text=text,
+            placement_scope="context",
+            placement_context_id=context,
+            prov_source="authored",
+            prov_author_principal_id="prn_golden",
+            prov_created_at=created,
+            revision=1,
+            created_at=created,
+            updated_at=created,
+        )
+        RecordRevision.objects.create(
+            record=record,
+            revision=1,
+            kind=record.kind,
+            content=content,
+            placement_scope="context",
+            placement_context_id=context,
+            created_at=created,
+        )
+        records.append(record)
+    term_store.write_terms(records)
+    if embed.available():
+        hybrid_store.embed_now(records)
+    return subject
+
+
+def requests() -> list[tuple[str, dict]]:
+    out = []
+    for q in QUERIES:
+        out.append((f"{q!r} k=5", {"query": {"text": q}, "budget": {"max_records": 5}}))
+        out.append((f"{q!r} k=20", {"query": {"text": q}, "budget": {"max_records": 20}}))
+    out.append(
+        (
+            "contexts c2",
+            {
+                "query": {"text": "running dog"},
+                "selection": {"mode": "contexts", "context_ids": ["c2"]},
+            },
+        )
+    )
+    out.append(("kinds fact", {"query": {"text": "the dog"}, "kinds": ["fact"]}))
+    out.append(
+        (
+            "cognition",
+            {
+                "query": {"text": "running dog tea"},
+                "cognition_filter": {
+                    "require": [{"dimension": "type", "op": "eq", "value": "preference"}]
+                },
+            },
+        )
+    )
+    out.append(("bytes", {"query": {"text": "dog"}, "budget": {"max_bytes": 200}}))
+    return out
+
+
+def answers(settings, api, admin, session) -> dict:
+    """Every engine's answers; `settings` is pytest-django's fixture (restored after the test)."""
+    from memory.engine import embed
+
+    out = {}
+    for engine in ENGINES:
+        if engine.startswith("hybrid") and not embed.available():
+            continue
+        settings.SPOKE_MEMORY_ENGINE = engine
+        for name, body in requests():
+            answer = api(
+                admin,
+                "memory.recall",
+                {"space_id": "s1", "subject_id": "u1", **body},
+                session=session,
+            )
+            assert answer.status == 200, answer.body
+            recall = answer.body["recall"]
+            out[f"{engine} {name}"] = {
+                "results": [
+                    [r["record"]["record_id"], r["score"], r["rank"]] for r in recall["results"]
+                ],
+                "total_eligible": recall["total_eligible"],
+                "truncation": recall["truncation"],
+                "engine_policy_version": recall["engine_policy_version"],
+            }
+    return out
+
+
+@pytest.mark.django_db
+def test_engine_1_to_hybrid_2_answers_are_unchanged(settings, api, admin, space):
+    build_corpus(space)
+    session = api.connect(admin)
+    got = answers(settings, api, admin, session)
+    target = os.environ.get("SPOKE_GOLDEN_WRITE")
+    if target:
+        Path(target).write_text(json.dumps(got, indent=1, sort_keys=True, ensure_ascii=False))
+        return
+    expected = json.loads(GOLDEN.read_text())
+    assert set(got) <= set(expected)
+    assert len(got) >= len(expected) // 2  # the lexical half at least
+    for key, answer in got.items():
+        assert answer == expected[key], key

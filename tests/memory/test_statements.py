@@ -1,0 +1,210 @@
+"""Every hand-written statement (memory/statements.py) answers what the ORM query it stands for
+answers: the same rows, the same instances field for field, the same effect."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.db.models import F
+
+from memory import rows, statements
+from memory.access import effective_q
+from memory.models import (
+    ApiToken,
+    Grant,
+    IdempotencyKey,
+    Receipt,
+    Record,
+    Space,
+    Subject,
+)
+from memory.models.principals import hash_token
+from memory.timeutil import now
+
+pytestmark = pytest.mark.django_db
+
+postgres = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="a PostgreSQL statement (SQLite takes another path)"
+)
+
+
+def values(obj) -> list:
+    return [getattr(obj, f.attname) for f in obj._meta.concrete_fields]
+
+
+@pytest.fixture
+def world(api, admin, grant_to):
+    """A subject with a record, a narrow grantee holding several grants, a keyed mutation."""
+    assert (
+        api(admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"}).status == 200
+    )
+    made = api(
+        admin,
+        "memory.records.create",
+        {
+            "space_id": "s1",
+            "subject_id": "u1",
+            "kind": "note",
+            "content": {"text": "a note"},
+            "placement": {"scope": "shared"},
+            "idempotency_key": "k-1",
+        },
+    )
+    assert made.status == 200, made.body
+    reader, _ = grant_to(capabilities=["records_read"], subject_ids=["u1"])
+    for caps in (["recall"], ["capture"], ["profile_read"]):
+        grant_to(reader, capabilities=caps)
+    return {"admin": admin, "reader": reader, "record_id": made.receipt["refs"][0]["id"]}
+
+
+@pytest.mark.parametrize("with_subject", [False, True])
+@pytest.mark.parametrize("once", [False, True])
+def test_coverage_is_the_orm_effective_grants_with_space_and_subject(world, with_subject, once):
+    principal, at = world["reader"].principal, now()
+    where = [
+        "s1",
+        principal.principal_id,
+        Grant.ACTIVE,
+        False,
+        connection.ops.adapt_datetimefield_value(at),
+    ]
+    params = [*(where if once else []), *(["u1"] if with_subject else []), *where]
+    found = rows.fetch(statements.coverage(False, with_subject, once), params)
+    orm = list(
+        Grant.objects.filter(effective_q(at), space_id="s1", grantee=principal).order_by(
+            "created_at", "grant_id"
+        )
+    )
+    g, s, sub = rows.columns(Grant, "g"), rows.columns(Space, "s"), rows.columns(Subject, "sub")
+    assert [values(g.build(row)) for row in found] == [values(x) for x in orm]
+    assert len(orm) == 4
+    carrying = [row for row in found if row[g.width + s.names.index("space_id")] is not None]
+    assert len(carrying) == (1 if once else len(orm))
+    assert values(s.build(carrying[0], g.width)) == values(Space.objects.get(space_id="s1"))
+    if with_subject:
+        built = sub.build(carrying[0], g.width + s.width)
+        assert values(built) == values(Subject.objects.get(space_id="s1", subject_id="u1"))
+
+
+def test_coverage_leaves_out_what_the_orm_leaves_out(world):
+    """Expired and ancestor-revoked grants: neither answers, as effective_q says."""
+    principal, at = world["reader"].principal, now()
+    mine = Grant.objects.filter(grantee=principal).order_by("created_at")
+    mine.filter(pk=mine[0].pk).update(expires_at=at - timedelta(seconds=1))
+    mine.filter(pk=mine[1].pk).update(ancestor_revoked=True)
+    where = ["s1", principal.principal_id, Grant.ACTIVE, False]
+    params = [*where, connection.ops.adapt_datetimefield_value(at)]
+    found = rows.fetch(statements.coverage(), params)
+    orm = Grant.objects.filter(effective_q(at), space_id="s1", grantee=principal)
+    assert sorted(row[rows.columns(Grant, "g").names.index("grant_id")] for row in found) == sorted(
+        orm.values_list("grant_id", flat=True)
+    )
+    assert len(found) == 2
+
+
+@pytest.mark.parametrize("lock", [False, True])
+def test_placed_is_the_orm_object_with_its_subject(world, lock):
+    o, sub = rows.columns(Record, "o"), rows.columns(Subject, "sub")
+    found = rows.fetch(statements.placed(Record, "record_id", lock), ["s1", world["record_id"]])
+    orm = Record.objects.select_related("subject").get(space_id="s1", record_id=world["record_id"])
+    assert values(o.build(found[0])) == values(orm)
+    assert values(sub.build(found[0], o.width)) == values(orm.subject)
+    assert (
+        rows.fetch(statements.placed(Record, "record_id", lock), ["s2", world["record_id"]]) == []
+    )
+
+
+def test_token_principal_is_the_orm_principal_of_an_unrevoked_token(world):
+    admin = world["admin"]
+    wanted = hash_token(admin.token)
+    found = rows.fetch(statements.token_principal(), [wanted])
+    orm = ApiToken.objects.select_related("principal").get(token_hash=wanted, revoked_at=None)
+    assert values(rows.columns(type(orm.principal), "p").build(found[0])) == values(orm.principal)
+    assert found[0][-1] == wanted
+    ApiToken.objects.filter(token_hash=wanted).update(revoked_at=now())
+    assert rows.fetch(statements.token_principal(), [wanted]) == []
+    assert not ApiToken.objects.filter(token_hash=wanted, revoked_at=None).exists()
+
+
+def test_idempotency_key_is_the_orm_key_with_its_receipt(world):
+    admin = world["admin"].principal
+    params = ["s1", admin.principal_id, "memory.records.create", "k-1"]
+    found = rows.fetch(statements.idempotency_key(), params)
+    orm = IdempotencyKey.objects.select_related("receipt").get(
+        space_key="s1", principal=admin, op="memory.records.create", key="k-1"
+    )
+    k, r = rows.columns(IdempotencyKey, "k"), rows.columns(Receipt, "r")
+    assert values(k.build(found[0])) == values(orm)
+    assert values(r.build(found[0], k.width)) == values(orm.receipt)
+    assert rows.fetch(statements.idempotency_key(), [*params[:3], "k-2"]) == []
+
+
+def test_revision_bumps_do_what_the_orm_update_does(world):
+    bumps, at = statements.revision_bumps(), now()
+    db_at = connection.ops.adapt_datetimefield_value(at)
+    subject = Subject.objects.get(space_id="s1", subject_id="u1")
+    row = statements.execute(bumps["subject"], [db_at, subject.pk])
+    assert row is not None
+    Subject.objects.filter(pk=subject.pk).update(revision=F("revision") + 1, updated_at=at)
+    after = Subject.objects.get(pk=subject.pk)
+    assert after.revision == subject.revision + 2 and row[0] == subject.revision + 1
+    fenced = row[2] if isinstance(row[2], list) else json.loads(row[2])  # SQLite: JSON text
+    assert (row[1], fenced) == (after.state, after.fenced_context_ids)
+    space = Space.objects.get(space_id="s1")
+    row = statements.execute(bumps["space"], [db_at, space.pk, space.state])
+    assert row == (space.revision + 1,)
+    moved = statements.execute(bumps["space"], [db_at, space.pk, Space.FROZEN])
+    orm_moved = Space.objects.filter(pk=space.pk, state=Space.FROZEN).update(revision=0)
+    assert moved is None and orm_moved == 0
+    assert Space.objects.get(pk=space.pk).revision == space.revision + 1
+
+
+@postgres
+def test_commit_tail_inserts_what_the_orm_would_save(world):
+    space = Space.objects.get(space_id="s1")
+    admin, at = world["admin"].principal, now()
+    receipt = Receipt(
+        space_id="s1",
+        principal=admin,
+        op="memory.spaces.unfreeze",
+        status=Receipt.COMMITTED,
+        payload_digest="d" * 64,
+        idempotency_key="k-tail",
+        refs=[{"type": "space", "id": "s1", "revision": space.revision + 1}],
+        created_at=at,
+        completed_at=at,
+    )
+    key = IdempotencyKey(
+        space_key="s1",
+        principal=admin,
+        op="memory.spaces.unfreeze",
+        key="k-tail",
+        payload_digest="d" * 64,
+        receipt=receipt,
+        created_at=at,
+    )
+    params = [connection.ops.adapt_datetimefield_value(at), space.pk, space.state]
+    params += statements.insert_values(receipt, skip="space_revision")
+    params += statements.insert_values(key, skip="receipt")
+    (revision,) = statements.execute(statements.commit_tail(True), params)
+    assert revision == space.revision + 1 == Space.objects.get(pk=space.pk).revision
+    saved = Receipt.objects.get(receipt_id=receipt.receipt_id)
+    receipt.space_revision = revision
+    assert values(saved) == values(receipt)
+    stored = IdempotencyKey.objects.get(key="k-tail")
+    assert values(stored)[1:] == values(key)[1:]  # all but the auto primary key
+
+
+@postgres
+def test_space_key_share_finds_the_row_the_orm_finds(world):
+    assert statements.execute(statements.space_key_share(), ["s1"]) == (1,)
+    assert Space.objects.filter(pk="s1").exists()
+    assert statements.execute(statements.space_key_share(), ["nope"]) is None
+    assert not Space.objects.filter(pk="nope").exists()
+
+
+def test_ping_answers():
+    assert statements.execute(statements.PING) == (1,)
