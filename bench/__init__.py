@@ -315,3 +315,12 @@ def wsgi_app():
     handler = WSGIHandler()
     warm()  # as the product's wsgi module does
     return handler
+
+
+def mcp_wsgi_app():
+    """gunicorn factory (`bench:mcp_wsgi_app()`): `wsgi_app()` with /mcp/ mounted as the
+    product's wsgi module mounts it (memory/mcp/http.py `with_mcp`)."""
+    app = wsgi_app()
+    from memory.mcp.http import with_mcp
+
+    return with_mcp(app)

@@ -25,6 +25,9 @@ SECONDS = float(os.environ.get("BENCH_MIXED_SECONDS", "120"))
 SPACES = int(os.environ.get("BENCH_MIXED_SPACES", "4"))
 WORKERS = int(os.environ.get("BENCH_WORKERS", "2"))
 THREADS = int(os.environ.get("BENCH_THREADS", "4"))
+# The served app: the REST API alone (`bench:wsgi_app()`) or with MCP mounted beside it
+# (`bench:mcp_wsgi_app()`, as the product serves since issue 28).
+APP = os.environ.get("BENCH_APP", "bench:mcp_wsgi_app()")
 
 
 class Ledger:
@@ -274,7 +277,7 @@ def main() -> dict:
     connection.close()
     ledger = Ledger()
     served = set(HANDLERS)
-    with gunicorn(workers=WORKERS, threads=THREADS) as url:
+    with gunicorn(workers=WORKERS, threads=THREADS, app=APP) as url:
         stats = closed_loop("mixed", CLIENTS, SECONDS, make_workers(url, seeds, ledger, served))
     result = audit(ledger)
     result["committed_but_unacknowledged"] -= len(baseline)
@@ -300,6 +303,7 @@ def main() -> dict:
         "spaces": SPACES,
         "workers": WORKERS,
         "threads": THREADS,
+        "app": APP,
         "total": row,
         "per_op": per_op,
         "audit": result,

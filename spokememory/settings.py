@@ -106,6 +106,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "spokememory.body_limits.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -264,9 +265,12 @@ _trusted = os.environ.get("SPOKE_MEMORY_TRUSTED_PROXY_HEADER", "").strip()
 SPOKE_MEMORY_TRUSTED_PROXY_HEADER = "HTTP_" + _trusted.upper().replace("-", "_") if _trusted else ""
 SPOKE_MEMORY_TRUSTED_PROXY_COUNT = max(1, env_int("SPOKE_MEMORY_TRUSTED_PROXY_COUNT", 1))
 
-# The request body limit is enforced by the dispatch gate (413 payload_too_large), which reads
-# the body itself; Django's own limit sits above it so it never pre-empts the wire error.
-DATA_UPLOAD_MAX_MEMORY_SIZE = None
+# Request bodies are bounded per route before anything reads them (spokememory/body_limits.py):
+# the wire by limits.max_request_bytes, the console's import upload by its own limit, every other
+# form (console, login, admin) by SPOKE_MEMORY_MAX_FORM_BYTES. Django's own limit on form data
+# is the larger of the form and wire bounds, so it never pre-empts the wire's 413 envelope.
+SPOKE_MEMORY_MAX_FORM_BYTES = env_int("SPOKE_MEMORY_MAX_FORM_BYTES", 1_048_576)
+SPOKE_MEMORY_MAX_IMPORT_UPLOAD_BYTES = env_int("SPOKE_MEMORY_MAX_IMPORT_UPLOAD_BYTES", 67_108_864)
 
 REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
@@ -299,7 +303,16 @@ SPOKE_MEMORY_LIMITS = {
     "reflection_min_records": env_int("SPOKE_MEMORY_REFLECTION_MIN_RECORDS", 3),
     "idempotency_retention_s": env_int("SPOKE_MEMORY_IDEMPOTENCY_RETENTION_S", 86_400),
     "session_ttl_s": env_int("SPOKE_MEMORY_SESSION_TTL_S", 3_600),
+    # Bounds on input before it costs anything (issue 26; docs/decisions.md "Input bounds"):
+    # how deep a content object or extensions map may nest, how many items a request's id and
+    # kind lists may hold, how many grants one principal may hold in one space.
+    "max_json_depth": env_int("SPOKE_MEMORY_MAX_JSON_DEPTH", 32),
+    "max_list_items": env_int("SPOKE_MEMORY_MAX_LIST_ITEMS", 256),
+    "max_grants_per_principal": env_int("SPOKE_MEMORY_MAX_GRANTS_PER_PRINCIPAL", 64),
 }
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(
+    SPOKE_MEMORY_MAX_FORM_BYTES, SPOKE_MEMORY_LIMITS["max_request_bytes"]
+)
 # An import left in `staging` with no chunk this long is discarded by the beat sweep
 # (memory.tasks.sweep_imports; docs/transfer.md). Not a wire limit.
 SPOKE_MEMORY_IMPORT_STAGING_TTL_S = env_int("SPOKE_MEMORY_IMPORT_STAGING_TTL_S", 86_400)

@@ -20,6 +20,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,6 +166,7 @@ def test_make_run_ends_with_the_block_then_the_servers_own_lines(served):
             "Password",
             "API token",
             "API docs",
+            "MCP URL",
         ]
         after = run.after()
         assert after and all(line.startswith(("[", "127.0.0.1 ")) for line in after), after
@@ -303,6 +305,82 @@ def test_a_tour_call_with_a_bad_token_fails_loudly(served):
     assert '"error"' in done.stdout
 
 
+# --- an agent over MCP, configured from the README --------------------------------------------
+
+
+def readme_mcp() -> tuple[dict, str]:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Agents over MCP", 1)[1].split("\n## ", 1)[0]
+    (config,) = re.findall(r"```json\n(.*?)```", section, re.S)
+    (python,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    return json.loads(config)["mcpServers"], python
+
+
+def mcp_agent(served: Served, entry: dict):
+    """The SDK's client, made from one README entry as a desktop agent would read it: the
+    URL and headers of the HTTP entry, or the stdio entry's command, args and env (this
+    folder in place of /path/to/spoke-memory; the test's var folder, which a user's
+    `make run` keeps in ./var, named in the environment)."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.streamable_http import streamable_http_client
+
+    token = served.runs[1].value("API token")
+    if "url" in entry:
+        headers = {k: v.replace("smk_…", token) for k, v in entry["headers"].items()}
+        url = entry["url"].replace(README_BASE, served.base)
+        http = httpx2.AsyncClient(headers=headers, timeout=60.0)
+        return Client(streamable_http_client(url, http_client=http))
+    env = {k: v.replace("smk_…", token) for k, v in entry["env"].items()}
+    env |= {"SPOKE_MEMORY_VAR_DIR": str(served.var), "PATH": os.environ["PATH"]}
+    return Client(
+        StdioServerParameters(
+            command=entry["command"].replace("/path/to/spoke-memory", str(ROOT)),
+            args=[a.replace("/path/to/spoke-memory", str(ROOT)) for a in entry["args"]],
+            env=env,
+        )
+    )
+
+
+def mcp_calls(served: Served, entry: dict, *calls: tuple[str, dict]) -> list:
+    import anyio
+
+    async def run() -> list:
+        async with mcp_agent(served, entry) as agent:
+            return [await agent.call_tool(name, args) for name, args in calls]
+
+    # its own thread: Playwright's sync API keeps an event loop running in the test's thread
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, run).result(timeout=300)
+
+
+def test_make_run_block_names_the_mcp_url(served):
+    assert served.runs[1].value("MCP URL") == f"{served.base}/mcp/demo"
+
+
+@pytest.mark.parametrize("entry", ["spoke-memory", "spoke-memory-stdio"])
+def test_an_agent_configured_from_the_readme_recalls_the_demo(served, entry):
+    servers, _ = readme_mcp()
+    question = {"subject_id": "user:ada", "query": "how does Ada like answers?"}
+    (found,) = mcp_calls(served, servers[entry], ("recall", question))
+    assert not found.is_error, found.structured_content
+    texts = [r["text"] for r in found.structured_content["results"]]
+    assert any("concise answers" in t for t in texts), texts
+
+
+def test_the_readme_mcp_python_example_works_when_pasted(served):
+    _, python = readme_mcp()
+    done = subprocess.run(
+        [sys.executable, "-c", for_this_server(python, served)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "concise answers" in done.stdout
+
+
 # --- in a browser --------------------------------------------------------------------------
 
 
@@ -363,3 +441,35 @@ def test_the_api_docs_show_the_fields_of_memory_recall(served, page_factory):
     body.get_by_text("budget", exact=True).first.wait_for()
     assert body.get_by_text("budget", exact=True).first.is_visible()
     assert page.outside == []
+
+
+@pytest.mark.browser
+def test_what_an_agent_remembers_waits_in_the_console_queue_until_promoted(served, page_factory):
+    """The issue's "done when": a memory the README's agent remembers appears in the console's
+    queue, and becomes recallable only once a person promotes it there."""
+    servers, _ = readme_mcp()
+    agent = servers["spoke-memory"]
+    text = "Ada is learning the cello."
+    question = {"subject_id": "user:ada", "query": "which instrument is Ada learning?"}
+    remembered, before = mcp_calls(
+        served, agent, ("remember", {"subject_id": "user:ada", "text": text}), ("recall", question)
+    )
+    cid = remembered.structured_content["candidate_id"]
+    assert "cello" not in json.dumps(before.structured_content)
+
+    page = page_factory()
+    page.goto(f"{served.base}/console/login/")
+    page.fill("input[name=username]", "moderator")
+    page.fill("input[name=password]", served.runs[1].value("Password"))
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{served.base}/console/")
+    page.goto(f"{served.base}/console/s/demo/queue/")
+    rows = page.locator("tr.candidate-row").all_inner_texts()
+    assert any(text in row for row in rows), rows
+    page.click(f"a[href$='/candidates/{cid}/']")
+    page.locator("#promote-form").wait_for()
+    page.click("#promote-button")
+    page.locator(".msg-success").wait_for()
+
+    (after,) = mcp_calls(served, agent, ("recall", question))
+    assert text in [r["text"] for r in after.structured_content["results"]]

@@ -14,7 +14,7 @@ from django.conf import settings
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
-from memory.admission import admit, check_storable
+from memory.admission import admit, check_storable, check_value_depth
 from memory.dispatch import auth
 from memory.dispatch.responses import error_response, internal_error, json_response, outage
 from memory.models import Principal
@@ -196,6 +196,9 @@ class OpView(WireView):
 def _validated(request, endpoint: str) -> dict:
     body = read_body(request._request)
     check_storable(body)
+    if isinstance(body.get("extensions"), dict):  # a session's extensions are stored
+        depth = settings.SPOKE_MEMORY_LIMITS["max_json_depth"]
+        check_value_depth(body["extensions"], "/extensions", depth)
     errors = schema_errors(catalog().validator(catalog().endpoints[endpoint]["request"]), body)
     if errors:
         raise BadRequest(

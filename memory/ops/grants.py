@@ -2,6 +2,8 @@
 
 from typing import cast
 
+from django.conf import settings
+
 from memory.access import (
     Coverage,
     access_grant,
@@ -10,6 +12,7 @@ from memory.access import (
     effective_q,
     gate_space_writable,
     grant_has,
+    grants_held,
 )
 from memory.context import OpContext
 from memory.models import Grant, Principal
@@ -77,6 +80,23 @@ def choose_parent(cov: Coverage, want: dict, parent_id: str | None) -> Grant:
     )
 
 
+def check_grant_room(space_id: str, grantee: Principal, at) -> None:
+    """limits.max_grants_per_principal: every effective grant is a term of the grantee's
+    coverage, read on every call it makes (issue 26: 2,000 self-issued grants slowed every
+    tenant). Revoked and expired grants do not count."""
+    limit = settings.SPOKE_MEMORY_LIMITS["max_grants_per_principal"]
+    held = grants_held(space_id, grantee, at)
+    if held >= limit:
+        raise invalid(
+            "too_many_grants",
+            "grantee_principal_id",
+            "The grantee already holds limits.max_grants_per_principal effective grants in "
+            "this space; revoke one first.",
+            limit=limit,
+            held=held,
+        )
+
+
 @op("memory.grants.grant")
 def grant(ctx: OpContext, req: t.GrantsGrantRequest, scope: MutationScope) -> Outcome:
     try:
@@ -92,12 +112,18 @@ def grant(ctx: OpContext, req: t.GrantsGrantRequest, scope: MutationScope) -> Ou
     }
     cov = scope.coverage(req["space_id"])
     parent = choose_parent(cov, want, req.get("parent_grant_id"))
-    grantee = Principal.objects.filter(principal_id=req["grantee_principal_id"]).first()
+    # The grantee's row lock orders concurrent grants to one principal, so the bound holds.
+    grantee = (
+        Principal.objects.select_for_update()
+        .filter(principal_id=req["grantee_principal_id"])
+        .first()
+    )
     if grantee is None:
         raise not_found("principal")
     gate_space_writable(cov.space)
     if expires_at is not None and expires_at <= ctx.at:
         raise invalid("expires_in_past", "expires_at", "expires_at must lie in the future.")
+    check_grant_room(cov.space_id, grantee, ctx.at)
     new = Grant.objects.create(
         space=cov.space,
         grantee=grantee,

@@ -28,6 +28,9 @@ LIMIT_NAMES = [
     "reflection_min_records",
     "idempotency_retention_s",
     "session_ttl_s",
+    "max_json_depth",
+    "max_list_items",
+    "max_grants_per_principal",
 ]
 
 

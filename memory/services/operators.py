@@ -8,10 +8,12 @@ Bad input raises `OperatorError` with a message for the operator and changes not
 
 import re
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F, QuerySet
 
+from memory.access import grants_held
 from memory.models import ApiToken, Grant, Principal, Space
 from memory.models.principals import hash_token
 from memory.timeutil import now
@@ -147,7 +149,16 @@ def issue_root_grant(space: Space, principal: Principal) -> Grant:
     """A space_admin grant with no parent. Its issuer is the grantee itself; `parent_grant_id:
     null` is what marks it as a root. Bumps the space revision like any grant."""
     at = now()
+    limit = settings.SPOKE_MEMORY_LIMITS["max_grants_per_principal"]
     with transaction.atomic():
+        # the principal's row lock orders this with memory.grants.grant to the same grantee
+        Principal.objects.select_for_update().filter(pk=principal.pk).first()
+        held = grants_held(space.space_id, principal, at)
+        if held >= limit:
+            raise OperatorError(
+                f"{principal.principal_id} already holds {held} effective grants in {space.space_id}"
+                f" (limits.max_grants_per_principal is {limit}); revoke one first."
+            )
         Space.objects.filter(pk=space.pk).update(revision=F("revision") + 1, updated_at=at)
         return Grant.objects.create(
             space=space,

@@ -23,25 +23,29 @@ _encode = json.JSONEncoder(
 
 
 def _plain(value: Any) -> bool:
-    """Is `value` JSON the C encoder serializes exactly as RFC 8785 does?"""
-    t = type(value)
-    if t is str or t is bool or value is None:
-        return True
-    if t is int:
-        return -_INT_MAX <= value <= _INT_MAX
-    if t is dict:
-        for key, item in value.items():
-            if type(key) is not str or not key.isascii():
+    """Is `value` JSON the C encoder serializes exactly as RFC 8785 does? Iterative: a value
+    stored before limits.max_json_depth existed may nest hundreds of levels (issue 26)."""
+    stack = [value]
+    while stack:
+        value = stack.pop()
+        t = type(value)
+        if t is str or t is bool or value is None:
+            continue
+        if t is int:
+            if not -_INT_MAX <= value <= _INT_MAX:
                 return False
-            t = type(item)
-            if t is str or t is bool or item is None:
-                continue
-            if not _plain(item):
-                return False
-        return True
-    if t is list:
-        return all(_plain(item) for item in value)
-    return False
+        elif t is dict:
+            for key, item in value.items():
+                if type(key) is not str or not key.isascii():
+                    return False
+                t = type(item)
+                if not (t is str or t is bool or item is None):
+                    stack.append(item)
+        elif t is list:
+            stack.extend(value)
+        else:
+            return False
+    return True
 
 
 def canonical(value: Any) -> bytes:

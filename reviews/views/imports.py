@@ -11,6 +11,7 @@ candidates, profile documents and reflections; the activation receipt is polled 
 import json
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
@@ -24,7 +25,6 @@ from reviews.views.space import space_wire
 
 STAGE = "memory.imports.stage"
 ACTIVATE = "memory.imports.activate"
-MAX_FILE = 64 * 1024 * 1024
 
 
 class StageForm(forms.Form):
@@ -33,8 +33,9 @@ class StageForm(forms.Form):
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
-        if upload.size > MAX_FILE:
-            raise forms.ValidationError(f"The file is over {MAX_FILE // (1024 * 1024)} MB.")
+        limit = settings.SPOKE_MEMORY_MAX_IMPORT_UPLOAD_BYTES  # the request's bound covers it
+        if upload.size > limit:
+            raise forms.ValidationError(f"The file is over {limit // (1024 * 1024)} MB.")
         lines = []
         for number, raw in enumerate(upload, start=1):
             if not raw.strip():

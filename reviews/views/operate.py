@@ -152,10 +152,14 @@ def root_grant(request, space_id: str):
     if principal is None or not management(request.user, principal).revoke:
         messages.error(request, NOT_YOURS)
         return redirect("reviews:operate", space_id)
-    grant = operators.issue_root_grant(space, principal)
-    messages.success(
-        request,
-        f"Root grant {grant.grant_id} made for {principal.display_name} "
-        f"({principal.principal_id}).",
-    )
+    try:
+        grant = operators.issue_root_grant(space, principal)
+    except OperatorError as err:  # the grantee holds limits.max_grants_per_principal
+        messages.error(request, str(err))
+    else:
+        messages.success(
+            request,
+            f"Root grant {grant.grant_id} made for {principal.display_name} "
+            f"({principal.principal_id}).",
+        )
     return redirect("reviews:operate", space_id)

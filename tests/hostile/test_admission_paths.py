@@ -27,6 +27,15 @@ def create(content: dict, **extra) -> dict:
     return {**CREATE, "content": content, **extra}
 
 
+def nested(levels: int) -> list:
+    value: list = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+DEEP, DEEPER = nested(32), nested(400)  # limits.max_json_depth, and far past its envelope
+
 # (case id, op, body, negotiated flags). The raw spellings that json.dumps cannot produce
 # (1e20, a trailing .0) are covered through the value Python parses them to.
 HOSTILE: list[tuple[str, str, dict, list[str]]] = [
@@ -48,6 +57,9 @@ HOSTILE: list[tuple[str, str, dict, list[str]]] = [
     ("capability-before-storability-order", "memory.reflections.list", {"space_id": "s1", "subject_id": "u\x00"}, CORE),
     ("calendar-invalid-time", "memory.grants.grant", {"space_id": "s1", "grantee_principal_id": "prn_x", "capabilities": ["recall"], "expires_at": "2030-02-30T00:00:00Z"}, ALL_FLAGS),
     ("oversized-content", "memory.records.create", None, ALL_FLAGS),
+    ("structured-past-max-json-depth", "memory.records.create", create({"text": "t", "structured": {"n": DEEP}}), ALL_FLAGS),
+    ("body-past-the-depth-envelope", "memory.records.get", {"space_id": "s1", "record_id": "r", "x": DEEPER}, ALL_FLAGS),
+    ("kinds-past-max-list-items", "memory.records.list", {"space_id": "s1", "kinds": ["fact"] * 257}, ALL_FLAGS),
 ]  # fmt: skip
 
 

@@ -63,13 +63,23 @@ def test_deeply_nested_json_is_malformed(api, wired, before, depth):
     assert census() == before
 
 
-def test_moderately_nested_extensions_round_trip(api, wired):
-    answer = api.raw(ENSURE, nested(200), token=wired.admin.token)
+def test_extensions_nested_to_max_json_depth_round_trip(api, wired, settings):
+    # the map, its namespace's object and the lists: max_json_depth levels in all
+    levels = settings.SPOKE_MEMORY_LIMITS["max_json_depth"] - 2
+    answer = api.raw(ENSURE, nested(levels), token=wired.admin.token)
     assert answer.status == 200, answer.body
     got = api(wired.admin, "memory.subjects.get", {"space_id": "s1", "subject_id": "u-new"}).body[
         "subject"
     ]
-    assert got["extensions"] == json.loads(nested(200))["extensions"]
+    assert got["extensions"] == json.loads(nested(levels))["extensions"]
+
+
+@pytest.mark.parametrize("depth", [31, 200, 900])
+def test_extensions_nested_past_max_json_depth_are_a_schema_error(api, wired, before, depth):
+    answer = api.raw(ENSURE, nested(depth), token=wired.admin.token)
+    assert (answer.status, answer.code) == (400, "invalid_input")
+    assert answer.error["details"]["reason"] == "schema"
+    assert census() == before
 
 
 @pytest.mark.parametrize(

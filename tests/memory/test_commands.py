@@ -233,6 +233,7 @@ def test_demo_welcome_is_a_short_block_for_a_person(tmp_path):
         made["console"]["password"],
         made["api"]["token"],
         "http://127.0.0.1:8000/v1/docs",
+        "http://127.0.0.1:8000/mcp/demo",
     ):
         assert expected in body
     assert len(lines) <= 10

@@ -789,6 +789,9 @@ class ProviderDescriptionLimits(TypedDict):
     reflection_min_records: int
     idempotency_retention_s: int
     session_ttl_s: int
+    max_json_depth: NotRequired[int]
+    max_list_items: NotRequired[int]
+    max_grants_per_principal: NotRequired[int]
 
 
 class ProviderDescription(TypedDict):

@@ -693,6 +693,9 @@ export interface ProviderDescriptionLimits {
   reflection_min_records: number;
   idempotency_retention_s: number;
   session_ttl_s: number;
+  max_json_depth?: number;
+  max_list_items?: number;
+  max_grants_per_principal?: number;
 }
 
 /** Identity of this provider. */

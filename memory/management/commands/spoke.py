@@ -11,6 +11,8 @@ from django.core.management.base import BaseCommand, CommandError
 from memory.services import operators
 from memory.services.operators import OperatorError
 
+TOKEN_VARIABLE = "SPOKE_MEMORY_TOKEN"
+
 
 class Command(BaseCommand):
     help = "Operate spoke-memory: spaces, principals, tokens, root grants, demo data."
@@ -34,6 +36,11 @@ class Command(BaseCommand):
         p = sub.add_parser("set-rate", help="a principal's own request rate, or 'default'")
         p.add_argument("principal_id")
         p.add_argument("rate", help="N/s, N/min, N/hour or N/day; 'default' for SPOKE_MEMORY_RATE")
+        p = sub.add_parser(
+            "mcp",
+            help="serve the MCP tools over stdio as the principal of $SPOKE_MEMORY_TOKEN",
+        )
+        p.add_argument("--space", required=True, metavar="SPACE_ID")
         p = sub.add_parser("demo")
         p.add_argument("--space-id", default="demo")
         p.add_argument(
@@ -53,6 +60,14 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         action = opts["action"].replace("-", "_")
+        if action == "mcp":  # stdout is the protocol's channel: nothing else is written there
+            from memory.mcp.stdio import serve_stdio
+
+            try:
+                serve_stdio(opts["space"], os.environ.get(TOKEN_VARIABLE))
+            except OperatorError as err:
+                raise CommandError(str(err)) from None
+            return
         try:
             payload = getattr(self, f"do_{action}")(opts)
         except OperatorError as err:
@@ -134,6 +149,7 @@ def welcome(demo: dict, base_url: str) -> str:
         ("Password", demo["console"]["password"]),
         ("API token", demo["api"]["token"]),
         ("API docs", f"{base}/v1/docs"),
+        ("MCP URL", f"{base}/mcp/{demo['space_id']}"),
     ]
     width = max(len(label) for label, _ in rows)
     lines = [f"  {label + ':':<{width + 1}}  {value}" for label, value in rows]

@@ -1,0 +1,235 @@
+"""Tenant isolation under hostile load (issue 26 items 6 and 8; docs/reliability.md "Hostile
+load and other tenants"). A victim tenant (its own space and principal) reads one record with
+memory.records.get in a closed loop, with BENCH_ISO_VICTIMS (1) clients, while:
+
+1. quiet: nothing else runs;
+2. invalid bodies: BENCH_ISO_ATTACKERS (4) clients of another tenant send invalid ~1 MB bodies
+   back to back (a 100,000-item `kinds` list, an import chunk whose last object is wrong, a
+   capture of 20,000 items), each answered 400 invalid_input (or 413);
+3. many grants: a principal of a third space with grants_issue issues itself BENCH_ISO_GRANTS
+   (2,000) grants, one subject each (refused past limits.max_grants_per_principal where that
+   bound exists), then BENCH_ISO_ATTACKERS clients run memory.records.list as it.
+
+Each phase runs BENCH_ISO_SECONDS (30). Printed and saved (var/bench/tenant_isolation.json): the
+victim's p50/p95/p99 per phase, and the attackers' own latency and answers. gunicorn as
+deployed (2 workers x 4 threads) on PostgreSQL.
+
+    flock /work/bench.lock .venv/bin/python -m bench tenant_isolation"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+
+from bench import Stats, closed_loop, gunicorn, save, seed, setup_django, table
+
+SECONDS = float(os.environ.get("BENCH_ISO_SECONDS", "30"))
+VICTIMS = int(os.environ.get("BENCH_ISO_VICTIMS", "1"))
+ATTACKERS = int(os.environ.get("BENCH_ISO_ATTACKERS", "4"))
+GRANTS = int(os.environ.get("BENCH_ISO_GRANTS", "2000"))
+WORKERS = int(os.environ.get("BENCH_WORKERS", "2"))
+THREADS = int(os.environ.get("BENCH_THREADS", "4"))
+
+
+def client(url: str, token: str) -> httpx.Client:
+    return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120)
+
+
+def post(c: httpx.Client, op: str, body: dict | bytes) -> httpx.Response:
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return c.post(f"/v1/ops/{op}", content=content, headers={"Content-Type": "application/json"})
+
+
+def invalid_bodies(space_id: str) -> list[tuple[str, bytes]]:
+    """Three shapes of an invalid body of about 1 MB (under max_request_bytes)."""
+    kinds = {"space_id": space_id, "kinds": ["fact"] * 100_000 + [1]}
+    record = {
+        "type": "record",
+        "data": {
+            "schema_version": 1,
+            "record_id": "rec_01",
+            "subject_id": "u1",
+            "kind": "fact",
+            "content": {"text": "x" * 20},
+            "placement": {"scope": "shared"},
+            "provenance": {
+                "source": "authored",
+                "author_principal_id": "prn_a",
+                "created_at": "2020-01-01T00:00:00.000Z",
+            },
+            "revision": 1,
+            "created_at": "2020-01-01T00:00:00.000Z",
+            "updated_at": "2020-01-01T00:00:00.000Z",
+            "extensions": {},
+        },
+    }
+    chunk = {
+        "space_id": space_id,
+        "import_id": "imp_x",
+        "chunk": {
+            "schema_version": 1,
+            "export_id": "exp_x",
+            "ordinal": 1,
+            "chunk_count": 2,
+            "objects": [record] * 2300 + [{"type": "record", "data": {}}],
+            "digest": "sha256:" + "0" * 64,
+            "extensions": {},
+        },
+    }
+    capture = {
+        "space_id": space_id,
+        "subject_id": "u1",
+        "capture_scope": {"placement": {"scope": "shared"}},
+        "items": [{"content": {"text": "x" * 10}}] * 20_000,
+    }
+    out = [
+        ("memory.records.list", kinds),
+        ("memory.imports.stage", chunk),
+        ("memory.capture", capture),
+    ]
+    return [(op, json.dumps(body).encode()) for op, body in out]
+
+
+def victim(url: str, token: str, space_id: str, record_id: str):
+    def make(_i: int):
+        c = client(url, token)
+
+        def work() -> str | None:
+            r = post(c, "memory.records.get", {"space_id": space_id, "record_id": record_id})
+            return None if r.status_code == 200 else f"http_{r.status_code}"
+
+        return work
+
+    return make
+
+
+def measured(name: str, url: str, victim_make, attacker_make=None) -> tuple[Stats, Stats | None]:
+    """The victim's closed loop for SECONDS, with the attackers' loop beside it."""
+    if attacker_make is None:
+        return closed_loop(name, VICTIMS, SECONDS, victim_make), None
+    with ThreadPoolExecutor(1) as pool:
+        attack = pool.submit(closed_loop, f"{name} (attackers)", ATTACKERS, SECONDS, attacker_make)
+        time.sleep(1.0)  # the attack is under way before the victim measures
+        got = closed_loop(name, VICTIMS, SECONDS - 2.0, victim_make)
+        return got, attack.result()
+
+
+def main() -> dict:
+    setup_django()
+    from memory.models import Principal
+    from memory.ops.base import call
+
+    tag = uuid.uuid4().hex[:8]
+    calm, noisy, greedy = seed(f"iso-v-{tag}", 2), seed(f"iso-a-{tag}", 2), seed(f"iso-g-{tag}", 2)
+    made = call(
+        Principal.objects.get(pk=calm.principal_id),
+        "memory.records.create",
+        {
+            "space_id": calm.space_id,
+            "subject_id": "u0",
+            "kind": "fact",
+            "content": {"text": "Ada prefers tea."},
+            "placement": {"scope": "shared"},
+        },
+    )
+    record_id = made["receipt"]["refs"][0]["id"]
+    # the greedy principal: grants_issue and records_read over the whole space, from an admin
+    hog = Principal.objects.create(display_name=f"bench-hog-{tag}")
+    hog_token = hog.issue_token("bench")
+    call(
+        Principal.objects.get(pk=greedy.principal_id),
+        "memory.grants.grant",
+        {
+            "space_id": greedy.space_id,
+            "grantee_principal_id": hog.principal_id,
+            "capabilities": ["grants_issue", "records_read"],
+            "shared_access": True,
+        },
+    )
+    rows, out = [], {}
+    with gunicorn(workers=WORKERS, threads=THREADS) as url:
+        victim_make = victim(url, calm.token, calm.space_id, record_id)
+        closed_loop("warm-up", VICTIMS, 3.0, victim_make)
+        quiet, _ = measured("quiet", url, victim_make)
+        rows.append({**quiet.row(), "phase": "quiet"})
+
+        bodies = invalid_bodies(noisy.space_id)
+
+        def attacker_invalid(i: int):
+            c = client(url, noisy.token)
+            n = [i]
+
+            def work() -> str | None:
+                op, body = bodies[n[0] % len(bodies)]
+                n[0] += 1
+                r = post(c, op, body)
+                return None if r.status_code in (400, 413) else f"http_{r.status_code}"
+
+            return work
+
+        loud, attack = measured("invalid bodies", url, victim_make, attacker_invalid)
+        rows.append({**loud.row(), "phase": "4 clients, invalid 1 MB bodies"})
+        out["invalid_attackers"] = attack.row() if attack else None
+
+        # many grants: the hog issues itself GRANTS grants, one subject each, 4 at a time
+        hog_client = client(url, hog_token)
+
+        def issue(i: int) -> int:
+            r = post(
+                hog_client,
+                "memory.grants.grant",
+                {
+                    "space_id": greedy.space_id,
+                    "grantee_principal_id": hog.principal_id,
+                    "capabilities": ["records_read"],
+                    "subject_ids": [f"s{i}"],
+                    "context_ids": ["c1"],
+                },
+            )
+            return r.status_code
+
+        started = time.monotonic()
+        with ThreadPoolExecutor(4) as pool:
+            codes = list(pool.map(issue, range(GRANTS)))
+        out["grants_issued"] = {
+            "asked": GRANTS,
+            "accepted": codes.count(200),
+            "refused_422": codes.count(422),
+            "seconds": round(time.monotonic() - started, 1),
+        }
+
+        def attacker_list(_i: int):
+            c = client(url, hog_token)
+
+            def work() -> str | None:
+                r = post(c, "memory.records.list", {"space_id": greedy.space_id})
+                return None if r.status_code == 200 else f"http_{r.status_code}"
+
+            return work
+
+        granted, attack = measured("many grants", url, victim_make, attacker_list)
+        held = out["grants_issued"]["accepted"] + 1
+        rows.append({**granted.row(), "phase": f"4 clients of a principal with {held} grants"})
+        out["grant_attackers"] = attack.row() if attack else None
+
+    out["victim"] = rows
+    columns = ["phase", "requests", "p50_ms", "p95_ms", "p99_ms", "error_rate"]
+    print(table(rows, columns))
+    for key in ("invalid_attackers", "grant_attackers"):
+        row = out.get(key)
+        if row:
+            print(
+                f"{key}: {row['requests']} requests, p50 {row['p50_ms']} ms, errors {row['errors']}"
+            )
+    print("grants:", out["grants_issued"])
+    save("tenant_isolation", out)
+    return out
+
+
+if __name__ == "__main__":
+    main()

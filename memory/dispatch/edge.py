@@ -1,0 +1,47 @@
+"""The edge's gates for a caller that is already authenticated but did not come through
+`OpView`'s HTTP parsing: the MCP server (memory/mcp/), over streamable HTTP or stdio. What the
+REST edge does between the bearer token and the handler, this does too, in the same order:
+the principal's request rate (the same throttle, the same counter), the request size
+(`limits.max_request_bytes` of the body REST would have received), then `memory.ops.base.call`
+(admission's gates 3-6 and the op's handler, so grants, coverage, fences, freeze, idempotency
+and receipts are the op's own). Nothing here is a second copy of a rule."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from django.conf import settings
+
+from memory.dispatch import auth
+from memory.dispatch.responses import json_bytes
+from memory.dispatch.views import PrincipalThrottle
+from memory.models import Principal
+from memory.ops.base import call
+from memory.wire.errors import WireError
+
+
+def throttle(principal: Principal) -> None:
+    """The principal's request rate, counted in the same window REST counts it in."""
+    limiter = PrincipalThrottle()
+    if not limiter.allow_request(None, SimpleNamespace(principal=principal)):
+        wait = limiter.wait()
+        err = WireError("rate_limited", "Too many requests: slow down and retry later.")
+        err.headers["Retry-After"] = str(max(1, int((wait or 1) + 0.999)))
+        raise err
+
+
+def too_large(body: dict) -> bool:
+    return len(json_bytes(body)) > settings.SPOKE_MEMORY_LIMITS["max_request_bytes"]
+
+
+def edge_call(principal: Principal, op: str, body: dict) -> dict:
+    """One op for an authenticated principal, negotiated as a REST call without a session is
+    (the core flag): rate, size, admission, handler. Raises the op's WireError."""
+    throttle(principal)
+    if too_large(body):
+        raise WireError(
+            "payload_too_large",
+            "The request body is larger than limits.max_request_bytes.",
+            limit=settings.SPOKE_MEMORY_LIMITS["max_request_bytes"],
+        )
+    return call(principal, op, body, auth.default_negotiated())

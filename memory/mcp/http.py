@@ -1,0 +1,154 @@
+"""Streamable HTTP at /mcp/<space_id>: an ASGI app built from the SDK's parts — its bearer
+authentication middleware (a missing or bad token is `401` with `WWW-Authenticate: Bearer`), its
+session manager in stateless JSON mode (each POST is answered on its own: any web worker serves
+any request, so several workers need no sticky sessions; clients of the initialize handshake and
+of the stateless 2026 protocol are both served by the SDK) and the low-level server of
+memory/mcp/server.py.
+
+`with_mcp()` mounts it under the WSGI server the REST API runs on (a2wsgi runs the ASGI app on an
+event loop thread of the worker process); spokememory/wsgi.py routes /mcp/ to it. Why WSGI and
+not an ASGI server: docs/decisions.md "MCP under the WSGI server"."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from django.conf import settings
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import (
+    AuthenticatedUser,
+    BearerAuthBackend,
+    RequireAuthMiddleware,
+)
+from mcp.server.auth.provider import AccessToken
+from mcp.server.context import ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from pydantic import ConfigDict
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from memory.dispatch import auth
+from memory.mcp.server import build_server, in_thread
+from memory.mcp.tools import Caller
+from memory.models import Principal
+from memory.wire.errors import WireError
+
+PREFIX = "/mcp/"
+PATH = PREFIX + "{space_id}"
+
+
+class PrincipalToken(AccessToken):
+    """The SDK's access token, carrying the principal the bearer token belongs to."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    principal: Any = None
+
+
+class PrincipalVerifier:
+    """The SDK's TokenVerifier over the REST API's tokens (memory/dispatch/auth.py): an
+    unrevoked token of an existing principal, looked up by hash."""
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        def lookup() -> Principal | None:
+            try:
+                return auth.principal_for_header(f"Bearer {token}")
+            except WireError:
+                return None
+
+        principal = await in_thread(lookup)
+        if principal is None:
+            return None
+        return PrincipalToken(
+            token=token, client_id=principal.principal_id, scopes=[], principal=principal
+        )
+
+
+def http_caller(ctx: ServerRequestContext[Any, Any]) -> Caller:
+    request = ctx.request
+    if request is None:
+        raise RuntimeError("an MCP request reached a tool without its HTTP request")
+    user = request.scope.get("user")
+    if not isinstance(user, AuthenticatedUser) or not isinstance(user.access_token, PrincipalToken):
+        raise RuntimeError("an MCP request reached a tool without an authenticated principal")
+    return Caller(principal=user.access_token.principal, space_id=request.path_params["space_id"])
+
+
+def max_body() -> int:
+    # Room above limits.max_request_bytes for the JSON-RPC envelope and JSON escapes, so an
+    # oversized argument is answered by the edge's own size gate as a tool error, as REST
+    # answers it; what is larger still is refused by the transport (413).
+    return 4 * settings.SPOKE_MEMORY_LIMITS["max_request_bytes"] + 65_536
+
+
+class McpApp:
+    """The ASGI app. The session manager's task group must run for as long as the app serves;
+    an ASGI server would run it in the lifespan, which a2wsgi does not send, so it is started
+    on the first request, on the loop that serves the requests."""
+
+    def __init__(self) -> None:
+        self.server = build_server(http_caller)
+        self.manager = StreamableHTTPSessionManager(
+            app=self.server, json_response=True, stateless=True, max_request_body_size=max_body()
+        )
+        endpoint = RequireAuthMiddleware(StreamableHTTPASGIApp(self.manager), required_scopes=[])
+        self.app = Starlette(
+            # POST only: stateless, the server has nothing to send on a standalone GET stream
+            # (which would hold a web thread until the client left) and no session to DELETE;
+            # clients take the 405 as the protocol allows.
+            routes=[Route(PATH, endpoint=endpoint, methods=["POST"])],
+            middleware=[
+                Middleware(
+                    AuthenticationMiddleware, backend=BearerAuthBackend(PrincipalVerifier())
+                ),
+                Middleware(AuthContextMiddleware),
+            ],
+        )
+        self._running: asyncio.Event | None = None
+        self._task: asyncio.Task | None = None
+
+    async def _ensure_running(self) -> None:
+        if self._running is None:
+            self._running = asyncio.Event()
+            self._task = asyncio.get_running_loop().create_task(self._run(self._running))
+        await self._running.wait()
+
+    async def _run(self, running: asyncio.Event) -> None:
+        async with self.manager.run():
+            running.set()
+            await anyio.sleep_forever()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            await self._ensure_running()
+        await self.app(scope, receive, send)
+
+
+def with_mcp(django_app: Callable) -> Callable:
+    """The web process's WSGI callable: /mcp/ to the MCP app (a2wsgi runs it on an event loop
+    thread, made on the first MCP request of a worker process, after gunicorn's fork), all
+    else to Django untouched (one prefix test per REST request)."""
+    lock = threading.Lock()
+    mounted: list[Callable] = []
+
+    def mcp_app() -> Callable:
+        if not mounted:
+            with lock:
+                if not mounted:
+                    from a2wsgi import ASGIMiddleware
+
+                    mounted.append(ASGIMiddleware(McpApp()))  # type: ignore[arg-type]
+        return mounted[0]
+
+    def application(environ, start_response):
+        if environ.get("PATH_INFO", "").startswith(PREFIX):
+            return mcp_app()(environ, start_response)
+        return django_app(environ, start_response)
+
+    return application

@@ -1,0 +1,154 @@
+"""The MCP server: the SDK's low-level `Server` with two handlers, `tools/list` (the tools this
+caller may use: the review tools only for a principal whose grants in the space include
+`review`) and `tools/call` (arguments checked against the tool's input schema, then the tool's
+op through the REST edge's gates). The same server serves streamable HTTP (memory/mcp/http.py)
+and stdio (`manage.py spoke mcp`); only how the caller is found differs (`CallerOf`).
+
+Django's ORM is synchronous: each call runs in a worker thread (anyio's pool), which closes
+its database connection when it is too old or broken, as Django does after a request.
+
+Every failure of a call becomes a tool result with `isError` (the wire code, message and
+details, as a REST error envelope carries them), never a protocol error, a 500 or a broken
+session. Nothing here logs arguments or answers: memory content never enters a log line."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio.to_thread
+import mcp_types as types
+from django.db import close_old_connections
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from ulid import ULID
+
+from memory.access import effective_grants, grant_has
+from memory.mcp.tools import TOOL_LIST, TOOLS, Caller, Tool, check_arguments
+from memory.outage import is_outage, unavailable
+from memory.timeutil import now
+from memory.wire.errors import WireError
+
+log = logging.getLogger("memory.mcp")
+
+CallerOf = Callable[[ServerRequestContext[Any, Any]], Caller]
+
+INSTRUCTIONS = (
+    "Long-term memory of people (subjects) in one space. `recall` finds reviewed memories; "
+    "`remember` proposes one, which a person reviews before recall can find it; `forget` erases "
+    "one. Arguments and answers never need more than the subject_id and plain text."
+)
+
+
+def is_reviewer(caller: Caller) -> bool:
+    """Whether the caller's effective grants in the space hold `review` (space_admin does)."""
+    return any(
+        grant_has(g, "review") for g in effective_grants(caller.space_id, caller.principal, now())
+    )
+
+
+def offered(caller: Caller) -> list[Tool]:
+    reviewer = is_reviewer(caller)
+    return [t for t in TOOL_LIST if reviewer or not t.reviewer_only]
+
+
+def in_thread(fn: Callable[[], Any]) -> Awaitable[Any]:
+    def run() -> Any:
+        close_old_connections()
+        try:
+            return fn()
+        finally:
+            close_old_connections()
+
+    return anyio.to_thread.run_sync(run)
+
+
+def tool_error(err: WireError) -> types.CallToolResult:
+    envelope = err.envelope()
+    if "Retry-After" in err.headers:
+        envelope["error"].setdefault("details", {})["retry_after_s"] = int(
+            err.headers["Retry-After"]
+        )
+    return types.CallToolResult(
+        content=[types.TextContent(text=json.dumps(envelope, ensure_ascii=False))],
+        structured_content=envelope,
+        is_error=True,
+    )
+
+
+def unknown_tool(name: str) -> WireError:
+    # The name is the caller's own string: not echoed (a hostile name is request content).
+    return WireError("invalid_input", "No such tool for this caller.", reason="unknown_tool")
+
+
+def run_tool(caller: Caller, name: str, arguments: dict) -> types.CallToolResult:
+    """One tools/call, synchronously (in a worker thread): never raises."""
+    tool = TOOLS.get(name)
+    try:
+        if tool is None or (tool.reviewer_only and not is_reviewer(caller)):
+            raise unknown_tool(name)
+        check_arguments(tool, arguments)
+        result = tool.run(caller, arguments)
+    except WireError as err:
+        return tool_error(err)
+    except Exception as exc:  # noqa: BLE001 - a failure is a tool error, never a broken session
+        if is_outage(exc):
+            log.warning("database unavailable: %s", type(exc.__cause__ or exc).__name__)
+            return tool_error(unavailable())
+        request_id = f"req_{ULID()}"
+        log.error(
+            "internal error %s in tool %s: %s",
+            request_id,
+            name if tool else "?",
+            type(exc).__name__,
+            exc_info=exc,
+        )
+        return tool_error(
+            WireError("internal_error", "An internal error occurred.", request_id=request_id)
+        )
+    return types.CallToolResult(
+        content=[types.TextContent(text=json.dumps(result, ensure_ascii=False))],
+        structured_content=result,
+    )
+
+
+def describe(tool: Tool) -> types.Tool:
+    return types.Tool(
+        name=tool.name,
+        title=tool.title,
+        description=tool.description,
+        input_schema=tool.input_schema,
+        output_schema=tool.output_schema,
+        annotations=types.ToolAnnotations(
+            read_only_hint=tool.name
+            in ("recall", "list_memories", "get_memory", "get_profile", "list_candidates"),
+            destructive_hint=tool.name in ("forget", "review_candidate"),
+            idempotent_hint=tool.name not in ("remember", "review_candidate"),
+            open_world_hint=False,
+        ),
+    )
+
+
+def build_server(caller_of: CallerOf) -> Server:
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        caller = caller_of(ctx)
+        tools = await in_thread(lambda: offered(caller))
+        return types.ListToolsResult(tools=[describe(t) for t in tools])
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        caller = caller_of(ctx)
+        return await in_thread(lambda: run_tool(caller, params.name, dict(params.arguments or {})))
+
+    return Server(
+        "spoke-memory",
+        version="1",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )

@@ -1,0 +1,543 @@
+"""The MCP tools: each a thin mapping of its arguments onto one op (two for `forget`, which reads
+the record's revision first) and of the op's answer onto the tool's structured result. Every
+op runs through `memory.dispatch.edge.edge_call`, the REST edge's gates after the token, so a
+rule lives in the op and nowhere here. Descriptions are written for a language model: what the
+tool does, what each argument means, and what the answer holds."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from memory.dispatch.edge import edge_call
+from memory.models import Principal
+from memory.wire.errors import WireError
+from memory.wire.validation import catalog, schema_errors
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who calls, in which space: the bearer token's principal and the space of the URL
+    (/mcp/<space_id>), or over stdio the token in SPOKE_MEMORY_TOKEN and --space."""
+
+    principal: Principal
+    space_id: str
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    arguments: dict[str, Any]  # property name -> schema
+    required: tuple[str, ...]
+    result: dict[str, Any]  # property name -> schema of the structured result
+    run: Callable[[Caller, dict], dict]
+    reviewer_only: bool = False
+
+    @property
+    def input_schema(self) -> dict:
+        return _object(self.arguments, self.required)
+
+    @property
+    def output_schema(self) -> dict:
+        return _object(self.result, tuple(self.result))
+
+
+def _object(properties: dict, required: tuple[str, ...]) -> dict:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+def component(name: str, description: str | None = None) -> dict:
+    """A wire component's schema inlined (clients of MCP see no $ref to our registry)."""
+    schema = copy.deepcopy(catalog().components[name])
+    for key in ("$schema", "$id", "title"):
+        schema.pop(key, None)
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def _s(description: str, **extra: Any) -> dict:
+    return {"type": "string", "description": description, **extra}
+
+
+def _nullable(description: str) -> dict:
+    return {"type": ["string", "null"], "description": description}
+
+
+def check_arguments(tool: Tool, arguments: dict) -> None:
+    """Bad arguments answer as a bad REST body does: `invalid_input`, reason `schema`, with
+    paths and messages that never echo the value sent."""
+    errors = schema_errors(_validator(tool.name), arguments)
+    if errors:
+        raise WireError(
+            "invalid_input",
+            "The tool's arguments do not match its input schema.",
+            reason="schema",
+            errors=errors,
+        )
+
+
+@cache
+def _validator(name: str):
+    return catalog().validator(TOOLS[name].input_schema)
+
+
+# --- the mappings -------------------------------------------------------------------------------
+
+PENDING_NOTE = (
+    "Captured as a candidate: a person reviews it before it becomes a memory. Until it is "
+    "promoted, recall does not find it."
+)
+
+
+def remember(caller: Caller, args: dict) -> dict:
+    placement: dict[str, Any] = (
+        {"scope": "context", "context_id": args["context_id"]}
+        if "context_id" in args
+        else {"scope": "shared"}
+    )
+    item: dict[str, Any] = {"content": {"text": args["text"]}}
+    if "kind_hint" in args:
+        item["kind_hint"] = args["kind_hint"]
+    body: dict[str, Any] = {
+        "space_id": caller.space_id,
+        "subject_id": args["subject_id"],
+        "capture_scope": {"placement": placement},
+        "items": [item],
+    }
+    if "idempotency_key" in args:
+        body["idempotency_key"] = args["idempotency_key"]
+    receipt = edge_call(caller.principal, "memory.capture", body)["receipt"]
+    [ref] = [r for r in receipt["refs"] if r["type"] == "candidate"]
+    return {
+        "candidate_id": ref["id"],
+        "state": "pending_review",
+        "receipt_id": receipt["receipt_id"],
+        "note": PENDING_NOTE,
+    }
+
+
+def recall(caller: Caller, args: dict) -> dict:
+    body: dict[str, Any] = {
+        "space_id": caller.space_id,
+        "subject_id": args["subject_id"],
+        "query": {"text": args["query"]},
+    }
+    if "max_records" in args:
+        body["budget"] = {"max_records": args["max_records"]}
+    if "context_ids" in args:
+        body["selection"] = {"mode": "contexts_and_shared", "context_ids": args["context_ids"]}
+    found = edge_call(caller.principal, "memory.recall", body)["recall"]
+    truncation = found["truncation"]
+    return {
+        "results": [
+            {
+                "record_id": hit["record"]["record_id"],
+                "text": hit["record"]["content"]["text"],
+                "kind": hit["record"]["kind"],
+                "score": hit["score"],
+                "rank": hit["rank"],
+            }
+            for hit in found["results"]
+        ],
+        "total_eligible": found["total_eligible"],
+        "truncated": truncation["truncated"],
+        "truncation_reason": truncation["reason"],
+        "omitted_count": truncation["omitted_count"],
+    }
+
+
+def memory_view(record: dict) -> dict:
+    placement = record["placement"]
+    return {
+        "record_id": record["record_id"],
+        "subject_id": record["subject_id"],
+        "text": record["content"]["text"],
+        "kind": record["kind"],
+        "context_id": placement.get("context_id"),
+        "revision": record["revision"],
+        "created_at": record["created_at"],
+        "updated_at": record["updated_at"],
+        "forgotten": "tombstone" in record,
+    }
+
+
+def list_memories(caller: Caller, args: dict) -> dict:
+    body = {"space_id": caller.space_id, **args}
+    page = edge_call(caller.principal, "memory.records.list", body)
+    return {
+        "memories": [memory_view(r) for r in page["records"]],
+        "total": page["total_authorized"],
+        "next_cursor": page["next_cursor"],
+    }
+
+
+def get_memory(caller: Caller, args: dict) -> dict:
+    body = {"space_id": caller.space_id, "record_id": args["record_id"]}
+    return memory_view(edge_call(caller.principal, "memory.records.get", body)["record"])
+
+
+def forget(caller: Caller, args: dict) -> dict:
+    # The record's current revision, read with the caller's own coverage (absent and forbidden
+    # answer NOT_FOUND here as on REST); the delete then checks it (REVISION_CONFLICT if a
+    # write came between, which the agent may retry).
+    found = edge_call(
+        caller.principal,
+        "memory.records.get",
+        {"space_id": caller.space_id, "record_id": args["record_id"]},
+    )["record"]
+    body: dict[str, Any] = {
+        "space_id": caller.space_id,
+        "record_id": args["record_id"],
+        "expected_revision": found["revision"],
+    }
+    if "reason" in args:
+        body["reason"] = args["reason"]
+    receipt = edge_call(caller.principal, "memory.records.delete", body)["receipt"]
+    return {"record_id": args["record_id"], "forgotten": True, "receipt_id": receipt["receipt_id"]}
+
+
+def get_profile(caller: Caller, args: dict) -> dict:
+    body = {"space_id": caller.space_id, **args}
+    profile = edge_call(caller.principal, "memory.profile.get", body)["profile"]
+    return {
+        "subject_id": profile["subject_id"],
+        "documents": [
+            {
+                "kind": doc["kind"],
+                "content": doc["content"],
+                "revision": doc["revision"],
+                "updated_at": doc["updated_at"],
+            }
+            for doc in profile["documents"]
+        ],
+        "absent_kinds": profile["absent_kinds"],
+    }
+
+
+def list_candidates(caller: Caller, args: dict) -> dict:
+    body = {"space_id": caller.space_id, "states": ["pending"], "order": "oldest", **args}
+    page = edge_call(caller.principal, "memory.candidates.list", body)
+    return {
+        "candidates": [
+            {
+                "candidate_id": c["candidate_id"],
+                "subject_id": c["subject_id"],
+                "text": c["proposed"]["content"]["text"],
+                "kind_hint": c["proposed"].get("kind"),
+                "suggested_kind": c["classification"]["label"],
+                "context_id": c["capture_scope"]["placement"].get("context_id"),
+                "captured_at": c["captured_at"],
+            }
+            for c in page["candidates"]
+        ],
+        "total": page["total_authorized"],
+        "next_cursor": page["next_cursor"],
+    }
+
+
+def review_candidate(caller: Caller, args: dict) -> dict:
+    decision = args["decision"]
+    body: dict[str, Any] = {"space_id": caller.space_id, "candidate_id": args["candidate_id"]}
+    if "idempotency_key" in args:
+        body["idempotency_key"] = args["idempotency_key"]
+    if decision == "dismiss":
+        if "reason" in args:
+            body["reason"] = args["reason"]
+        op = "memory.candidates.dismiss"
+    else:
+        action: dict[str, Any] = {"action": decision}
+        if decision == "promote" and "kind" in args:
+            action["kind"] = args["kind"]
+        if decision == "drop" and "reason" in args:
+            action["reason"] = args["reason"]
+        body["decision"] = action
+        op = "memory.candidates.review"
+    receipt = edge_call(caller.principal, op, body)["receipt"]
+    return {
+        "candidate_id": args["candidate_id"],
+        "decision": decision,
+        "record_ids": [r["id"] for r in receipt["refs"] if r["type"] == "record"],
+        "receipt_id": receipt["receipt_id"],
+    }
+
+
+# --- the catalogue ------------------------------------------------------------------------------
+
+SUBJECT = "Whose memory: the subject id (a user, an agent, a team) in this space."
+CURSOR = "The next_cursor of the previous page; omit it for the first page."
+PAGE = "How many to answer at most (default 50)."
+TIME = _s("When, as an RFC 3339 UTC time.")
+NEXT = {
+    "type": ["string", "null"],
+    "description": "Pass it as cursor for the next page; null at the end.",
+}
+MEMORY = {
+    "record_id": _s("The memory's id."),
+    "subject_id": _s("Whose memory it is."),
+    "text": _s("The memory's text, as reviewed."),
+    "kind": _s("What kind of memory: fact, preference, event, plan, note..."),
+    "context_id": _nullable("The context it belongs to; null when shared by all contexts."),
+    "revision": {"type": "integer", "description": "Its revision (starts at 1)."},
+    "created_at": TIME,
+    "updated_at": TIME,
+    "forgotten": {
+        "type": "boolean",
+        "description": "True once erased with forget: the text is then empty.",
+    },
+}
+
+TOOL_LIST = [
+    Tool(
+        name="remember",
+        title="Remember something (for review)",
+        description=(
+            "Propose a memory about a subject: one short, self-contained statement worth "
+            "keeping (a fact, a preference, a plan). It is NOT stored as a memory right away: it "
+            "becomes a candidate that a person reviews, and only once that person promotes it "
+            "can `recall` find it. Answers the candidate's id and state `pending_review`. Pass "
+            "context_id to place it in one context (a project, a conversation) instead of shared; "
+            "pass the same idempotency_key when retrying so it is captured once."
+        ),
+        arguments={
+            "subject_id": component("SubjectId", SUBJECT),
+            "text": _s("The statement to remember, in plain language.", minLength=1),
+            "context_id": component(
+                "ContextId", "Place it in this context; omit for shared (every context)."
+            ),
+            "kind_hint": component(
+                "RecordKind", "Your guess of its kind (fact, preference, event, plan, note)."
+            ),
+            "idempotency_key": component(
+                "IdempotencyKey", "Any unique string; a retry with the same key is captured once."
+            ),
+        },
+        required=("subject_id", "text"),
+        result={
+            "candidate_id": _s("The candidate's id (cnd_...)."),
+            "state": _s("Always pending_review: a person decides.", enum=["pending_review"]),
+            "receipt_id": _s("The receipt of the capture."),
+            "note": _s("What happens next."),
+        },
+        run=remember,
+    ),
+    Tool(
+        name="recall",
+        title="Recall memories",
+        description=(
+            "Search a subject's reviewed memories for the ones relevant to a question or topic, "
+            "best first. Only memories a person approved are found (what `remember` proposed is "
+            "not, until promoted). Answers each memory's record_id, text, kind, score and rank, "
+            "how many were eligible, and whether the answer was cut short (max_records)."
+        ),
+        arguments={
+            "subject_id": component("SubjectId", SUBJECT),
+            "query": _s("What to look for, in natural language.", minLength=1),
+            "max_records": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 100,
+                "description": "At most this many memories (default: the provider's budget).",
+            },
+            "context_ids": {
+                "type": "array",
+                "items": component("ContextId"),
+                "minItems": 1,
+                "description": "Recall only from these contexts and the shared memories.",
+            },
+        },
+        required=("subject_id", "query"),
+        result={
+            "results": {
+                "type": "array",
+                "items": _object(
+                    {
+                        "record_id": _s("The memory's id."),
+                        "text": _s("The memory's text."),
+                        "kind": _s("Its kind."),
+                        "score": {"type": "number", "description": "Relevance (higher is better)."},
+                        "rank": {"type": "integer", "description": "1 for the best match."},
+                    },
+                    ("record_id", "text", "kind", "score", "rank"),
+                ),
+            },
+            "total_eligible": {"type": "integer", "description": "Memories that matched."},
+            "truncated": {"type": "boolean", "description": "Whether some were left out."},
+            "truncation_reason": {
+                "type": ["string", "null"],
+                "description": "Why: max_records or max_bytes; null when not truncated.",
+            },
+            "omitted_count": {"type": "integer", "description": "How many were left out."},
+        },
+        run=recall,
+    ),
+    Tool(
+        name="list_memories",
+        title="List memories",
+        description=(
+            "List a subject's reviewed memories, newest first, a page at a time (page_size, "
+            "then cursor = the previous answer's next_cursor)."
+        ),
+        arguments={
+            "subject_id": component("SubjectId", SUBJECT),
+            "page_size": component("PageSize", PAGE),
+            "cursor": component("Cursor", CURSOR),
+        },
+        required=("subject_id",),
+        result={
+            "memories": {"type": "array", "items": _object(MEMORY, tuple(MEMORY))},
+            "total": {"type": "integer", "description": "Memories you may read, all pages."},
+            "next_cursor": NEXT,
+        },
+        run=list_memories,
+    ),
+    Tool(
+        name="get_memory",
+        title="Get one memory",
+        description="Read one reviewed memory by its record_id (from recall or list_memories).",
+        arguments={"record_id": component("RecordId", "The memory's id (rec_...).")},
+        required=("record_id",),
+        result=MEMORY,
+        run=get_memory,
+    ),
+    Tool(
+        name="forget",
+        title="Forget a memory",
+        description=(
+            "Erase one memory for good: its text is gone from every answer afterwards (a "
+            "tombstone keeps only that it existed). Use it when the person asks you to forget "
+            "something or a memory is wrong. Give a short reason if you have one."
+        ),
+        arguments={
+            "record_id": component("RecordId", "The memory's id (rec_...)."),
+            "reason": component("Reason", "Why it is forgotten (kept in the audit trail)."),
+        },
+        required=("record_id",),
+        result={
+            "record_id": _s("The forgotten memory's id."),
+            "forgotten": {"type": "boolean", "const": True},
+            "receipt_id": _s("The receipt of the erasure."),
+        },
+        run=forget,
+    ),
+    Tool(
+        name="get_profile",
+        title="Get a subject's profile",
+        description=(
+            "Read a subject's profile documents (for example personality, preferences): curated "
+            "summaries kept by the application or a person, trusted more than single memories. "
+            "Answers each document present and the kinds absent."
+        ),
+        arguments={
+            "subject_id": component("SubjectId", SUBJECT),
+            "kinds": {
+                "type": "array",
+                "items": component("ProfileKind"),
+                "description": "Only these kinds (default: all).",
+            },
+        },
+        required=("subject_id",),
+        result={
+            "subject_id": _s("Whose profile."),
+            "documents": {
+                "type": "array",
+                "items": _object(
+                    {
+                        "kind": _s("The document's kind."),
+                        "content": {"type": "object", "description": "The document."},
+                        "revision": {"type": "integer"},
+                        "updated_at": TIME,
+                    },
+                    ("kind", "content", "revision", "updated_at"),
+                ),
+            },
+            "absent_kinds": {"type": "array", "items": {"type": "string"}},
+        },
+        run=get_profile,
+    ),
+    Tool(
+        name="list_candidates",
+        title="List candidates waiting for review",
+        description=(
+            "List the proposed memories (candidates) waiting for a person's review, oldest "
+            "first. Offered only to a reviewer."
+        ),
+        arguments={
+            "subject_id": component("SubjectId", "Only this subject's candidates (default: all)."),
+            "page_size": component("PageSize", PAGE),
+            "cursor": component("Cursor", CURSOR),
+        },
+        required=(),
+        result={
+            "candidates": {
+                "type": "array",
+                "items": _object(
+                    {
+                        "candidate_id": _s("The candidate's id."),
+                        "subject_id": _s("Whose memory it would be."),
+                        "text": _s("The proposed text."),
+                        "kind_hint": _nullable("The kind its author suggested, if any."),
+                        "suggested_kind": _s("The provider's advisory classification."),
+                        "context_id": _nullable("Its context; null when shared."),
+                        "captured_at": TIME,
+                    },
+                    (
+                        "candidate_id",
+                        "subject_id",
+                        "text",
+                        "kind_hint",
+                        "suggested_kind",
+                        "context_id",
+                        "captured_at",
+                    ),
+                ),
+            },
+            "total": {"type": "integer", "description": "Candidates you may read, all pages."},
+            "next_cursor": NEXT,
+        },
+        run=list_candidates,
+        reviewer_only=True,
+    ),
+    Tool(
+        name="review_candidate",
+        title="Review a candidate",
+        description=(
+            "Decide on a candidate: promote (it becomes a memory recall can find; kind optionally "
+            "overrides its kind), drop (rejected: wrong or unwanted) or dismiss (not worth "
+            "keeping, no judgement). Offered only to a reviewer."
+        ),
+        arguments={
+            "candidate_id": component("CandidateId", "The candidate's id (cnd_...)."),
+            "decision": _s("What to do with it.", enum=["promote", "drop", "dismiss"]),
+            "kind": component("RecordKind", "promote only: the memory's kind."),
+            "reason": component("Reason", "drop or dismiss only: why."),
+            "idempotency_key": component(
+                "IdempotencyKey", "Any unique string; a retry with the same key decides once."
+            ),
+        },
+        required=("candidate_id", "decision"),
+        result={
+            "candidate_id": _s("The candidate decided on."),
+            "decision": _s("The decision taken.", enum=["promote", "drop", "dismiss"]),
+            "record_ids": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "The memory made by a promotion (empty otherwise).",
+            },
+            "receipt_id": _s("The receipt of the review."),
+        },
+        run=review_candidate,
+        reviewer_only=True,
+    ),
+]
+TOOLS: dict[str, Tool] = {t.name: t for t in TOOL_LIST}
