@@ -17,7 +17,7 @@ from memory.dispatch.responses import json_bytes
 from memory.dispatch.views import PrincipalThrottle
 from memory.models import Principal
 from memory.ops.base import call
-from memory.wire.errors import WireError
+from memory.wire.errors import PayloadTooLarge, RateLimited
 
 
 def throttle(principal: Principal) -> None:
@@ -25,7 +25,7 @@ def throttle(principal: Principal) -> None:
     limiter = PrincipalThrottle()
     if not limiter.allow_request(None, SimpleNamespace(principal=principal)):
         wait = limiter.wait()
-        err = WireError("rate_limited", "Too many requests: slow down and retry later.")
+        err = RateLimited("Too many requests: slow down and retry later.")
         err.headers["Retry-After"] = str(max(1, int((wait or 1) + 0.999)))
         raise err
 
@@ -39,8 +39,7 @@ def edge_call(principal: Principal, op: str, body: dict) -> dict:
     (the core flag): rate, size, admission, handler. Raises the op's WireError."""
     throttle(principal)
     if too_large(body):
-        raise WireError(
-            "payload_too_large",
+        raise PayloadTooLarge(
             "The request body is larger than limits.max_request_bytes.",
             limit=settings.SPOKE_MEMORY_LIMITS["max_request_bytes"],
         )

@@ -29,7 +29,7 @@ from memory.access import effective_grants, grant_has
 from memory.mcp.tools import TOOL_LIST, TOOLS, Caller, Tool, check_arguments
 from memory.outage import is_outage, unavailable
 from memory.timeutil import now
-from memory.wire.errors import WireError
+from memory.wire.errors import InternalError, WireError
 
 log = logging.getLogger("memory.mcp")
 
@@ -80,7 +80,8 @@ def tool_error(err: WireError) -> types.CallToolResult:
 
 def unknown_tool(name: str) -> WireError:
     # The name is the caller's own string: not echoed (a hostile name is request content).
-    return WireError("invalid_input", "No such tool for this caller.", reason="unknown_tool")
+    # An MCP-only reason (no op answers it), so the class is chosen by code, as data.
+    return WireError.of("invalid_input", "No such tool for this caller.", reason="unknown_tool")
 
 
 def run_tool(caller: Caller, name: str, arguments: dict) -> types.CallToolResult:
@@ -105,9 +106,7 @@ def run_tool(caller: Caller, name: str, arguments: dict) -> types.CallToolResult
             type(exc).__name__,
             exc_info=exc,
         )
-        return tool_error(
-            WireError("internal_error", "An internal error occurred.", request_id=request_id)
-        )
+        return tool_error(InternalError("An internal error occurred.", request_id=request_id))
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(result, ensure_ascii=False))],
         structured_content=result,

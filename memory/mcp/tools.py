@@ -14,7 +14,7 @@ from typing import Any
 
 from memory.dispatch.edge import edge_call
 from memory.models import Principal
-from memory.wire.errors import WireError
+from memory.wire.errors import BadRequest
 from memory.wire.validation import catalog, schema_errors
 
 
@@ -79,8 +79,7 @@ def check_arguments(tool: Tool, arguments: dict) -> None:
     paths and messages that never echo the value sent."""
     errors = schema_errors(_validator(tool.name), arguments)
     if errors:
-        raise WireError(
-            "invalid_input",
+        raise BadRequest(
             "The tool's arguments do not match its input schema.",
             reason="schema",
             errors=errors,
