@@ -14,20 +14,17 @@ from django.conf import settings
 
 from memory.dispatch import auth
 from memory.dispatch.responses import json_bytes
-from memory.dispatch.views import PrincipalThrottle
+from memory.dispatch.views import PrincipalThrottle, rate_limited
 from memory.models import Principal
 from memory.ops.base import call
-from memory.wire.errors import PayloadTooLarge, RateLimited
+from memory.wire.errors import PayloadTooLarge
 
 
 def throttle(principal: Principal) -> None:
     """The principal's request rate, counted in the same window REST counts it in."""
     limiter = PrincipalThrottle()
     if not limiter.allow_request(None, SimpleNamespace(principal=principal)):
-        wait = limiter.wait()
-        err = RateLimited("Too many requests: slow down and retry later.")
-        err.headers["Retry-After"] = str(max(1, int((wait or 1) + 0.999)))
-        raise err
+        raise rate_limited(limiter.wait())
 
 
 def too_large(body: dict) -> bool:

@@ -89,6 +89,13 @@ def _rate_unenforced(exc: Exception) -> None:
         )
 
 
+def rate_limited(wait: float | None) -> RateLimited:
+    """The 429 of a caller over its rate, with the whole seconds to wait (REST and MCP)."""
+    err = RateLimited("Too many requests: slow down and retry later.")
+    err.headers["Retry-After"] = str(max(1, int((wait or 1) + 0.999)))
+    return err
+
+
 def read_body(request) -> dict:
     """Gate 3 at the edge: size, then a JSON object (its storability is judged by `admit`)."""
     limit = settings.SPOKE_MEMORY_LIMITS["max_request_bytes"]
@@ -133,9 +140,7 @@ class WireView(APIView):
         pass
 
     def throttled(self, request, wait) -> NoReturn:
-        err = RateLimited("Too many requests: slow down and retry later.")
-        err.headers["Retry-After"] = str(max(1, int((wait or 1) + 0.999)))
-        raise err
+        raise rate_limited(wait)
 
     def authenticate(self, request) -> Principal:
         principal = auth.principal_for_header(request.META.get("HTTP_AUTHORIZATION"))
