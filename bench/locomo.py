@@ -4,7 +4,8 @@ For each conversation of `../shared/data/locomo-dev.json`: a space and a subject
 retained record written through the ops layer (`memory.records.create`, text
 "<speaker>: <text>", placed in the context `session_<n>`, the session date in
 `content.structured`). Every question is then asked through `memory.recall` with max_records
-k ∈ {5, 10, 20}, once per engine (engine/1, hybrid/1, engine/2, hybrid/2; the hybrid ones with
+k ∈ {5, 10, 20}, once per engine (engine/1, hybrid/1, engine/2, hybrid/2, hybrid/3, or those
+`--engines` names; the hybrid ones with
 the model `--embed-model` names, default the bundled all-MiniLM-L6-v2), and plain BM25 (rank-bm25 BM25Okapi,
 default parameters, lower-cased alphanumeric tokens) ranks the same turn texts in the same run.
 recall@k = |evidence ∩ returned| / |evidence|; hit@k = any evidence returned. Categories 1–4 make
@@ -32,8 +33,9 @@ from bench._hybrid_common import (
 )
 
 KS = (5, 10, 20)
-ENGINES = ("engine/1", "hybrid/1", "engine/2", "hybrid/2")
-# hybrid/2's fusion constants were chosen on the first three conversations (bench.tune_hybrid2);
+ENGINES = ("engine/1", "hybrid/1", "engine/2", "hybrid/2", "hybrid/3")
+# hybrid/2's and hybrid/3's fusion constants were chosen on the first three conversations
+# (bench.tune_hybrid2, bench.tune_hybrid3_fusion);
 # the last two are held out, and reported apart.
 HELD_OUT = (3, 4)
 BASELINE = "bm25"
@@ -127,7 +129,12 @@ class Tally:
         return (100 * r / n, 100 * h / n, int(n)) if n else (float("nan"), float("nan"), 0)
 
 
-def run(data: Path, limit: int | None) -> tuple[Tally, dict]:
+def run(
+    data: Path,
+    limit: int | None,
+    engines: tuple[str, ...] = ENGINES,
+    only: tuple[int, ...] | None = None,
+) -> tuple[Tally, dict]:
     import numpy as np
     from django.conf import settings
     from rank_bm25 import BM25Okapi
@@ -144,6 +151,8 @@ def run(data: Path, limit: int | None) -> tuple[Tally, dict]:
         "embed_s": 0.0,
     }
     for index, sample in enumerate(samples):
+        if only is not None and index + 1 not in only:
+            continue
         split = "held-out" if index in HELD_OUT else "tuning"
         t0 = time.perf_counter()
         principal, space_id, subject_id, dia_of, texts, dias = ingest(sample)
@@ -176,7 +185,7 @@ def run(data: Path, limit: int | None) -> tuple[Tally, dict]:
                 tally.add(
                     f"{BASELINE}@{split}", k, category, evidence, [dias[i] for i in order[:k]]
                 )
-            for engine in ENGINES:
+            for engine in engines:
                 settings.SPOKE_MEMORY_ENGINE = engine
                 for k in KS:
                     t0 = time.perf_counter()
@@ -202,13 +211,13 @@ def run(data: Path, limit: int | None) -> tuple[Tally, dict]:
     return tally, facts
 
 
-def table(tally: Tally, facts: dict) -> str:
+def table(tally: Tally, facts: dict, engines: tuple[str, ...] = ENGINES) -> str:
     main = (1, 2, 3, 4)
     lines = [
         "| system | k | recall@k | hit@k | R@k multi-hop | R@k temporal | R@k open-domain | R@k single-hop | R@k adversarial (apart) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for system in (BASELINE, *ENGINES):
+    for system in (BASELINE, *engines):
         for k in KS:
             r, h, _ = tally.figure(system, k, main)
             per = [tally.figure(system, k, (c,))[0] for c in (1, 2, 3, 4, 5)]
@@ -222,13 +231,13 @@ def table(tally: Tally, facts: dict) -> str:
         "| system | recall@10, tuning conversations (1–3) | recall@10, held out (4–5) | all five |",
         "|---|---|---|---|",
     ]
-    for system in (BASELINE, *ENGINES):
+    for system in (BASELINE, *engines):
         tuned = tally.figure(f"{system}@tuning", 10, main)[0]
         held = tally.figure(f"{system}@held-out", 10, main)[0]
         every = tally.figure(system, 10, main)[0]
         lines.append(f"| {system} | {tuned:.1f} | {held:.1f} | {every:.1f} |")
     lines += ["", "| system | recall p50 ms | recall p95 ms | calls |", "|---|---|---|---|"]
-    for system in (BASELINE, *ENGINES):
+    for system in (BASELINE, *engines):
         lat = tally.latency[system]
         lines.append(
             f"| {system} | {percentile(lat, 0.5):.1f} | {percentile(lat, 0.95):.1f} | {len(lat)} |"
@@ -279,6 +288,15 @@ def main(argv: list[str] | None = None) -> None:
         "directory or a cached name (default: the bundled all-MiniLM-L6-v2)",
     )
     parser.add_argument(
+        "--engines", default=",".join(ENGINES), help="comma-separated engine policies to ask"
+    )
+    parser.add_argument(
+        "--conversations",
+        default="",
+        help="comma-separated 1-based conversation numbers (e.g. 4,5: the held-out ones); "
+        "default every one",
+    )
+    parser.add_argument(
         "--write-docs", action="store_true", help=f"write the table into {DOCS.name}"
     )
     args = parser.parse_args(argv)
@@ -293,8 +311,10 @@ def main(argv: list[str] | None = None) -> None:
     embed.configure()
     model = embed.identity()
     print(f"embedding model: {model.name} ({model.digest[:19]}…)", file=sys.stderr)
-    tally, facts = run(args.data, args.limit)
-    text = table(tally, facts) + f"\nEmbedding model: {model.name} ({model.digest[:19]}…)."
+    engines = tuple(e.strip() for e in args.engines.split(",") if e.strip())
+    only = tuple(int(n) for n in args.conversations.split(",") if n.strip()) or None
+    tally, facts = run(args.data, args.limit, engines, only)
+    text = table(tally, facts, engines) + f"\nEmbedding model: {model.name} ({model.digest[:19]}…)."
     print(text)
     if args.write_docs:
         command = "python -m bench.locomo --write-docs" + (
@@ -302,6 +322,10 @@ def main(argv: list[str] | None = None) -> None:
         )
         if args.embed_model:
             command += f" --embed-model {args.embed_model}"
+        if engines != ENGINES:
+            command += f" --engines {','.join(engines)}"
+        if only:
+            command += f" --conversations {','.join(map(str, only))}"
         if args.database_url:
             command += f" --database-url {public_url(args.database_url)}"  # no credentials
         write_docs(text, command, connection.vendor)

@@ -283,8 +283,8 @@ REST_FRAMEWORK: dict[str, Any] = {
 SPOKE_MEMORY_PROVIDER_ID = os.environ.get("SPOKE_MEMORY_PROVIDER_ID", "spoke-memory-local")
 SPOKE_MEMORY_SERVED_CAPABILITIES = sorted(env_list("SPOKE_MEMORY_SERVED_CAPABILITIES", ALL_FLAGS))
 SPOKE_MEMORY_REQUIRED_PROFILE_KINDS = env_list("SPOKE_MEMORY_REQUIRED_PROFILE_KINDS", [])
-# The recall engine policy (docs/recall.md): hybrid/2 when the semantic extra is installed (as
-# `make run` does), engine/2 without it; engine/1 and hybrid/1 stay selectable, unchanged.
+# The recall engine policy (docs/recall.md): hybrid/3 when the semantic extra is installed (as
+# `make run` does), engine/2 without it; engine/1, hybrid/1 and hybrid/2 stay selectable, unchanged.
 SPOKE_MEMORY_ENGINE = os.environ.get("SPOKE_MEMORY_ENGINE") or default_engine()
 SPOKE_MEMORY_REFLECTION_SYNTHESIZER = os.environ.get(
     "SPOKE_MEMORY_REFLECTION_SYNTHESIZER", "memory.engine.reflect.assemble"

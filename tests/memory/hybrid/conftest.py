@@ -21,6 +21,9 @@ def _engine_on(settings, version: str):
     from memory.services import derived, hybrid_store
 
     settings.SPOKE_MEMORY_ENGINE = version
+    # The per-process vector cache is keyed on stored state (subject revision, vector count and
+    # newest id); a rolled-back test leaves keys a later test's fresh rows can repeat exactly.
+    hybrid_store._cache.clear()
     added = hybrid_store.write_embeddings not in derived.WRITERS
     if added:
         derived.WRITERS.append(hybrid_store.write_embeddings)
@@ -101,3 +104,8 @@ def recall(api, admin, space, session):
 
 def ids(recall: dict) -> list[str]:
     return [r["record"]["record_id"] for r in recall["results"]]
+
+
+@pytest.fixture
+def hybrid3_engine(settings):
+    yield from _engine_on(settings, "hybrid/3")

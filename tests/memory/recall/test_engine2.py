@@ -318,13 +318,13 @@ def test_odd_texts_are_stored_and_found(engine2, make_record, admin):
         assert got[0] == expected, (query, got)
 
 
-def test_the_default_engine_is_hybrid_2_with_the_semantic_extra_and_engine_2_without(
+def test_the_default_engine_is_hybrid_3_with_the_semantic_extra_and_engine_2_without(
     monkeypatch,
 ):
     from memory.engine import embed
 
     monkeypatch.setattr(embed, "installed", lambda: True)
-    assert embed.default_engine() == "hybrid/2"
+    assert embed.default_engine() == "hybrid/3"
     monkeypatch.setattr(embed, "installed", lambda: False)
     assert embed.default_engine() == "engine/2"
 

@@ -1,7 +1,9 @@
 """engine/1, hybrid/1, engine/2 and hybrid/2 answer byte for byte as they did before recall
-engines became plug-ins (issue 27): a fixed corpus (fixed ids, texts, times, placements,
-cognition), fixed requests, and the answers the code before the change gave, stored in
-`golden/answers.json` (written by running this file on that code with SPOKE_GOLDEN_WRITE=path).
+engines became plug-ins (issue 27), and hybrid/3 as it did when it was added: a fixed corpus
+(fixed ids, texts, times, placements, cognition), fixed requests, and the answers the code
+before the change gave, stored in `golden/answers.json` (written by running this file on that
+code with SPOKE_GOLDEN_WRITE=path; hybrid/3's entries were added by the same run on the code
+that introduced it, every older entry unchanged).
 
 Run on both databases; the hybrid engines need the semantic extra (they skip without it)."""
 
@@ -17,7 +19,7 @@ import pytest
 from memory.models import Record, RecordRevision, Subject
 
 GOLDEN = Path(__file__).parent / "golden" / "answers.json"
-ENGINES = ("engine/1", "hybrid/1", "engine/2", "hybrid/2")
+ENGINES = ("engine/1", "hybrid/1", "engine/2", "hybrid/2", "hybrid/3")
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 TEXTS = [

@@ -1,0 +1,182 @@
+"""hybrid/3 through the wire: the engine/2 head and the cosine side fused by min-max normalised
+scores (CombSUM); its answers equal the plain policy (engine/2's oracle ranking and the cosine
+ranking of the stored vectors, fused by memory.engine.hybrid3.fuse3); paraphrases found; a
+record without a vector ranked by its lexical side alone; total_eligible exact; the filters
+bound the semantic side; an empty query and an unreachable embeddings server answer lexically;
+the fusion function's stated rule."""
+
+import pytest
+
+from memory.engine import embed, hybrid, hybrid3, lexical
+from memory.engine.rank import Doc
+from memory.models import Record, RecordEmbedding
+from memory.selectors.recall import ms
+
+from .conftest import ids, needs_semantic
+from .test_hybrid_recall import CORPUS, PARAPHRASE
+
+MORE = [
+    "My sister lives in Lisbon and works as a nurse",
+    "The dog loves chasing tennis balls in the park",
+    "I prefer green tea over coffee in the afternoon",
+    "We adopted a second dog, a small terrier",
+    "The shelter needs blankets and dog food",
+    "I volunteer at the animal shelter on weekends",
+    "Running a marathon is my goal for next year",
+]
+QUERIES = [
+    "dog",
+    "What pet did I adopt?",
+    "Where does my sister live and what is her job?",
+    "what do I drink in the afternoon",
+    "canine companion",
+    "tax deadline",
+]
+
+
+def oracle(space, query: str) -> list[tuple[str, float]]:
+    """hybrid/3 stated plainly: engine/2's pure ranking of every live record, the cosine ranking
+    of the stored vectors, fuse3."""
+    records = list(Record.objects.filter(space=space, deleted_at__isnull=True))
+    docs = [Doc(r.record_id, ms(r.created_at), r.text) for r in records]
+    lex = [(x.record_id, x.score) for x in lexical.rank(docs, query)]
+    import numpy as np
+
+    rows = RecordEmbedding.objects.filter(
+        record__in=records, model_id=embed.identity().key
+    ).select_related("record")
+    current = [row for row in rows if row.revision == row.record.revision]
+    matrix = np.stack([np.frombuffer(row.vector, dtype="<f4") for row in current])
+    semantic = hybrid.cosine_ranking(
+        embed.embed([query])[0],
+        [row.record.record_id for row in current],
+        matrix,
+        hybrid3.SEMANTIC_TOP_N,
+        hybrid3.MIN_COSINE,
+    )
+    return hybrid3.fuse3(lex, semantic)
+
+
+@needs_semantic
+@pytest.mark.django_db
+@pytest.mark.parametrize("query", QUERIES)
+def test_hybrid3_answers_as_the_plain_policy(hybrid3_engine, space, write, recall, query):
+    for text in CORPUS + MORE:
+        write(text)
+    answer = recall(query, budget={"max_records": 20})
+    assert answer["engine_policy_version"] == "hybrid/3"
+    expected = oracle(space, query)
+    got = [(r["record"]["record_id"], r["score"]) for r in answer["results"]]
+    assert got == expected[:20]
+    assert [r["rank"] for r in answer["results"]] == list(range(1, len(got) + 1))
+
+
+@needs_semantic
+@pytest.mark.django_db
+def test_hybrid3_recalls_a_paraphrase_engine2_misses(hybrid3_engine, settings, write, recall):
+    rid = {text: write(text) for text in CORPUS}
+    answer = recall(PARAPHRASE, budget={"max_records": 3})
+    assert ids(answer)[0] == rid[CORPUS[0]]
+    settings.SPOKE_MEMORY_ENGINE = "engine/2"
+    assert recall(PARAPHRASE)["total_eligible"] == 0
+
+
+@needs_semantic
+@pytest.mark.django_db
+def test_total_eligible_counts_lexical_matches_and_the_semantic_side_once(
+    hybrid3_engine, write, recall
+):
+    for text in CORPUS + MORE:
+        write(text)
+    one = recall("dog", budget={"max_records": 1})
+    assert one["total_eligible"] == len(one["results"]) + one["truncation"]["omitted_count"]
+    everything = recall("dog", budget={"max_records": 100})
+    assert everything["total_eligible"] == len(everything["results"]) == one["total_eligible"]
+    assert len(set(ids(everything))) == len(ids(everything))
+
+
+@needs_semantic
+@pytest.mark.django_db
+def test_a_record_without_a_vector_is_ranked_by_its_lexical_side_alone(
+    hybrid3_engine, write, recall
+):
+    rid = write("The quarterly tax return is due next week")
+    write("I adopted a golden retriever puppy last spring")
+    RecordEmbedding.objects.filter(record__record_id=rid).delete()
+    answer = recall("quarterly tax return")
+    assert ids(answer)[0] == rid
+    # the only lexical match: normalised lexical score 1, no semantic term
+    assert answer["results"][0]["score"] == hybrid3.LEXICAL_WEIGHT
+
+
+@needs_semantic
+@pytest.mark.django_db
+def test_selection_bounds_the_semantic_side(hybrid3_engine, write, recall):
+    puppy = write(CORPUS[0], context_id="c2")
+    nurse = write(CORPUS[2], context_id="c1")
+    answer = recall(PARAPHRASE, selection={"mode": "contexts", "context_ids": ["c1"]})
+    assert puppy not in ids(answer)
+    assert set(ids(answer)) <= {nurse}
+
+
+@needs_semantic
+@pytest.mark.django_db
+def test_an_empty_query_is_newest_first(hybrid3_engine, write, recall):
+    first = write(CORPUS[0])
+    second = write(CORPUS[1])
+    assert ids(recall("")) == [second, first]
+    assert ids(recall("the of and")) == [second, first]  # stop words only: no term
+
+
+@needs_semantic
+@pytest.mark.django_db
+def test_an_unreachable_embeddings_server_recalls_lexically(hybrid3_engine, write, recall):
+    rid = write("The quarterly tax return is due next week")
+    write(CORPUS[0])
+    embed.configure(embed.Config(url="http://127.0.0.1:9/v1", timeout_s=0.5))
+    try:
+        answer = recall("quarterly tax return")
+        assert ids(answer) == [rid] and answer["results"][0]["score"] == hybrid3.LEXICAL_WEIGHT
+        assert recall(PARAPHRASE)["results"] == []
+    finally:
+        embed.configure()
+
+
+def test_fuse3_is_a_weighted_sum_of_min_max_normalised_scores():
+    lexical_side = [("a", 1.0), ("b", 0.6), ("c", 0.2)]
+    semantic_side = [("c", 0.9), ("d", 0.5), ("e", 0.3)]
+    w = hybrid3.LEXICAL_WEIGHT
+    expected = {
+        "a": w * 1.0,
+        "b": w * 0.5,
+        "c": w * 0.0 + (1 - w) * 1.0,
+        "d": (1 - w) * (0.2 / 0.6),
+        "e": 0.0,
+    }
+    fused = hybrid3.fuse3(lexical_side, semantic_side)
+    assert fused == sorted(
+        ((rid, round(v, 6)) for rid, v in expected.items()), key=lambda x: (-x[1], x[0])
+    )
+
+
+def test_fuse3_keeps_a_lead_that_rrf_flattens():
+    # "a" leads the lexical side by far; "b" is near the top of both: RRF puts b first, CombSUM a
+    lexical_side = [("a", 1.0), ("b", 0.35), ("c", 0.3), ("d", 0.2)]
+    semantic_side = [("b", 0.5), ("e", 0.49), ("a", 0.2)]
+    assert hybrid.fuse(lexical_side, semantic_side, k=2)[0][0] == "b"
+    assert hybrid3.fuse3(lexical_side, semantic_side)[0][0] == "a"
+
+
+def test_fuse3_cuts_each_side_to_its_head_and_is_order_independent():
+    lexical_side = [(f"l{n:03d}", 1 - n / 1000) for n in range(hybrid3.LEXICAL_TOP_N + 5)]
+    semantic_side = [(f"s{n:03d}", 0.9 - n / 1000) for n in range(hybrid3.SEMANTIC_TOP_N + 5)]
+    fused = hybrid3.fuse3(lexical_side, semantic_side)
+    assert len(fused) == hybrid3.LEXICAL_TOP_N + hybrid3.SEMANTIC_TOP_N
+    assert fused == hybrid3.fuse3(list(reversed(lexical_side)), list(reversed(semantic_side)))
+    # a side of one, or of equal scores, normalises to 1; nothing fuses to nothing
+    assert hybrid3.fuse3([("x", 0.4)], []) == [("x", hybrid3.LEXICAL_WEIGHT)]
+    assert hybrid3.fuse3([], [("y", 0.3), ("z", 0.3)]) == [
+        ("y", round(1 - hybrid3.LEXICAL_WEIGHT, 6)),
+        ("z", round(1 - hybrid3.LEXICAL_WEIGHT, 6)),
+    ]
+    assert hybrid3.fuse3([], []) == []
