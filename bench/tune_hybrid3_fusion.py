@@ -439,6 +439,17 @@ def main(argv: list[str] | None = None) -> None:
                 s,
             )
         )
+    # hybrid/3's rule: the best tuning figure of the first model given (the bundled one)
+    first = next(iter(next(iter(fine.values()))))
+    mine = max(fine, key=lambda cfg: fine[cfg][first][("tune", 0)])
+    for mname, s in fine[mine].items():
+        rows.append(
+            (
+                f"{mname}: CombSUM min-max α={mine[0]}, heads 100/{mine[1]}, cos ≥ 0.2 "
+                f"(chosen: best tuning of {first})",
+                s,
+            )
+        )
     print(
         "fine grid (α, semantic head): "
         + "; ".join(
