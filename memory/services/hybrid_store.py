@@ -415,31 +415,6 @@ def fused_ranking(
     return hybrid.fuse(lexical, semantic), pks
 
 
-def fused_ranking_2(
-    subject: Subject,
-    query_text: str,
-    lexical: list[tuple[str, float]],
-    terms: list[str],
-    eligible,
-    flt,
-):
-    """hybrid/2 for memory.recall: the head of the engine/2 ranking fused with the cosine
-    ranking over `eligible`. Returns the fused ranking, record_id → pk of the records the
-    semantic side brought, and how many of those are not lexical matches (to add to the
-    lexical total: eligible = lexical matches ∪ the semantic side)."""
-    return fused_head(
-        subject,
-        query_text,
-        lexical,
-        terms,
-        eligible,
-        flt,
-        top_n=hybrid2.SEMANTIC_TOP_N,
-        min_cosine=hybrid2.MIN_COSINE,
-        fuse=hybrid2.fuse2,
-    )
-
-
 def fused_head(
     subject: Subject,
     query_text: str,
@@ -452,9 +427,11 @@ def fused_head(
     min_cosine: float,
     fuse: Callable[[list[tuple[str, float]], list[tuple[str, float]]], list[tuple[str, float]]],
 ):
-    """An engine/2 head fused by `fuse` with the cosine ranking over `eligible` (its `top_n`
-    nearest at `min_cosine` or more): the fused ranking, record_id → pk of the records the
-    semantic side brought, and how many of those are not lexical matches."""
+    """hybrid/2 and hybrid/3 for memory.recall: the head of the engine/2 ranking fused by `fuse`
+    with the cosine ranking over `eligible` (its `top_n` nearest at `min_cosine` or more).
+    Returns the fused ranking, record_id → pk of the records the semantic side brought, and how
+    many of those are not lexical matches (to add to the lexical total: eligible = lexical
+    matches ∪ the semantic side)."""
     pks: dict[str, int] = {}
     semantic = semantic_ranking(
         subject,

@@ -4,6 +4,8 @@ model's vectors (memory.engine.hybrid2)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from memory.engine import hybrid2, lexicon, rank
 from memory.services import hybrid_store, term_store
 from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
@@ -11,25 +13,47 @@ from memory.services.recall_engines.engine2 import lexical_head
 from memory.services.recall_engines.registry import register
 
 
-def hybrid2_ranking(q: RecallQuery) -> Ranking:
+def fused_ranking(
+    q: RecallQuery,
+    *,
+    lexical_top_n: int,
+    semantic_top_n: int,
+    min_cosine: float,
+    fuse: Callable[[list[tuple[str, float]], list[tuple[str, float]]], list[tuple[str, float]]],
+) -> Ranking:
+    """The engine/2 head (at least `lexical_top_n` deep) fused by `fuse` with the cosine side
+    (hybrid/2, hybrid/3); an empty query is engine/2's (newest first)."""
     terms = lexicon.query_terms(q.text)
     if not terms:
         return lexical_head(q, q.max_records)
-    depth = max(q.max_records, hybrid2.LEXICAL_TOP_N)
+    depth = max(q.max_records, lexical_top_n)
     head = lexical_head(q, depth)
-    fused, added, extra = hybrid_store.fused_ranking_2(
+    fused, added, extra = hybrid_store.fused_head(
         q.subject,
         q.text,
         [(r.record_id, r.score) for r in head.ranked[:depth]],
         terms,
         q.eligible,
         q.flt,
+        top_n=semantic_top_n,
+        min_cosine=min_cosine,
+        fuse=fuse,
     )
     head.pks.update(added)
     return Ranking(
         [rank.Ranked(record_id, score) for record_id, score in fused],
         head.pks,
         head.total + extra,
+    )
+
+
+def hybrid2_ranking(q: RecallQuery) -> Ranking:
+    return fused_ranking(
+        q,
+        lexical_top_n=hybrid2.LEXICAL_TOP_N,
+        semantic_top_n=hybrid2.SEMANTIC_TOP_N,
+        min_cosine=hybrid2.MIN_COSINE,
+        fuse=hybrid2.fuse2,
     )
 
 
