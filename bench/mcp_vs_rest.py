@@ -75,6 +75,7 @@ async def drive(url: str, space_id: str, token: str, subject: str) -> dict[str, 
         httpx2.AsyncClient(headers=headers, timeout=60.0) as rest,
         httpx2.AsyncClient(headers=headers, timeout=60.0) as h1,
         httpx2.AsyncClient(headers=headers, timeout=60.0) as h2,
+        httpx2.AsyncClient(headers=headers, timeout=60.0) as raw,
         Client(streamable_http_client(f"{url}/mcp/{space_id}", http_client=h1)) as legacy,
         Client(
             streamable_http_client(f"{url}/mcp/{space_id}", http_client=h2), mode=MODERN
@@ -94,6 +95,32 @@ async def drive(url: str, space_id: str, token: str, subject: str) -> dict[str, 
             if result.is_error:
                 raise RuntimeError(f"{name}: {result.structured_content}")
 
+        async def raw_call(version: str, name: str, args: dict) -> None:
+            # One JSON-RPC tools/call POST as a client of that protocol sends it, no SDK client:
+            # what the server costs, apart from the SDK client's own work.
+            params: dict = {"name": name, "arguments": args}
+            extra = {}
+            if version == MODERN:
+                params["_meta"] = {
+                    "io.modelcontextprotocol/protocolVersion": MODERN,
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                }
+                extra = {"mcp-method": "tools/call", "mcp-name": name}
+            answer = await raw.post(
+                f"{url}/mcp/{space_id}",
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params},
+                headers={
+                    "accept": "application/json, text/event-stream",
+                    "mcp-protocol-version": version,
+                    **extra,
+                },
+            )
+            result = answer.json().get("result") if answer.status_code == 200 else None
+            if result is None or result.get("isError"):
+                raise RuntimeError(f"{name}: {answer.status_code} {answer.text[:200]}")
+
+        raw_paths = {"raw POST (2025-11-25)": "2025-11-25", "raw POST (2026)": MODERN}
+
         for n in range(WARMUP + ROUNDS):
             question = " ".join(rng.choice(WORDS) for _ in range(3))
             recall = [
@@ -112,6 +139,14 @@ async def drive(url: str, space_id: str, token: str, subject: str) -> dict[str, 
                 *[
                     (f"{k} recall", tool, (c, "recall", {"subject_id": subject, "query": question}))
                     for k, c in mcp.items()
+                ],
+                *[
+                    (
+                        f"{k} recall",
+                        raw_call,
+                        (v, "recall", {"subject_id": subject, "query": question}),
+                    )
+                    for k, v in raw_paths.items()
                 ],
             ]
             write = [
@@ -135,6 +170,14 @@ async def drive(url: str, space_id: str, token: str, subject: str) -> dict[str, 
                         (c, "remember", {"subject_id": subject, "text": text(rng)}),
                     )
                     for k, c in mcp.items()
+                ],
+                *[
+                    (
+                        f"{k} remember",
+                        raw_call,
+                        (v, "remember", {"subject_id": subject, "text": text(rng)}),
+                    )
+                    for k, v in raw_paths.items()
                 ],
             ]
             for group in (recall, write):
