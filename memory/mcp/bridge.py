@@ -79,6 +79,7 @@ class Bridge:
         remaining = length
         read_all = False
         sent: deque[Message] = deque()
+        handed: deque[asyncio.Future] = deque()
         finished = asyncio.Event()
 
         async def receive() -> Message:
@@ -93,9 +94,16 @@ class Bridge:
 
         async def send(message: Message) -> None:
             sent.append(message)
-            if message["type"] == "http.response.body" and not message.get("more_body", False):
-                finished.set()
             self._wake()
+            if message["type"] != "http.response.body":
+                return
+            if message.get("more_body", False):
+                # A chunk of a stream: the app goes on once the server has taken it.
+                taken = self.loop.create_future()
+                handed.append(taken)
+                await taken
+            else:
+                finished.set()
 
         async def run() -> None:
             await self.app(scope, receive, send)
@@ -107,6 +115,10 @@ class Bridge:
                 self._step(task, lambda: bool(sent))
                 while sent:
                     yield sent.popleft()
+                while handed:
+                    taken = handed.popleft()
+                    if not taken.done():
+                        taken.set_result(None)
                 if task.done():
                     task.result()  # the app's own exception, if it raised one
                     return
@@ -126,11 +138,12 @@ def current() -> Bridge | None:
 
 def per_thread(make_app: Callable[[], ASGIApp]) -> Callable:
     """A WSGI callable serving the ASGI app made by `make_app`, one instance per web thread."""
+    mine = threading.local()
 
     def application(environ: dict, start_response: Callable) -> Iterator[bytes]:
-        bridge = getattr(_local, "bridge", None)
+        bridge = getattr(mine, "bridge", None)
         if bridge is None:
-            bridge = _local.bridge = Bridge(make_app)
+            bridge = mine.bridge = Bridge(make_app)
         return _respond(bridge, environ, start_response)
 
     return application
@@ -138,10 +151,11 @@ def per_thread(make_app: Callable[[], ASGIApp]) -> Callable:
 
 def _respond(bridge: Bridge, environ: dict, start_response: Callable) -> Iterator[bytes]:
     length = int(environ.get("CONTENT_LENGTH") or 0)
+    messages = bridge.serve(scope_of(environ), environ["wsgi.input"], length)
     _local.serving = bridge
     try:
         started = False
-        for message in bridge.serve(scope_of(environ), environ["wsgi.input"], length):
+        for message in messages:
             if message["type"] == "http.response.start":
                 start_response(
                     f"{message['status']} {_reason(message['status'])}",
@@ -153,6 +167,7 @@ def _respond(bridge: Bridge, environ: dict, start_response: Callable) -> Iterato
                 if chunk:
                     yield chunk
     finally:
+        messages.close()  # a client that left: the app is cancelled and run to its end
         _local.serving = None
 
 
