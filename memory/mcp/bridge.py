@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Scope
@@ -74,7 +74,7 @@ class Bridge:
                 if not done.cancelled():
                     done.set_result(result)
 
-    def serve(self, scope: Scope, body: Any, length: int) -> Iterator[Message]:
+    def serve(self, scope: Scope, body: Any, length: int) -> Generator[Message, None, None]:
         """Run the app for one request; yields its response messages as it sends them."""
         remaining = length
         read_all = False
