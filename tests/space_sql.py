@@ -120,9 +120,7 @@ def names_space(sql: str, refs: list[Ref]) -> list[Ref]:
         if re.search(rf"{_col(None)}\s*(?:=\s*{_BOUND}|IN\s*\(\s*{_BOUND}\s*\))", sql, re.I):
             named.add(mine[0].qualifier)
     # co-located joins: a.space_id = b.space_id carries the space across
-    pairs = re.findall(
-        r'"?(\w+)"?\."?space_id"?\s*=\s*"?(\w+)"?\."?space_id"?', sql, re.IGNORECASE
-    )
+    pairs = re.findall(r'"?(\w+)"?\."?space_id"?\s*=\s*"?(\w+)"?\."?space_id"?', sql, re.IGNORECASE)
     grew = True
     while grew:
         grew = False
@@ -163,15 +161,23 @@ class Recorder:
             self.label = before
 
     def violations(
-        self, exceptions: dict[tuple[str, str], str], skip: set[str] | frozenset = frozenset()
+        self, exceptions: dict[tuple[str, str, str], str], skip: set[str] | frozenset = frozenset()
     ) -> list[Statement]:
         """Statements touching a space-scoped table without naming the space, except those of
-        a documented exception: (phase label, table) -> reason, and of the phases in `skip`."""
+        a documented exception: (phase label, table, a text the statement holds) -> reason,
+        and those of the phases in `skip`."""
         out = []
         for s in self.statements:
             if s.label in skip:
                 continue
-            left = [t for t in s.unnamed if (s.label, t) not in exceptions]
+            left = [
+                t
+                for t in s.unnamed
+                if not any(
+                    (label, table) == (s.label, t) and needle in s.sql
+                    for label, table, needle in exceptions
+                )
+            ]
             if left:
                 out.append(Statement(s.label, s.sql, left))
         return out
