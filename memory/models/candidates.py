@@ -7,7 +7,7 @@ from django.db import models
 from memory.timeutil import iso
 
 from .records import placement_wire
-from .scoped import SpaceScoped, copied_space
+from .scoped import SpaceScoped
 
 
 class Candidate(SpaceScoped):

@@ -8,7 +8,7 @@ from django.db import models
 from memory.ids import new_grant_id
 from memory.timeutil import iso
 
-from .scoped import SpaceScoped, copied_space
+from .scoped import SpaceScoped
 
 
 class Grant(SpaceScoped):

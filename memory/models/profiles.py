@@ -6,7 +6,7 @@ from django.db import models
 
 from memory.timeutil import iso
 
-from .scoped import SpaceScoped, copied_space
+from .scoped import SpaceScoped
 
 
 class ProfileDocument(SpaceScoped):

@@ -10,7 +10,7 @@ from django.db import models
 from memory.timeutil import iso
 from memory.wire.canonical import canonical
 
-from .scoped import SpaceScoped, copied_space
+from .scoped import SpaceScoped
 
 
 def filter_key(cognition_filter: Mapping[str, Any] | None) -> str:

@@ -43,7 +43,7 @@ class SpaceScoped(models.Model):
         super().save(*args, **kwargs)
 
     def _do_update(self, base_qs, using, pk_val, values, update_fields, forced_update):
-        base_qs = base_qs.filter(space_id=self.space_id)  # type: ignore[attr-defined]
+        base_qs = base_qs.filter(space_id=self.space_id)
         return super()._do_update(base_qs, using, pk_val, values, update_fields, forced_update)
 
 

@@ -239,13 +239,13 @@ def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> R
         if outcome.job_kind is None:
             raise RuntimeError("a pending outcome needs a job")
         Job.objects.create(
-            space_id=receipt.space_id,
+            space_id=scope.space_id,
             receipt=receipt,
             kind=outcome.job_kind,
             params=outcome.job_params,
             enqueued_at=at,
         )
-        receipt_id, job_space = receipt.receipt_id, receipt.space_id
+        receipt_id, job_space = receipt.receipt_id, scope.space_id
         transaction.on_commit(lambda: enqueue(receipt_id, job_space), robust=True)
     return receipt
 

@@ -15,10 +15,10 @@ from memory import tasks
 from memory.models import Export, Job, Receipt
 from memory.services import hybrid_store, transfer_jobs, transfer_load
 from memory.services.operators import issue_root_grant
-from tests.conftest import embedding_writer, make_persona, make_space
+from tests.conftest import embedding_writer, make_persona, make_space, requires_postgres
 from tests.space_sql import Recorder, recording, space_scoped_tables
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+pytestmark = [pytest.mark.django_db]
 
 # (phase, table, a text the statement holds) -> why the statement cannot name one space. Phases
 # are op names (with a `#variant` where one op has two paths), `job:<kind>`, `drain`,
@@ -237,6 +237,8 @@ def play(s: Scenario) -> None:
 ENGINES = ["engine/1", "engine/2", "hybrid/2"]
 
 
+@pytest.mark.postgres
+@requires_postgres
 @pytest.mark.parametrize("engine", ENGINES)
 def test_every_statement_on_a_space_scoped_table_names_its_space(
     api, settings, monkeypatch, engine
@@ -300,3 +302,140 @@ def test_the_checker_reads_the_statements_it_judges():
     assert not unnamed('SELECT 1 FROM "memory_principal" WHERE "memory_principal"."id" = %s')
     assert unnamed('DELETE FROM "memory_record" WHERE "memory_record"."space_id" IN (%s, %s)')
     assert "memory_principal" not in space_scoped_tables()
+
+
+def test_a_job_message_without_its_space_still_runs(api, admin, space):
+    """Messages sent before run_job carried the space (a receipt id alone) still run their job:
+    the space is looked up from the job row first."""
+    sess = api.connect(admin)
+    answer = api(admin, "memory.exports.create", {"space_id": "s1"}, sess)
+    receipt_id = answer.receipt["receipt_id"]
+    assert Job.objects.get(pk=receipt_id).space_id == "s1"
+    tasks.run_job(receipt_id)
+    done = Receipt.objects.get(pk=receipt_id)
+    assert done.status == Receipt.COMMITTED and Job.objects.get(pk=receipt_id).state == Job.DONE
+    tasks.run_job(receipt_id, "s1")  # a redelivery does nothing
+    assert Receipt.objects.get(pk=receipt_id).completed_at == done.completed_at
+    tasks.run_job("rct_unknown")  # an unknown job: nothing
+    tasks.run_job(receipt_id, "s2")  # a space that is not the job's: nothing
+    assert Job.objects.get(pk=receipt_id).attempts == 1
+
+
+def test_a_scoped_save_updates_only_the_row_of_its_space(api, admin, space):
+    """`SpaceScoped.save()` of a stored row updates WHERE pk AND space_id: a row whose space is
+    not the one the instance carries is not touched."""
+    from django.db import DatabaseError, transaction
+
+    from memory.models import Subject
+
+    api(admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"})
+    subject = Subject.objects.get(space_id="s1", subject_id="u1")
+    subject.kind = "changed"
+    subject.save(update_fields=["kind"])
+    assert Subject.objects.get(pk=subject.pk).kind == "changed"
+    stray = Subject.objects.get(pk=subject.pk)
+    stray.space_id, stray.kind = "elsewhere", "stray"
+    with pytest.raises(DatabaseError), transaction.atomic():
+        stray.save(update_fields=["kind"])  # no row of this pk in "elsewhere"
+    assert Subject.objects.get(pk=subject.pk).kind == "changed"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_copies_each_parents_space():
+    """0017 fills the copied space_id of the rows reachable only through a parent (revisions,
+    terms, vectors, backlog, jobs, heartbeats, chunks) from the parent, and drops a heartbeat
+    whose receipt is gone."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from memory.timeutil import now
+
+    before = [("memory", "0016_space_activation_pending")]
+    after = [("memory", "0017_space_id_everywhere")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    m = {name: old.get_model("memory", name) for name in COPIED + PARENTS}
+    at = now()
+    try:
+        for sid in ("ma", "mb"):
+            m["Space"].objects.create(space_id=sid, created_at=at, updated_at=at)
+        who = m["Principal"].objects.create(principal_id="p-mig", kind="service", created_at=at)
+        for sid in ("ma", "mb"):
+            subject = m["Subject"].objects.create(space_id=sid, subject_id="u", created_at=at)
+            record = m["Record"].objects.create(
+                space_id=sid,
+                subject=subject,
+                record_id=f"r-{sid}",
+                kind="note",
+                content={"text": "x"},
+                placement_scope="shared",
+                prov_source="authored",
+                prov_author_principal_id="p",
+                prov_created_at=at,
+                created_at=at,
+                updated_at=at,
+            )
+            common = {"record": record}
+            m["RecordRevision"].objects.create(
+                revision=1,
+                kind="note",
+                content={},
+                placement_scope="shared",
+                created_at=at,
+                **common,
+            )
+            m["RecordTerm"].objects.create(
+                subject=subject, term="x", tf=1, length=1, created_ms=0, **common
+            )
+            m["RecordEmbedding"].objects.create(
+                subject=subject, revision=1, model_id="m", dim=1, vector=b"", **common
+            )
+            m["PendingEmbedding"].objects.create(revision=1, **common)
+            receipt = m["Receipt"].objects.create(
+                receipt_id=f"rct-{sid}",
+                space_id=sid,
+                principal=who,
+                op="memory.exports.create",
+                status="pending",
+                payload_digest="d",
+                created_at=at,
+            )
+            m["Job"].objects.create(receipt=receipt, kind="export.create", enqueued_at=at)
+            m["JobHeartbeat"].objects.create(receipt_id=receipt.receipt_id, beat_at=at)
+            export = m["Export"].objects.create(
+                export_id=f"exp-{sid}", space_id=sid, principal=who, created_at=at
+            )
+            m["ExportChunk"].objects.create(export=export, ordinal=0, objects_json="[]", digest="d")
+            imp = m["Import"].objects.create(
+                import_id=f"imp-{sid}",
+                space_id=sid,
+                principal=who,
+                bundle={},
+                created_at=at,
+                updated_at=at,
+            )
+            m["ImportChunk"].objects.create(imp=imp, ordinal=0, objects_json="[]", digest="d")
+        m["JobHeartbeat"].objects.create(receipt_id="rct-gone", beat_at=at)
+        executor = MigrationExecutor(connection)
+        executor.migrate(after)
+        new = executor.loader.project_state(after).apps
+        for name in COPIED:
+            rows = sorted(new.get_model("memory", name).objects.values_list("space_id", flat=True))
+            assert rows == ["ma", "mb"], name
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+COPIED = [
+    "RecordRevision",
+    "RecordTerm",
+    "RecordEmbedding",
+    "PendingEmbedding",
+    "Job",
+    "JobHeartbeat",
+    "ExportChunk",
+    "ImportChunk",
+]
+PARENTS = ["Space", "Principal", "Subject", "Record", "Receipt", "Export", "Import"]
