@@ -170,6 +170,7 @@ class WireView(APIView):
     and the throttle; the handler reads the body; `handle_exception` turns every error into the
     wire's envelope. Permissions are not DRF's: grants are judged per op by admission."""
 
+    http_method_names = ["post"]  # DRF's `Allow: POST` on every answer, the 405s included
     authentication_classes = [BearerToken]
     permission_classes: list = []
     throttle_classes = [PrincipalThrottle]
