@@ -157,7 +157,8 @@ def start_gunicorn(
     if sink is not None:
         sink.close()  # the child holds its own descriptor
     try:
-        wait_ready(f"http://127.0.0.1:{port}", proc=proc)
+        # generous: a loaded 2-core machine takes ~30 s to import the app in two workers
+        wait_ready(f"http://127.0.0.1:{port}", timeout=180.0, proc=proc)
     except BaseException:
         stop(proc)
         raise
