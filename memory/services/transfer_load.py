@@ -62,7 +62,7 @@ def clear_space(space: Space) -> None:
         copy.erase_space(space)
     # A plain `fk IN (subquery)` (not a join, which Django turns into `id IN (a self-join)`).
     record_pks = Record.objects.filter(space=space).values("pk")
-    _raw_delete(RecordRevision.objects.filter(record_id__in=record_pks))
+    _raw_delete(RecordRevision.objects.filter(space_id=space.pk, record_id__in=record_pks))
     for model in (Reflection, ProfileDocument, Candidate, Record, Subject):
         _raw_delete(model.objects.filter(space=space))
 
@@ -135,6 +135,7 @@ RECORD_FIELDS = [
     "extensions",
 ]
 REVISION_FIELDS = [
+    "space_id",
     "record_id",
     "revision",
     "kind",
@@ -258,7 +259,10 @@ class Loader:
         insert_rows(
             RecordRevision,
             REVISION_FIELDS,
-            ((i, v[15], v[3], v[4], v[6], v[7], v[17]) for i, v in zip(ids, values, strict=True)),
+            (
+                (v[0], i, v[15], v[3], v[4], v[6], v[7], v[17])
+                for i, v in zip(ids, values, strict=True)
+            ),
         )
         self._derived(ids, values)
 
