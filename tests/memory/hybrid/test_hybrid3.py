@@ -161,7 +161,7 @@ def test_fuse3_is_a_weighted_sum_of_min_max_normalised_scores():
 
 def test_fuse3_keeps_a_lead_that_rrf_flattens():
     # "a" leads the lexical side by far; "b" is near the top of both: RRF puts b first, CombSUM a
-    lexical_side = [("a", 1.0), ("b", 0.35), ("c", 0.3), ("d", 0.2)]
+    lexical_side = [("a", 1.0), ("b", 0.2), ("c", 0.19), ("d", 0.1)]
     semantic_side = [("b", 0.5), ("e", 0.49), ("a", 0.2)]
     assert hybrid.fuse(lexical_side, semantic_side, k=2)[0][0] == "b"
     assert hybrid3.fuse3(lexical_side, semantic_side)[0][0] == "a"
