@@ -28,6 +28,9 @@ class Keyed(TypedDict):
     idempotency_key: NotRequired[str]
 
 
+# `read` and `attempt` pass the request on as the port method's own parameter (a ParamSpec), so
+# a literal `{...}` is checked against that op's request TypedDict. `act` adds the form's key to
+# its request, so it takes a TypedDict value (a form's `.wire()`, or `t.XRequest(...)`).
 Args = ParamSpec("Args")
 Ans = TypeVar("Ans")
 KeyedReq = TypeVar("KeyedReq", bound=Keyed)
@@ -44,12 +47,12 @@ def read(
     request: HttpRequest,
     op: Callable[Concatenate[Principal, Args], Ans],
     *body: Args.args,
-    **no: Args.kwargs,
+    **named: Args.kwargs,
 ) -> Ans:
     """A read op for the page itself (`read(request, PORT.records_get, {...})`): any error is a
     not-found page (absent and forbidden look the same), never a page of another space's data."""
     try:
-        return op(principal_of(request), *body, **no)
+        return op(principal_of(request), *body, **named)
     except WireError as err:
         raise Http404(err.message) from err
 
@@ -58,11 +61,11 @@ def attempt(
     request: HttpRequest,
     op: Callable[Concatenate[Principal, Args], Ans],
     *body: Args.args,
-    **no: Args.kwargs,
+    **named: Args.kwargs,
 ) -> tuple[Ans | None, WireError | None]:
     """A read whose refusal the screen explains: (answer, None) or (None, the error)."""
     try:
-        return op(principal_of(request), *body, **no), None
+        return op(principal_of(request), *body, **named), None
     except WireError as err:
         return None, err
 

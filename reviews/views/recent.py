@@ -108,14 +108,13 @@ class UndoForm(forms.Form):
 
     def wire(self, space_id: str, record: t.RetainedRecord, reason: str) -> t.RecordsDeleteRequest:
         """The delete of one produced record, at the revision read."""
+        key = f"{self.cleaned_data['idempotency_key']}:{record['record_id']}"
         return {
             "space_id": space_id,
             "record_id": record["record_id"],
             "expected_revision": record["revision"],
             "reason": reason,
-            "idempotency_key": f"{self.cleaned_data['idempotency_key']}:{record['record_id']}"[
-                :200
-            ],
+            "idempotency_key": key[:200],
         }
 
 
