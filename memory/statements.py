@@ -120,6 +120,25 @@ def idempotency_key() -> str:
     )
 
 
+def _subject_bump(gate: str) -> str:
+    q = connection.ops.quote_name
+    sub = Subject._meta
+    return (
+        f"UPDATE {q(sub.db_table)} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
+        f" {q('updated_at')} = %s WHERE {q(sub.pk.column)} = %s{gate}"
+    )
+
+
+def _space_bump(after: str = "") -> str:
+    q = connection.ops.quote_name
+    space = Space._meta
+    return (
+        f"UPDATE {q(space.db_table)} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
+        f" {q('updated_at')} = %s WHERE {q(space.pk.column)} = %s AND {q('state')} = %s"
+        f" AND {q('activation_pending')} = %s{after} RETURNING {q('revision')}"
+    )
+
+
 @cache
 def revision_bumps() -> dict[str, str]:
     """The two revision bumps of a mutation's commit: each takes its row lock, moves the revision
@@ -128,18 +147,10 @@ def revision_bumps() -> dict[str, str]:
     [updated_at, pk, state and activation_pending the body saw] -> (revision,), no row when
     either moved."""
     q = connection.ops.quote_name
-    sub, space = Subject._meta, Space._meta
     return {
-        "subject": (
-            f"UPDATE {q(sub.db_table)} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
-            f" {q('updated_at')} = %s WHERE {q(sub.pk.column)} = %s"
-            f" RETURNING {q('revision')}, {q('state')}, {q('fenced_context_ids')}"
-        ),
-        "space": (
-            f"UPDATE {q(space.db_table)} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
-            f" {q('updated_at')} = %s WHERE {q(space.pk.column)} = %s AND {q('state')} = %s"
-            f" AND {q('activation_pending')} = %s RETURNING {q('revision')}"
-        ),
+        "subject": _subject_bump("")
+        + f" RETURNING {q('revision')}, {q('state')}, {q('fenced_context_ids')}",
+        "space": _space_bump(),
     }
 
 
@@ -168,22 +179,35 @@ def insert_values(obj: models.Model, skip: str) -> list:
 
 
 @cache
-def commit_tail(with_key: bool) -> str:
-    """PostgreSQL: the space bump, the receipt insert (its space_revision taken from the bump)
-    and the idempotency key insert as one statement, so the space row lock is held for one round
-    trip and the COMMIT. Parameters: the space bump's, the receipt's `insert_values` (without
-    space_revision), the key's (without receipt). No row: the space state moved, nothing was
-    inserted."""
+def commit_tail(with_key: bool, subjects: int = 0) -> str:
+    """PostgreSQL: the whole serialized end of a mutation as one statement, so the subject and
+    space row locks are held for one round trip and the COMMIT: each touched subject's bump (in
+    the order given, which is key order), the space bump, the receipt insert (its space_revision
+    taken from the space bump) and the idempotency key insert. Each bump re-checks the gate
+    state the body saw, and each runs only once the one before it found its row (`EXISTS` on the
+    previous bump: the row locks are taken in that order, subjects before the space). Parameters:
+    per subject [updated_at, pk, state, fenced_context_ids as JSON text], then the space bump's,
+    the receipt's `insert_values` (without space_revision), the key's (without receipt). One row:
+    (space_revision, each subject's new revision); a NULL space_revision: a gate moved, nothing
+    was inserted (and the transaction must roll the bumps back)."""
     q = connection.ops.quote_name
-    sql = (
-        f"WITH sp AS ({revision_bumps()['space']}),"
-        f" r AS ({_insert_select(Receipt, 'space_revision', 'sp.revision')} FROM sp"
+    fenced = Subject._meta.get_field("fenced_context_ids").db_type(connection)
+    gate = f" AND {q('state')} = %s AND {q('fenced_context_ids')} = %s::{fenced}"
+    ctes, after = [], ""
+    for i in range(subjects):
+        ctes.append(f"s{i} AS ({_subject_bump(gate + after)} RETURNING {q('revision')})")
+        after = f" AND EXISTS (SELECT 1 FROM s{i})"  # noqa: S608 - a CTE's name
+    ctes.append(f"sp AS ({_space_bump(after)})")
+    ctes.append(
+        f"r AS ({_insert_select(Receipt, 'space_revision', 'sp.revision')} FROM sp"
         f" RETURNING {q('receipt_id')}, {q('space_revision')})"
     )
     if with_key:
         receipt_id = f"r.{q('receipt_id')}"
-        sql += f", k AS ({_insert_select(IdempotencyKey, 'receipt', receipt_id)} FROM r)"
-    return sql + f" SELECT {q('space_revision')} FROM r"  # noqa: S608 - names from model metadata
+        ctes.append(f"k AS ({_insert_select(IdempotencyKey, 'receipt', receipt_id)} FROM r)")
+    picks = [f"(SELECT {q('space_revision')} FROM r)"]  # noqa: S608 - names from model metadata
+    picks += [f"(SELECT {q('revision')} FROM s{i})" for i in range(subjects)]  # noqa: S608 - same
+    return f"WITH {', '.join(ctes)} SELECT {', '.join(picks)}"  # noqa: S608 - names from model metadata
 
 
 @cache
