@@ -132,10 +132,13 @@ def start_gunicorn(
     app: str = "bench:wsgi_app()",
     log_level: str = "warning",
     output: Path | None = None,
+    root: Path = ROOT,
     **env: str,
 ) -> subprocess.Popen:
     """A gunicorn server on 127.0.0.1:port, in its own session, returned once /healthz answers.
-    `output`: a file for the server's stdout and stderr (else they are this process's)."""
+    `output`: a file for the server's stdout and stderr (else they are this process's). `root`:
+    the checkout whose code it serves (another one, e.g. main before a change, for a before/after
+    in one run; the same database and settings)."""
     cmd = [
         sys.executable,
         "-m",
@@ -158,8 +161,8 @@ def start_gunicorn(
         sink = output.open("w")
     proc = subprocess.Popen(
         cmd,
-        cwd=ROOT,
-        env=server_env(**env),
+        cwd=root,
+        env=server_env(**{"PYTHONPATH": str(root), **env}),
         start_new_session=True,
         stdout=sink,
         stderr=subprocess.STDOUT if sink else None,
@@ -180,11 +183,12 @@ def gunicorn(
     threads: int = 1,
     port: int | None = None,
     app: str = "bench:wsgi_app()",
+    root: Path = ROOT,
     **env: str,
 ):
     """A gunicorn server on loopback; yields its base URL and stops it (SIGTERM, then SIGKILL)."""
     port = port or free_port()
-    proc = start_gunicorn(port, workers, threads, app, **env)
+    proc = start_gunicorn(port, workers, threads, app, root=root, **env)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
