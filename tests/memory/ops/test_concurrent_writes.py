@@ -5,6 +5,7 @@ one writer); the query counts run on both."""
 
 import json
 import threading
+import time
 
 import pytest
 from django.db import connection, connections
@@ -268,6 +269,8 @@ def test_coverage_with_a_subject_builds_the_orms_subject():
     assert absent.loaded_subject == ("nobody", None)
 
 
+HANG = 120  # seconds: not a timed assertion, only turns a hang into a failure
+
 GATE_MOVES = {
     "subject fenced": (
         "memory.subjects.fence",
@@ -317,10 +320,10 @@ def test_a_gate_moved_between_a_writes_body_and_its_commit_refuses_the_write(
                 cursor.execute("SELECT pg_backend_pid()")
                 write_pid.append(cursor.fetchone()[0])
             write_ready.set()  # the body has run its gates and written; the tail is next
-            write_go.wait()
+            assert write_go.wait(HANG)
         elif scope.ctx.op == op and in_flight:
             mover_ready.set()  # the mover holds its subject or space row lock until it commits
-            mover_go.wait()
+            assert mover_go.wait(HANG)
         return real_commit(scope, req, outcome)
 
     monkeypatch.setattr(mutation, "_commit", paused_commit)
@@ -338,22 +341,25 @@ def test_a_gate_moved_between_a_writes_body_and_its_commit_refuses_the_write(
         target=run, args=("write", "memory.records.create", _create_body("late"))
     )
     writer.start()
-    write_ready.wait()
+    assert write_ready.wait(HANG)
     before = Space.objects.get(pk="s1").revision
     mover = threading.Thread(target=run, args=("move", op, body))
     mover.start()
     if in_flight:
-        mover_ready.wait()
+        assert mover_ready.wait(HANG)
         write_go.set()
         # the write's tail waits for the mover's row lock (or the writer ended: asserted below)
+        waited = time.monotonic() + HANG
         while writer.is_alive() and not _backend_waits_for_a_lock(write_pid[0]):
-            threading.Event().wait(0.01)
+            assert time.monotonic() < waited, "the write's tail never waited for the mover"
+            time.sleep(0.01)
         mover_go.set()
-        mover.join()
+        mover.join(HANG)
     else:
-        mover.join()
+        mover.join(HANG)
         write_go.set()
-    writer.join()
+    writer.join(HANG)
+    assert not writer.is_alive() and not mover.is_alive(), "a thread hung"
     assert "receipt" in answers["move"], answers
     refused = answers["write"]
     assert isinstance(refused, WireError) and refused.code == code, refused
