@@ -29,7 +29,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 
 from memory.engine import embed, hybrid, hybrid2
@@ -78,7 +78,9 @@ def bulk_write_embeddings(records: list[LoadedRecord], insert: Insert) -> None:
     rows = [(r.pk, r.revision) for r in records if r.text]
     if rows:
         insert(PendingEmbedding, ["record", "revision"], rows)
-        transaction.on_commit(_kick, robust=True)
+        # Called once per batch: one kick at COMMIT for the whole activation, not one each.
+        if not any(entry[1] is _kick for entry in connection.run_on_commit):
+            transaction.on_commit(_kick, robust=True)
 
 
 def _kick() -> None:

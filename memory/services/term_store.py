@@ -76,15 +76,15 @@ TERM_FIELDS = ["record_id", "subject_id", "term", "tf", "length", "created_ms"]
 
 def bulk_write_terms(records: list[LoadedRecord], insert: Insert) -> None:
     """Bulk writer (import activation): the rows `term_rows` makes, set-wise."""
-    insert(
+    insert(  # a generator: the text is tokenized while the COPY streams the rows before it
         RecordTerm,
         TERM_FIELDS,
-        [
+        (
             (r.pk, r.subject_pk, *term)
             for r in records
             if r.live
             for term in term_values(r.text, r.created_at)
-        ],
+        ),
     )
 
 
