@@ -12,6 +12,7 @@ import pytest
 from django.db import connection
 
 from memory.models import Import, Record, RecordRevision, RecordTerm, Space
+from memory.services import term_store
 from memory.services import transfer_load as load
 from tests.conftest import requires_postgres
 
@@ -149,3 +150,32 @@ def test_without_the_privilege_the_triggers_check_every_row(
     receipt = activate(api, admin, sess, run_job_now, import_id)
     assert receipt.status == "committed", receipt.failure
     assert Record.objects.filter(space_id="s2").count() == 9
+
+
+def test_a_fault_inside_a_streaming_copy_leaves_the_space_and_the_session_as_they_were(
+    api, admin, sess, staged, run_job_now, monkeypatch
+):
+    import_id, old = staged
+    before = snapshot("s2")
+    real, calls = term_store.term_values, {"n": 0}
+
+    def failing(text, created_at):
+        calls["n"] += 1
+        if calls["n"] == 6:  # the second batch's term rows, mid-COPY (foreign-key role bypassed)
+            raise RuntimeError("the worker ran out of memory")
+        return real(text, created_at)
+
+    monkeypatch.setattr(term_store, "term_values", failing)
+    receipt = activate(api, admin, sess, run_job_now, import_id)
+    assert calls["n"] == 6
+    assert receipt.status == "failed" and receipt.failure["code"] == "internal_error"
+    assert snapshot("s2") == before
+    assert Import.objects.get(pk=import_id).state == "verified"
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cur:  # the bypass ended with the job's transaction
+            cur.execute("SHOW session_replication_role")
+            assert cur.fetchone()[0] == "origin"
+
+    monkeypatch.undo()
+    assert activate(api, admin, sess, run_job_now, import_id).status == "committed"
+    assert not Record.objects.filter(space_id="s2", record_id=old.record_id).exists()
