@@ -78,21 +78,11 @@ class Seed:
 
 def seed(space_id: str, subjects: int = 10) -> Seed:
     """A fresh space with a root-granted admin and `subjects` ensured subjects."""
-    from memory.models import Principal, Space
-    from memory.ops.base import call
-    from memory.services.operators import issue_root_grant
-    from memory.timeutil import now
+    from tests import factories
 
-    at = now()
-    space = Space.objects.create(
-        space_id=space_id, display_name=space_id, created_at=at, updated_at=at
-    )
-    admin = Principal.objects.create(display_name=f"bench-admin-{space_id}")
-    token = admin.issue_token("bench")
-    issue_root_grant(space, admin)
-    ids = [f"u{i}" for i in range(subjects)]
-    for sid in ids:
-        call(admin, "memory.subjects.ensure", {"space_id": space_id, "subject_id": sid})
+    space = factories.make_space(space_id)
+    admin, token = factories.make_admin(space, f"bench-admin-{space_id}", token_label="bench")
+    ids = factories.ensure_subjects(admin, space_id, [f"u{i}" for i in range(subjects)])
     return Seed(space_id, token, admin.principal_id, ids)
 
 
@@ -132,10 +122,13 @@ def start_gunicorn(
     app: str = "bench:wsgi_app()",
     log_level: str = "warning",
     output: Path | None = None,
+    root: Path = ROOT,
     **env: str,
 ) -> subprocess.Popen:
     """A gunicorn server on 127.0.0.1:port, in its own session, returned once /healthz answers.
-    `output`: a file for the server's stdout and stderr (else they are this process's)."""
+    `output`: a file for the server's stdout and stderr (else they are this process's). `root`:
+    the checkout whose code it serves (another one, e.g. main before a change, for a before/after
+    in one run; the same database and settings)."""
     cmd = [
         sys.executable,
         "-m",
@@ -158,8 +151,8 @@ def start_gunicorn(
         sink = output.open("w")
     proc = subprocess.Popen(
         cmd,
-        cwd=ROOT,
-        env=server_env(**env),
+        cwd=root,
+        env=server_env(**{"PYTHONPATH": str(root), **env}),
         start_new_session=True,
         stdout=sink,
         stderr=subprocess.STDOUT if sink else None,
@@ -167,7 +160,8 @@ def start_gunicorn(
     if sink is not None:
         sink.close()  # the child holds its own descriptor
     try:
-        wait_ready(f"http://127.0.0.1:{port}", proc=proc)
+        # generous: a loaded 2-core machine takes ~30 s to import the app in two workers
+        wait_ready(f"http://127.0.0.1:{port}", timeout=180.0, proc=proc)
     except BaseException:
         stop(proc)
         raise
@@ -180,11 +174,12 @@ def gunicorn(
     threads: int = 1,
     port: int | None = None,
     app: str = "bench:wsgi_app()",
+    root: Path = ROOT,
     **env: str,
 ):
     """A gunicorn server on loopback; yields its base URL and stops it (SIGTERM, then SIGKILL)."""
     port = port or free_port()
-    proc = start_gunicorn(port, workers, threads, app, **env)
+    proc = start_gunicorn(port, workers, threads, app, root=root, **env)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

@@ -174,6 +174,7 @@ def fill(space_id: str, n: int) -> None:
         RecordRevision.objects.bulk_create(
             [
                 RecordRevision(
+                    space_id=r.space_id,
                     record=r,
                     revision=1,
                     kind=r.kind,

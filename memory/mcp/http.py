@@ -5,19 +5,21 @@ any request, so several workers need no sticky sessions; clients of the initiali
 of the stateless 2026 protocol are both served by the SDK) and the low-level server of
 memory/mcp/server.py.
 
-`with_mcp()` mounts it under the WSGI server the REST API runs on (a2wsgi runs the ASGI app on an
-event loop thread of the worker process); spokememory/wsgi.py routes /mcp/ to it. Why WSGI and
-not an ASGI server: docs/decisions.md "MCP under the WSGI server"."""
+`with_mcp()` mounts it under the WSGI server the REST API runs on (memory/mcp/bridge.py: each
+gunicorn thread runs its own instance on its own event loop, and does the ORM work itself with
+that loop paused, so an MCP request never leaves the thread that accepted it); spokememory/wsgi.py
+routes /mcp/ to it. Why WSGI and not an ASGI server: docs/decisions.md "MCP under the WSGI
+server"."""
 
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
 from django.conf import settings
+from django.db import close_old_connections
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import (
     AuthenticatedUser,
@@ -35,6 +37,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from memory.dispatch import auth
+from memory.mcp.bridge import per_thread
 from memory.mcp.server import build_server, in_thread
 from memory.mcp.tools import Caller
 from memory.models import Principal
@@ -89,8 +92,8 @@ def max_body() -> int:
 
 class McpApp:
     """The ASGI app. The session manager's task group must run for as long as the app serves;
-    an ASGI server would run it in the lifespan, which a2wsgi does not send, so it is started
-    on the first request, on the loop that serves the requests."""
+    an ASGI server would run it in the lifespan, which the bridge does not send, so it is
+    started on the first request, on the loop that serves the requests."""
 
     def __init__(self) -> None:
         self.server = build_server(http_caller)
@@ -131,24 +134,24 @@ class McpApp:
 
 
 def with_mcp(django_app: Callable) -> Callable:
-    """The web process's WSGI callable: /mcp/ to the MCP app (a2wsgi runs it on an event loop
-    thread, made on the first MCP request of a worker process, after gunicorn's fork), all
-    else to Django untouched (one prefix test per REST request)."""
-    lock = threading.Lock()
-    mounted: list[Callable] = []
+    """The web process's WSGI callable: /mcp/ to the MCP app (one instance per web thread, made
+    on that thread's first MCP request, after gunicorn's fork), all else to Django untouched
+    (one prefix test per REST request)."""
+    mcp_app = per_thread(McpApp)
 
-    def mcp_app() -> Callable:
-        if not mounted:
-            with lock:
-                if not mounted:
-                    from a2wsgi import ASGIMiddleware
-
-                    mounted.append(ASGIMiddleware(McpApp()))  # type: ignore[arg-type]
-        return mounted[0]
+    def serve_mcp(environ: dict, start_response: Callable) -> Iterator[bytes]:
+        # A request's database connection is handled as Django handles a REST request's (its
+        # request_started and request_finished signals): closed if too old or broken, before
+        # and after; the ORM work in between runs in this thread (memory/mcp/bridge.py).
+        close_old_connections()
+        try:
+            yield from mcp_app(environ, start_response)
+        finally:
+            close_old_connections()
 
     def application(environ, start_response):
         if environ.get("PATH_INFO", "").startswith(PREFIX):
-            return mcp_app()(environ, start_response)
+            return serve_mcp(environ, start_response)
         return django_app(environ, start_response)
 
     return application

@@ -4,8 +4,8 @@ caller may use: the review tools only for a principal whose grants in the space 
 op through the REST edge's gates). The same server serves streamable HTTP (memory/mcp/http.py)
 and stdio (`manage.py spoke mcp`); only how the caller is found differs (`CallerOf`).
 
-Django's ORM is synchronous: each call runs in a worker thread (anyio's pool), which closes
-its database connection when it is too old or broken, as Django does after a request.
+Django's ORM is synchronous: a handler's database work runs outside the event loop (`in_thread`:
+over HTTP in the web thread itself, the loop paused; over stdio in a worker thread).
 
 Every failure of a call becomes a tool result with `isError` (the wire code, message and
 details, as a REST error envelope carries them), never a protocol error, a 500 or a broken
@@ -26,6 +26,7 @@ from mcp.server.lowlevel import Server
 from ulid import ULID
 
 from memory.access import effective_grants, grant_has
+from memory.mcp.bridge import current
 from memory.mcp.tools import TOOL_LIST, TOOLS, Caller, Tool, check_arguments
 from memory.outage import is_outage, unavailable
 from memory.timeutil import now
@@ -55,6 +56,15 @@ def offered(caller: Caller) -> list[Tool]:
 
 
 def in_thread(fn: Callable[[], Any]) -> Awaitable[Any]:
+    """Synchronous work (the ORM) for a handler on the event loop. Over HTTP the web thread that
+    serves the request runs it with its loop paused (memory/mcp/bridge.py: no thread hand-off;
+    the request's database connection is handled as Django handles a request's); elsewhere
+    (stdio) a thread of anyio's pool runs it, closing its connection when it is too old or
+    broken, as Django does after a request."""
+    bridge = current()
+    if bridge is not None:
+        return bridge.run_sync(fn)
+
     def run() -> Any:
         close_old_connections()
         try:
@@ -130,6 +140,11 @@ def describe(tool: Tool) -> types.Tool:
     )
 
 
+def input_schema(name: str) -> dict | None:
+    tool = TOOLS.get(name)
+    return tool.input_schema if tool else None
+
+
 def build_server(caller_of: CallerOf) -> Server:
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -148,6 +163,9 @@ def build_server(caller_of: CallerOf) -> Server:
         "spoke-memory",
         version="1",
         instructions=INSTRUCTIONS,
+        # The 2026 transport checks a tools/call's Mcp-Param-* headers against the tool's input
+        # schema; without this it would run the tools/list handler (a grants query) per call.
+        get_tool_input_schema=input_schema,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

@@ -67,7 +67,7 @@ def clear_space(space: Space) -> None:
         copy.erase_space(space)
     # A plain `fk IN (subquery)` (not a join, which Django turns into `id IN (a self-join)`).
     record_pks = Record.objects.filter(space=space).values("pk")
-    _raw_delete(RecordRevision.objects.filter(record_id__in=record_pks))
+    _raw_delete(RecordRevision.objects.filter(space_id=space.pk, record_id__in=record_pks))
     for model in (Reflection, ProfileDocument, Candidate, Record, Subject):
         _raw_delete(model.objects.filter(space=space))
 
@@ -134,8 +134,8 @@ def insert_rows(model: type[models.Model], names: Sequence[str], rows: Iterable[
 # runs with `session_replication_role = replica` (which skips those triggers, and only for
 # that statement: the role goes back to `origin` right after it), while the keys the COPY
 # writes are collected, distinct, as the rows stream; then one anti-join per foreign key
-# finds any of them without its referenced row, and raises DanglingReference, which fails the
-# activation whole (the job's transaction rolls back; the import is `verified` again).
+# finds any of them without its referenced row (in the activation's space, when the referenced
+# table has a space_id), and raises DanglingReference, which fails the activation whole (the job's transaction rolls back; the import is `verified` again).
 # This is exactly the check the triggers make (a row whose key has a NULL column is not
 # checked, MATCH SIMPLE), set-wise: the constraints themselves stay, and every other
 # statement of the transaction (the clear's deletes, subjects, candidates, the receipt) runs
@@ -168,6 +168,7 @@ class ForeignKey:
     types: tuple[str, ...]  # their SQL types
     target: str  # referenced table
     target_columns: tuple[str, ...]
+    target_scoped: bool  # the referenced table has a space_id column
 
 
 _FOREIGN_KEYS: dict[str, list[ForeignKey]] = {}
@@ -190,7 +191,9 @@ def foreign_keys(table: str) -> list[ForeignKey]:
                              ORDER BY k.i),
                        array(SELECT a.attname FROM unnest(c.confkey) WITH ORDINALITY k(n, i)
                              JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.n
-                             ORDER BY k.i)
+                             ORDER BY k.i),
+                       EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.confrelid
+                               AND a.attname = 'space_id' AND NOT a.attisdropped)
                 FROM pg_constraint c
                 WHERE c.contype = 'f' AND c.conrelid = %s::regclass
                 ORDER BY c.conname
@@ -198,8 +201,8 @@ def foreign_keys(table: str) -> list[ForeignKey]:
                 [connection.ops.quote_name(table)],
             )
             _FOREIGN_KEYS[table] = [
-                ForeignKey(name, tuple(cols), tuple(types), target, tuple(target_cols))
-                for name, target, cols, types, target_cols in cur.fetchall()
+                ForeignKey(name, tuple(cols), tuple(types), target, tuple(target_cols), scoped)
+                for name, target, cols, types, target_cols, scoped in cur.fetchall()
             ]
     return _FOREIGN_KEYS[table]
 
@@ -209,7 +212,14 @@ class BatchKeys:
 
     role = REPLICA
 
-    def __init__(self, table: str, keys: list[ForeignKey], positions: list[tuple[int, ...]]):
+    def __init__(
+        self,
+        space_pk: str,
+        table: str,
+        keys: list[ForeignKey],
+        positions: list[tuple[int, ...]],
+    ):
+        self.space_pk = space_pk
         self.table = table
         self.keys = keys
         self.single = [p[0] if len(p) == 1 else None for p in positions]
@@ -242,11 +252,17 @@ class BatchKeys:
             match = " AND ".join(
                 f"t.{qn(c)} = k.{n}" for c, n in zip(fk.target_columns, names, strict=True)
             )
+            params: list = [*arrays]
+            if fk.target_scoped:
+                # The referenced row must be of the activation's space: stronger than the key
+                # itself (true by construction), and the statement names its space (Citus).
+                match = f't."space_id" = %s AND {match}'
+                params.append(self.space_pk)
             with connection.cursor() as cur:
                 cur.execute(
                     f"SELECT 1 FROM unnest({unnest}) AS k({', '.join(names)}) "  # noqa: S608
                     f"WHERE NOT EXISTS (SELECT 1 FROM {fk.target} t WHERE {match}) LIMIT 1",
-                    arrays,
+                    params,
                 )
                 if cur.fetchone() is not None:
                     raise DanglingReference(
@@ -257,6 +273,9 @@ class BatchKeys:
 class Checks:
     """The state of one `checked_once()`: the role may be set."""
 
+    def __init__(self, space_pk: str) -> None:
+        self.space_pk = space_pk
+
     def keys_for(self, table: str, columns: list[str]) -> BatchKeys | None:
         keys = foreign_keys(table)
         positions = []
@@ -264,7 +283,7 @@ class Checks:
             if not all(c in columns for c in fk.columns):
                 return None  # a key this COPY does not write whole: the triggers check it
             positions.append(tuple(columns.index(c) for c in fk.columns))
-        return BatchKeys(table, keys, positions)
+        return BatchKeys(self.space_pk, table, keys, positions)
 
 
 _bypass: ContextVar[Checks | None] = ContextVar("transfer_load_bypass", default=None)
@@ -284,10 +303,10 @@ def may_bypass_triggers() -> bool:
 
 
 @contextmanager
-def checked_once() -> Iterator[bool]:
-    """Around the load: COPYs skip the per-row foreign-key triggers and check their keys set-wise
-    (above), when the connection may. Yields whether it does."""
-    checks = Checks() if may_bypass_triggers() else None
+def checked_once(space: Space) -> Iterator[bool]:
+    """Around the load into `space`: COPYs skip the per-row foreign-key triggers and check their
+    keys set-wise (above), when the connection may. Yields whether it does."""
+    checks = Checks(space.pk) if may_bypass_triggers() else None
     token = _bypass.set(checks)
     try:
         yield checks is not None
@@ -320,6 +339,7 @@ RECORD_FIELDS = [
     "extensions",
 ]
 REVISION_FIELDS = [
+    "space_id",
     "record_id",
     "revision",
     "kind",
@@ -460,7 +480,10 @@ class Loader:
         insert_rows(
             RecordRevision,
             REVISION_FIELDS,
-            ((i, v[15], v[3], v[4], v[6], v[7], v[17]) for i, v in zip(ids, values, strict=True)),
+            (
+                (v[0], i, v[15], v[3], v[4], v[6], v[7], v[17])
+                for i, v in zip(ids, values, strict=True)
+            ),
         )
         self._derived(ids, values)
 
