@@ -79,7 +79,7 @@ class MutationScope:
     ctx: OpContext
     key: str | None
     payload_digest: str
-    space_key: str
+    space_id: str
     exclusive: bool = False
     space: Space | None = None
     touched: dict[int, Subject] = field(default_factory=dict)
@@ -114,12 +114,12 @@ def payload_digest(req: Mapping[str, Any]) -> str:
     return digest({k: v for k, v in req.items() if k != "idempotency_key"})
 
 
-def _lookup(space_key: str, ctx: OpContext, key: str) -> IdempotencyKey | None:
+def _lookup(space_id: str, ctx: OpContext, key: str) -> IdempotencyKey | None:
     """The key row with its receipt: one fixed-shape query (memory/rows.py says why not the
     ORM's); the unique constraint allows at most one row."""
     k, r = rows.columns(IdempotencyKey, "k"), rows.columns(Receipt, "r")
     found = rows.fetch(
-        statements.idempotency_key(), [space_key, ctx.principal.principal_id, ctx.op, key]
+        statements.idempotency_key(), [space_id, ctx.principal.principal_id, ctx.op, key]
     )
     if not found:
         return None
@@ -147,15 +147,15 @@ def mutate(
 ) -> dict[str, Any]:
     key = req.get("idempotency_key")
     pdigest = payload_digest(req)
-    space_key = req.get("space_id") or ""
+    space_id = req.get("space_id") or ""
     if key is not None:
-        hit = _lookup(space_key, ctx, key)
+        hit = _lookup(space_id, ctx, key)
         if hit is not None:
             return _replay(hit, pdigest)
     for attempt in range(1, ATTEMPTS + 1):
         last = attempt == ATTEMPTS
         scope = MutationScope(
-            ctx=ctx, key=key, payload_digest=pdigest, space_key=space_key, exclusive=last
+            ctx=ctx, key=key, payload_digest=pdigest, space_id=space_id, exclusive=last
         )
         committing = False
         try:
@@ -167,7 +167,7 @@ def mutate(
             continue
         except (WireError, IntegrityError) as exc:
             # a racer with the same key may have committed first: replay it, else the failure
-            hit = _lookup(space_key, ctx, key) if key is not None else None
+            hit = _lookup(space_id, ctx, key) if key is not None else None
             if hit is not None:
                 return _replay(hit, pdigest)
             if isinstance(exc, IntegrityError) and not last:
@@ -207,7 +207,7 @@ def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> R
     key = None
     if scope.key is not None:
         key = IdempotencyKey(
-            space_key=scope.space_key,
+            space_id=scope.space_id,
             principal=ctx.principal,
             op=ctx.op,
             key=scope.key,
@@ -228,7 +228,7 @@ def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> R
     else:
         sql = statements.revision_bumps()
         for subject in touched:
-            row = statements.execute(sql["subject"], [db_at, subject.pk])
+            row = statements.execute(sql["subject"], [db_at, subject.space_id, subject.pk])
             if row is None or (row[1], _json(row[2])) != (
                 subject.state,
                 subject.fenced_context_ids,
@@ -247,10 +247,14 @@ def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> R
         if outcome.job_kind is None:
             raise RuntimeError("a pending outcome needs a job")
         Job.objects.create(
-            receipt=receipt, kind=outcome.job_kind, params=outcome.job_params, enqueued_at=at
+            space_id=scope.space_id,
+            receipt=receipt,
+            kind=outcome.job_kind,
+            params=outcome.job_params,
+            enqueued_at=at,
         )
-        receipt_id = receipt.receipt_id
-        transaction.on_commit(lambda: enqueue(receipt_id), robust=True)
+        receipt_id, job_space = receipt.receipt_id, scope.space_id
+        transaction.on_commit(lambda: enqueue(receipt_id, job_space), robust=True)
     return receipt
 
 
@@ -274,7 +278,7 @@ def _tail(
     params: list = []
     for subject in subjects:
         fenced = json.dumps(subject.fenced_context_ids)
-        params += [db_at, subject.pk, subject.state, fenced]
+        params += [db_at, subject.space_id, subject.pk, subject.state, fenced]
     params += [*space_params, *statements.insert_values(receipt, skip="space_revision")]
     if key is not None:
         params += statements.insert_values(key, skip="receipt")
@@ -288,9 +292,10 @@ def _json(value):
     return json.loads(value) if isinstance(value, str) else value
 
 
-def enqueue(receipt_id: str) -> None:
-    """Hand a job to the broker. If the broker is down this fails and is logged; the job row
-    stays queued and the sweeper sends it again (the job table is the outbox)."""
+def enqueue(receipt_id: str, space_id: str) -> None:
+    """Hand a job to the broker (its receipt and its space: the job row is found on its shard).
+    If the broker is down this fails and is logged; the job row stays queued and the sweeper
+    sends it again (the job table is the outbox)."""
     from memory.tasks import run_job
 
-    run_job.delay(receipt_id)
+    run_job.delay(receipt_id, space_id)

@@ -134,7 +134,7 @@ def test_idempotency_key_is_the_orm_key_with_its_receipt(world):
     params = ["s1", admin.principal_id, "memory.records.create", "k-1"]
     found = rows.fetch(statements.idempotency_key(), params)
     orm = IdempotencyKey.objects.select_related("receipt").get(
-        space_key="s1", principal=admin, op="memory.records.create", key="k-1"
+        space_id="s1", principal=admin, op="memory.records.create", key="k-1"
     )
     k, r = rows.columns(IdempotencyKey, "k"), rows.columns(Receipt, "r")
     assert values(k.build(found[0])) == values(orm)
@@ -146,7 +146,7 @@ def test_revision_bumps_do_what_the_orm_update_does(world):
     bumps, at = statements.revision_bumps(), now()
     db_at = connection.ops.adapt_datetimefield_value(at)
     subject = Subject.objects.get(space_id="s1", subject_id="u1")
-    row = statements.execute(bumps["subject"], [db_at, subject.pk])
+    row = statements.execute(bumps["subject"], [db_at, "s1", subject.pk])
     assert row is not None
     Subject.objects.filter(pk=subject.pk).update(revision=F("revision") + 1, updated_at=at)
     after = Subject.objects.get(pk=subject.pk)
@@ -179,7 +179,7 @@ def test_commit_tail_inserts_what_the_orm_would_save(world):
         completed_at=at,
     )
     key = IdempotencyKey(
-        space_key="s1",
+        space_id="s1",
         principal=admin,
         op="memory.spaces.unfreeze",
         key="k-tail",
@@ -223,7 +223,7 @@ def test_commit_tail_bumps_its_subjects_in_the_same_statement(world):
         )
         params = []
         for s, (state, fenced) in zip(subjects, gates, strict=True):
-            params += [db_at, s.pk, state, json.dumps(fenced)]
+            params += [db_at, s.space_id, s.pk, state, json.dumps(fenced)]
         params += [db_at, space.pk, space.state, False]
         params += statements.insert_values(receipt, skip="space_revision")
         return receipt, statements.execute(statements.commit_tail(False, len(subjects)), params)

@@ -243,7 +243,7 @@ def test_the_commit_tail_writes_what_the_orm_reads_back():
     assert receipt.completed_at == receipt.created_at
     assert receipt.space_revision == Space.objects.get(pk="s1").revision
     key = IdempotencyKey.objects.get(key="k1")
-    assert (key.space_key, key.principal_id, key.op, key.receipt_id, key.created_at) == (
+    assert (key.space_id, key.principal_id, key.op, key.receipt_id, key.created_at) == (
         "s1",
         admin.principal.principal_id,
         "memory.records.create",
