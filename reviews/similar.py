@@ -90,7 +90,7 @@ def record_duplicates(
         )
     held: dict[tuple[str, str, int], tuple[int, int]] = {}
     for subject_pk, subject, term, length, df in (
-        RecordTerm.objects.filter(subject__space_id=space_id)
+        RecordTerm.objects.filter(space_id=space_id, subject__space_id=space_id)
         .filter(stats)
         .values_list("subject_id", "subject__subject_id", "term", "length")
         .annotate(df=Count("record_id"))
@@ -113,7 +113,10 @@ def record_duplicates(
         return {}
     rows = (
         records_queryset(cov, RECORD_READ, read_filter({}))
-        .filter(pk__in=RecordTerm.objects.filter(driving).values("record_id"))
+        .filter(
+            pk__in=RecordTerm.objects.filter(driving, space_id=space_id).values("record_id"),
+            subject__space_id=space_id,
+        )
         .order_by("-created_at", "-record_id")
         .values_list("record_id", "subject__subject_id", "text")[:MATCH_ROWS]
     )
