@@ -78,21 +78,11 @@ class Seed:
 
 def seed(space_id: str, subjects: int = 10) -> Seed:
     """A fresh space with a root-granted admin and `subjects` ensured subjects."""
-    from memory.models import Principal, Space
-    from memory.ops.base import call
-    from memory.services.operators import issue_root_grant
-    from memory.timeutil import now
+    from tests import factories
 
-    at = now()
-    space = Space.objects.create(
-        space_id=space_id, display_name=space_id, created_at=at, updated_at=at
-    )
-    admin = Principal.objects.create(display_name=f"bench-admin-{space_id}")
-    token = admin.issue_token("bench")
-    issue_root_grant(space, admin)
-    ids = [f"u{i}" for i in range(subjects)]
-    for sid in ids:
-        call(admin, "memory.subjects.ensure", {"space_id": space_id, "subject_id": sid})
+    space = factories.make_space(space_id)
+    admin, token = factories.make_admin(space, f"bench-admin-{space_id}", token_label="bench")
+    ids = factories.ensure_subjects(admin, space_id, [f"u{i}" for i in range(subjects)])
     return Seed(space_id, token, admin.principal_id, ids)
 
 
@@ -170,7 +160,8 @@ def start_gunicorn(
     if sink is not None:
         sink.close()  # the child holds its own descriptor
     try:
-        wait_ready(f"http://127.0.0.1:{port}", proc=proc)
+        # generous: a loaded 2-core machine takes ~30 s to import the app in two workers
+        wait_ready(f"http://127.0.0.1:{port}", timeout=180.0, proc=proc)
     except BaseException:
         stop(proc)
         raise

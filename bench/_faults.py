@@ -68,7 +68,7 @@ def audit_receipts(
         receipts.setdefault((op, key), []).append(rid)
     rows: dict[tuple[str, str], list[str]] = {}
     for op, key, rid in IdempotencyKey.objects.filter(
-        space_key=space_id, principal_id=principal_id
+        space_id=space_id, principal_id=principal_id
     ).values_list("op", "key", "receipt_id"):
         rows.setdefault((op, key), []).append(rid)
     for (op, key), receipt_id in acked.items():

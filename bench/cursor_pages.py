@@ -39,18 +39,14 @@ def _median_ms(fn, repeat: int) -> float:
 
 
 def fill(n: int):
-    from memory.models import Principal, Record, Space, Subject
-    from memory.ops.base import call
-    from memory.services.operators import issue_root_grant
+    from memory.models import Record, Subject
     from memory.timeutil import now
+    from tests import factories
 
     at = now()
-    space = Space.objects.create(
-        space_id="bench", display_name="bench", created_at=at, updated_at=at
-    )
-    principal = Principal.objects.create(display_name="bench", kind="service")
-    issue_root_grant(space, principal)
-    call(principal, "memory.subjects.ensure", {"space_id": "bench", "subject_id": "u1"})
+    space = factories.make_space("bench")
+    principal, _ = factories.make_admin(space, "bench")
+    factories.ensure_subjects(principal, "bench", ["u1"])
     subject = Subject.objects.get(space=space, subject_id="u1")
     base = at - timedelta(milliseconds=n)
     rows = (

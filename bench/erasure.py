@@ -78,22 +78,19 @@ def u2_records(space_id: str, n: int) -> list[str]:
 
 
 def run(n: int, d: int) -> dict:
-    from memory.models import ExportChunk, ImportChunk, Principal, Space
+    from memory.models import ExportChunk, ImportChunk
     from memory.ops.base import call
     from memory.services.operators import issue_root_grant
     from memory.services.transfer_verify import BundleChecker, object_validator
     from memory.tasks import run_job
-    from memory.timeutil import now
+    from tests import factories
 
     src, dst = "bench-erasure-src", "bench-erasure-dst"
     drop(src)
     drop(dst)
-    principal = Principal.objects.create(display_name="bench", kind="service")
+    principal, _ = factories.make_principal("bench")
     for sid in (src, dst):
-        space = Space.objects.create(
-            space_id=sid, display_name=sid, created_at=now(), updated_at=now()
-        )
-        issue_root_grant(space, principal)
+        issue_root_grant(factories.make_space(sid), principal)
     fill(src, n)
     victims = u2_records(src, 2 * d)
     floor = deletes(principal, src, victims[:d])

@@ -50,6 +50,10 @@ HANDSHAKE = "2025-11-25"
 # alternating order (rows prefixed "before:" and "after:").
 BEFORE = os.environ.get("BENCH_MCP_BEFORE", "")
 Op = Callable[[str], Awaitable[None]]
+# gunicorn workers per server (threads: 4). The before/after of the thread hand-offs ran with 1:
+# the server before it held a database connection per anyio worker thread (up to 40 a process
+# beside its 4 web threads'), and two such servers would take the shared PostgreSQL's 100.
+WORKERS = int(os.environ.get("BENCH_MCP_WORKERS", "2"))
 
 
 def text(rng: random.Random) -> str:
@@ -267,7 +271,7 @@ def main() -> dict:
         urls = {
             label: stack.enter_context(
                 gunicorn(
-                    workers=2,
+                    workers=WORKERS,
                     threads=4,
                     app="bench:mcp_wsgi_app()",
                     root=root,
@@ -284,6 +288,7 @@ def main() -> dict:
         "records": RECORDS,
         "engine": ENGINE,
         "before": BEFORE,
+        "workers": WORKERS,
         "rows": rows,
     }
     save("mcp_vs_rest", out)

@@ -229,9 +229,9 @@ def audit(ledger: Ledger) -> dict:
     receipts = {r.receipt_id: r for r in Receipt.objects.filter(receipt_id__in=ids)}
     keys: dict[tuple, list] = {}
     for k in IdempotencyKey.objects.filter(receipt_id__in=ids).values(
-        "space_key", "op", "key", "receipt_id"
+        "space_id", "op", "key", "receipt_id"
     ):
-        keys.setdefault((k["space_key"], k["op"], k["key"]), []).append(k["receipt_id"])
+        keys.setdefault((k["space_id"], k["op"], k["key"]), []).append(k["receipt_id"])
     if len(set(ids)) != len(ids):
         problems.append("a receipt id was acknowledged twice")
     for row in ledger.acked:

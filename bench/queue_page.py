@@ -53,18 +53,14 @@ urlpatterns = [path("bare/", bare), path("console/", include("reviews.urls"))]
 def fill(n: int):
     from django.contrib.auth import get_user_model
 
-    from memory.models import Principal, Space
     from memory.ops.base import call
-    from memory.services.operators import issue_root_grant
+    from tests import factories
 
-    space = Space.objects.create(space_id="bench", display_name="bench")
+    space = factories.make_space("bench")
     user = get_user_model().objects.create_user("bench", password="x")  # noqa: S106
-    principal = Principal.objects.create(display_name="bench", kind="user", user=user)
-    issue_root_grant(space, principal)
+    principal, _ = factories.make_admin(space, "bench", kind="user", user=user)
     per_call = settings.SPOKE_MEMORY_LIMITS["max_capture_items"]
-    subjects = [f"user:{i}" for i in range(20)]
-    for s in subjects:
-        call(principal, "memory.subjects.ensure", {"space_id": "bench", "subject_id": s})
+    subjects = factories.ensure_subjects(principal, "bench", [f"user:{i}" for i in range(20)])
     made = 0
     while made < n:
         k = min(per_call, n - made)

@@ -70,13 +70,23 @@ def coverage(share: bool = False, with_subject: bool = False, once: bool = False
     )
 
 
-def _joined(base: rows.Columns, other: rows.Columns, on: tuple[str, str], select: str) -> str:
-    """SELECT `select` FROM base JOIN other ON other.<on[0]> = base.<on[1]> (aliases as named)."""
+def _joined(
+    base: rows.Columns, other: rows.Columns, on: tuple[str, str], select: str, space: str = ""
+) -> str:
+    """SELECT `select` FROM base JOIN other ON other.<on[0]> = base.<on[1]> (aliases as named);
+    with `space` (a field of both holding the space), AND other.<space> = base.<space> too: a
+    join within one space (one shard under Citus, docs/scaling.md)."""
     key, fk = rows.quoted(other.model, on[0]), rows.quoted(base.model, on[1])
-    return (
+    sql = (
         f"SELECT {select} FROM {base.table} {base.alias}"  # noqa: S608 - names from model metadata; values are bound
         f" JOIN {other.table} {other.alias} ON {other.alias}.{key} = {base.alias}.{fk}"
     )
+    if space:
+        sql += (
+            f" AND {other.alias}.{rows.quoted(other.model, space)}"
+            f" = {base.alias}.{rows.quoted(base.model, space)}"
+        )
+    return sql
 
 
 def _where(cols: rows.Columns, *names: str) -> str:
@@ -92,7 +102,9 @@ def placed(model: type[models.Model], id_field: str, lock: bool) -> str:
     `lock`: FOR UPDATE of the object's row alone (PostgreSQL; SQLite's writer lock is the whole
     database)."""
     o, sub = rows.columns(model, "o"), rows.columns(Subject, "sub")
-    sql = _joined(o, sub, ("id", "subject"), f"{o.sql}, {sub.sql}") + _where(o, "space", id_field)
+    sql = _joined(o, sub, ("id", "subject"), f"{o.sql}, {sub.sql}", "space") + _where(
+        o, "space", id_field
+    )
     if lock and connection.features.has_select_for_update:
         sql += " FOR UPDATE OF o" if connection.features.has_select_for_update_of else " FOR UPDATE"
     return sql
@@ -113,10 +125,35 @@ def token_principal() -> str:
 
 @cache
 def idempotency_key() -> str:
-    """An idempotency key row with its receipt. Parameters: [space_key, principal_id, op, key]."""
+    """An idempotency key row with its receipt. Parameters: [space_id, principal_id, op, key]."""
     k, r = rows.columns(IdempotencyKey, "k"), rows.columns(Receipt, "r")
-    return _joined(k, r, ("receipt_id", "receipt"), f"{k.sql}, {r.sql}") + _where(
-        k, "space_key", "principal", "op", "key"
+    return _joined(k, r, ("receipt_id", "receipt"), f"{k.sql}, {r.sql}", "space_id") + _where(
+        k, "space_id", "principal", "op", "key"
+    )
+
+
+def _subject_bump(gate: str) -> str:
+    """A subject's bump without RETURNING: [updated_at, space_id, pk] and `gate`'s parameters."""
+    q = connection.ops.quote_name
+    sub = Subject._meta
+    st = q(sub.db_table)
+    return (
+        f"UPDATE {st} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
+        f" {q('updated_at')} = %s WHERE {st}.{q('space_id')} = %s"
+        f" AND {st}.{q(sub.pk.column)} = %s{gate}"
+    )
+
+
+def _space_bump(after: str = "") -> str:
+    """The space's bump: [updated_at, pk, state, activation_pending] and `after`'s."""
+    q = connection.ops.quote_name
+    space = Space._meta
+    sp = q(space.db_table)
+    return (
+        f"UPDATE {sp} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
+        f" {q('updated_at')} = %s WHERE {sp}.{q(space.pk.column)} = %s"
+        f" AND {sp}.{q('state')} = %s AND {sp}.{q('activation_pending')} = %s{after}"
+        f" RETURNING {q('revision')}"
     )
 
 
@@ -124,22 +161,15 @@ def idempotency_key() -> str:
 def revision_bumps() -> dict[str, str]:
     """The two revision bumps of a mutation's commit: each takes its row lock, moves the revision
     by one and re-checks the gate state in the same statement (RETURNING: PostgreSQL, SQLite ≥
-    3.35). "subject": [updated_at, pk] -> (revision, state, fenced_context_ids); "space":
-    [updated_at, pk, state and activation_pending the body saw] -> (revision,), no row when
-    either moved."""
+    3.35). "subject": [updated_at, space_id, pk] -> (revision, state, fenced_context_ids);
+    "space": [updated_at, pk, state and activation_pending the body saw] -> (revision,), no row
+    when either moved. Columns are qualified by their table, so each names its space even inside
+    the commit tail's WITH."""
     q = connection.ops.quote_name
-    sub, space = Subject._meta, Space._meta
     return {
-        "subject": (
-            f"UPDATE {q(sub.db_table)} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
-            f" {q('updated_at')} = %s WHERE {q(sub.pk.column)} = %s"
-            f" RETURNING {q('revision')}, {q('state')}, {q('fenced_context_ids')}"
-        ),
-        "space": (
-            f"UPDATE {q(space.db_table)} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
-            f" {q('updated_at')} = %s WHERE {q(space.pk.column)} = %s AND {q('state')} = %s"
-            f" AND {q('activation_pending')} = %s RETURNING {q('revision')}"
-        ),
+        "subject": _subject_bump("")
+        + f" RETURNING {q('revision')}, {q('state')}, {q('fenced_context_ids')}",
+        "space": _space_bump(),
     }
 
 
@@ -168,22 +198,37 @@ def insert_values(obj: models.Model, skip: str) -> list:
 
 
 @cache
-def commit_tail(with_key: bool) -> str:
-    """PostgreSQL: the space bump, the receipt insert (its space_revision taken from the bump)
-    and the idempotency key insert as one statement, so the space row lock is held for one round
-    trip and the COMMIT. Parameters: the space bump's, the receipt's `insert_values` (without
-    space_revision), the key's (without receipt). No row: the space state moved, nothing was
-    inserted."""
+def commit_tail(with_key: bool, subjects: int = 0) -> str:
+    """PostgreSQL: the whole serialized end of a mutation as one statement, so the subject and
+    space row locks are held for one round trip and the COMMIT: each touched subject's bump (in
+    the order given, which is key order), the space bump, the receipt insert (its space_revision
+    taken from the space bump) and the idempotency key insert. Each bump re-checks the gate
+    state the body saw, and each runs only once the one before it found its row (`EXISTS` on the
+    previous bump: the row locks are taken in that order, subjects before the space). Parameters:
+    per subject [updated_at, space_id, pk, state, fenced_context_ids as JSON text], then the
+    space bump's,
+    the receipt's `insert_values` (without space_revision), the key's (without receipt). One row:
+    (space_revision, each subject's new revision); a NULL space_revision: a gate moved, nothing
+    was inserted (and the transaction must roll the bumps back)."""
     q = connection.ops.quote_name
-    sql = (
-        f"WITH sp AS ({revision_bumps()['space']}),"
-        f" r AS ({_insert_select(Receipt, 'space_revision', 'sp.revision')} FROM sp"
+    fenced = Subject._meta.get_field("fenced_context_ids").db_type(connection)
+    st = q(Subject._meta.db_table)
+    gate = f" AND {st}.{q('state')} = %s AND {st}.{q('fenced_context_ids')} = %s::{fenced}"
+    ctes, after = [], ""
+    for i in range(subjects):
+        ctes.append(f"s{i} AS ({_subject_bump(gate + after)} RETURNING {q('revision')})")
+        after = f" AND EXISTS (SELECT 1 FROM s{i})"  # noqa: S608 - a CTE's name
+    ctes.append(f"sp AS ({_space_bump(after)})")
+    ctes.append(
+        f"r AS ({_insert_select(Receipt, 'space_revision', 'sp.revision')} FROM sp"
         f" RETURNING {q('receipt_id')}, {q('space_revision')})"
     )
     if with_key:
         receipt_id = f"r.{q('receipt_id')}"
-        sql += f", k AS ({_insert_select(IdempotencyKey, 'receipt', receipt_id)} FROM r)"
-    return sql + f" SELECT {q('space_revision')} FROM r"  # noqa: S608 - names from model metadata
+        ctes.append(f"k AS ({_insert_select(IdempotencyKey, 'receipt', receipt_id)} FROM r)")
+    picks = [f"(SELECT {q('space_revision')} FROM r)"]  # noqa: S608 - names from model metadata
+    picks += [f"(SELECT {q('revision')} FROM s{i})" for i in range(subjects)]  # noqa: S608 - same
+    return f"WITH {', '.join(ctes)} SELECT {', '.join(picks)}"  # noqa: S608 - names from model metadata
 
 
 @cache
@@ -192,7 +237,7 @@ def space_key_share() -> str:
     UPDATE: waits for the mutations in flight and holds off new ones. Parameters: [space_id]."""
     table = connection.ops.quote_name(Space._meta.db_table)
     column = connection.ops.quote_name(Space._meta.pk.column)
-    return f"SELECT 1 FROM {table} WHERE {column} = %s FOR KEY SHARE"  # noqa: S608 - names from model metadata
+    return f"SELECT 1 FROM {table} WHERE {table}.{column} = %s FOR KEY SHARE"  # noqa: S608 - names from model metadata
 
 
 def execute(sql: str, params: list | None = None) -> tuple | None:

@@ -21,6 +21,7 @@ receipt (docs/workers.md).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,9 +55,79 @@ DRAINS: list[Callable[[], int]] = []
 
 @shared_task(name="memory.tasks.drain_derived", ignore_result=True)
 def drain_derived() -> int:
-    """Make the derived copies queued by committed writes (woken after each such commit and by
-    the sweep, so a lost broker message only delays them)."""
+    """Make the derived copies queued by committed writes (woken after such commits, one message
+    per burst per process: `wake_drain`; and by the sweep, so a lost broker message only delays
+    them)."""
     return sum(drain() for drain in DRAINS)
+
+
+class Coalesced:
+    """`send()` on behalf of many callers, at most once per window per process, never dropping a
+    call: the first call of a burst sends at once (in its own thread) and opens a window of
+    SPOKE_MEMORY_DRAIN_WAKE_MS; calls inside it only mark it, and when it closes one more send
+    goes out (from the window's timer thread) if any came, opening the next window. Every call is
+    thus followed by a send that starts after it, which is what a wake-up after COMMIT needs: the
+    drain it wakes reads everything committed before the call. The timer thread is not a daemon,
+    so a process that exits with a window open still sends at its end; a process that dies leaves
+    it to the beat sweep (which wakes the drain on its own), as a lost broker message would."""
+
+    def __init__(self, send: Callable[[], object], what: str) -> None:
+        self._send, self._what = send, what
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._asked = False
+        os.register_at_fork(after_in_child=self._forget)
+
+    def __call__(self) -> None:
+        window = settings.SPOKE_MEMORY_DRAIN_WAKE_MS / 1000
+        if window > 0:
+            with self._lock:
+                if self._timer is not None:
+                    self._asked = True  # the send at the window's end starts after this call
+                    return
+                self._open(window)
+        self._send()
+
+    def flush(self) -> None:
+        """Close the open window now (sending if a call is waiting for it)."""
+        with self._lock:
+            timer = self._timer
+        if timer is not None:
+            timer.cancel()
+            self._close(timer)
+
+    def _open(self, window: float) -> None:
+        timer = threading.Timer(window, lambda: self._close(timer))
+        timer.name = f"coalesced {self._what}"
+        self._timer = timer
+        timer.start()
+
+    def _close(self, timer: threading.Timer) -> None:
+        with self._lock:
+            if self._timer is not timer:
+                return  # closed already (flush() and the timer both got here)
+            self._timer = None
+            asked, self._asked = self._asked, False
+            if asked:
+                self._open(settings.SPOKE_MEMORY_DRAIN_WAKE_MS / 1000)
+        if asked:
+            try:
+                self._send()
+            except Exception:  # noqa: BLE001 - the sweep wakes the drain anyway
+                log.warning("broker unavailable; %s waits for the next sweep", self._what)
+
+    def _forget(self) -> None:
+        """In a forked child: no window is open there (the timer thread stayed in the parent)."""
+        self._lock = threading.Lock()
+        self._timer, self._asked = None, False
+
+
+def _send_drain() -> None:
+    drain_derived.delay()
+
+
+# What a content write calls after its COMMIT (hybrid_store): one drain message per burst.
+wake_drain = Coalesced(_send_drain, "the derived-copy drain")
 
 
 def job_handler(kind: str, on_failure: Callable[[Job, dict], object] | None = None):
@@ -84,9 +155,11 @@ def _run_again(job: Job) -> None:
     if job.attempts >= MAX_ATTEMPTS:
         fail(job, "internal_error", "The job kept conflicting with concurrent changes.")
         return
-    if Job.objects.filter(pk=job.pk, state=Job.RUNNING).update(state=Job.QUEUED, enqueued_at=now()):
+    if Job.objects.filter(space_id=job.space_id, pk=job.pk, state=Job.RUNNING).update(
+        state=Job.QUEUED, enqueued_at=now()
+    ):
         try:
-            run_job.delay(job.receipt_id)
+            run_job.delay(job.receipt_id, job.space_id)
         except Exception:
             log.warning("broker unavailable; job %s stays queued", job.receipt_id)
 
@@ -95,13 +168,24 @@ class _Superseded(Exception):
     """The receipt was completed by another run: roll this run's work back."""
 
 
-def _claim(receipt_id: str) -> Job | None:
-    updated = Job.objects.filter(receipt_id=receipt_id, state=Job.QUEUED).update(
+def _claim(receipt_id: str, space_id: str | None = None) -> Job | None:
+    """Claim a queued job (queued -> running). `space_id`: the job's space, which every message
+    since issue 30 carries; a message from before (a receipt id alone) finds it first, by its
+    receipt's primary key."""
+    if space_id is None:
+        space_id = (
+            Job.objects.filter(receipt_id=receipt_id).values_list("space_id", flat=True).first()
+        )
+        if space_id is None:
+            return None
+    updated = Job.objects.filter(space_id=space_id, receipt_id=receipt_id, state=Job.QUEUED).update(
         state=Job.RUNNING, attempts=F("attempts") + 1, started_at=now()
     )
     if not updated:
         return None
-    return Job.objects.select_related("receipt").get(receipt_id=receipt_id)
+    return Job.objects.select_related("receipt").get(
+        space_id=space_id, receipt_id=receipt_id, receipt__space_id=space_id
+    )
 
 
 def complete(
@@ -109,14 +193,16 @@ def complete(
 ) -> bool:
     """Complete a still-pending receipt and its job. False when it was no longer pending."""
     at = now()
-    done = Receipt.objects.filter(pk=job.receipt_id, status=Receipt.PENDING).update(
+    done = Receipt.objects.filter(
+        space_id=job.space_id, pk=job.receipt_id, status=Receipt.PENDING
+    ).update(
         status=status,
         refs=refs if refs is not None else job.receipt.refs,
         failure=failure,
         completed_at=at,
     )
     if done:
-        Job.objects.filter(pk=job.pk).update(
+        Job.objects.filter(space_id=job.space_id, pk=job.pk).update(
             state=Job.DONE if status == Receipt.COMMITTED else Job.FAILED, finished_at=at
         )
     return bool(done)
@@ -138,7 +224,7 @@ class Heartbeat(threading.Thread):
 
     def __init__(self, job: Job) -> None:
         super().__init__(name=f"heartbeat-{job.receipt_id}", daemon=True)
-        self.receipt_id = job.receipt_id
+        self.receipt_id, self.space_id = job.receipt_id, job.space_id
         self.interval = max(settings.SPOKE_MEMORY_JOB_TIMEOUT_S / 3, 0.2)
         self.stopped = threading.Event()
         self.stamped = False
@@ -156,12 +242,16 @@ class Heartbeat(threading.Thread):
             while not self.stopped.wait(self.interval):
                 self.stamped |= self._quietly(
                     lambda: JobHeartbeat.objects.update_or_create(
-                        receipt_id=self.receipt_id, defaults={"beat_at": now()}
+                        space_id=self.space_id,
+                        receipt_id=self.receipt_id,
+                        defaults={"beat_at": now()},
                     )
                 )
             if self.stamped:
                 self._quietly(
-                    lambda: JobHeartbeat.objects.filter(receipt_id=self.receipt_id).delete()
+                    lambda: JobHeartbeat.objects.filter(
+                        space_id=self.space_id, receipt_id=self.receipt_id
+                    ).delete()
                 )
         finally:
             connection.close()
@@ -213,8 +303,9 @@ def _execute(job: Job, handler: JobHandler) -> None:
 
 
 @shared_task(name="memory.tasks.run_job", acks_late=True, reject_on_worker_lost=True)
-def run_job(receipt_id: str) -> None:
-    job = _claim(receipt_id)
+def run_job(receipt_id: str, space_id: str | None = None) -> None:
+    """`space_id`: the job's space (messages sent before it was carried have none: see _claim)."""
+    job = _claim(receipt_id, space_id)
     if job is None:
         return  # already done, running elsewhere, or unknown: a redelivery does nothing
     execute(job)
@@ -225,7 +316,9 @@ def sweep_jobs() -> dict:
     """Re-queue jobs stuck running past the timeout (their worker died) or never delivered
     (queued past the timeout: the broker was down); fail those out of attempts."""
     cutoff = now() - timedelta(seconds=settings.SPOKE_MEMORY_JOB_TIMEOUT_S)
-    alive = JobHeartbeat.objects.filter(receipt_id=OuterRef("pk"), beat_at__gte=cutoff)
+    alive = JobHeartbeat.objects.filter(
+        space_id=OuterRef("space_id"), receipt_id=OuterRef("pk"), beat_at__gte=cutoff
+    )
     stuck = Job.objects.filter(
         Q(state=Job.RUNNING, started_at__lt=cutoff) & ~Exists(alive)
         | Q(state=Job.QUEUED, enqueued_at__lt=cutoff)
@@ -236,12 +329,12 @@ def sweep_jobs() -> dict:
             fail(job, "internal_error", "The job did not finish in time.")
             failed += 1
             continue
-        if Job.objects.filter(pk=job.pk, state=job.state).update(
+        if Job.objects.filter(space_id=job.space_id, pk=job.pk, state=job.state).update(
             state=Job.QUEUED, enqueued_at=now()
         ):
             requeued += 1
             try:
-                run_job.delay(job.receipt_id)
+                run_job.delay(job.receipt_id, job.space_id)
             except Exception:
                 log.warning("broker unavailable; job %s stays queued", job.receipt_id)
     if DRAINS:

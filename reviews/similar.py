@@ -22,6 +22,7 @@ from memory.access import coverage_for
 from memory.engine import lexicon
 from memory.models import Principal, RecordTerm
 from memory.selectors.selection import read_filter, records_queryset
+from memory.wire import types as t
 from memory.wire.errors import WireError
 
 DUPLICATE_AT = 0.85
@@ -50,7 +51,7 @@ def likely_duplicate(a: str, b: str) -> bool:
 
 
 def record_duplicates(
-    principal: Principal, space_id: str, candidates: list[dict], at: datetime
+    principal: Principal, space_id: str, candidates: list[t.MemoryCandidate], at: datetime
 ) -> dict[str, str]:
     """candidate_id → the record_id of a readable, live record of the candidate's subject whose
     normalized text equals the candidate's. At most three queries whatever the page's size.
@@ -89,7 +90,7 @@ def record_duplicates(
         )
     held: dict[tuple[str, str, int], tuple[int, int]] = {}
     for subject_pk, subject, term, length, df in (
-        RecordTerm.objects.filter(subject__space_id=space_id)
+        RecordTerm.objects.filter(space_id=space_id, subject__space_id=space_id)
         .filter(stats)
         .values_list("subject_id", "subject__subject_id", "term", "length")
         .annotate(df=Count("record_id"))
@@ -112,7 +113,10 @@ def record_duplicates(
         return {}
     rows = (
         records_queryset(cov, RECORD_READ, read_filter({}))
-        .filter(pk__in=RecordTerm.objects.filter(driving).values("record_id"))
+        .filter(
+            pk__in=RecordTerm.objects.filter(driving, space_id=space_id).values("record_id"),
+            subject__space_id=space_id,
+        )
         .order_by("-created_at", "-record_id")
         .values_list("record_id", "subject__subject_id", "text")[:MATCH_ROWS]
     )

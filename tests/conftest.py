@@ -16,9 +16,8 @@ from django.db import connection
 from django.test import Client
 
 from memory.models import Principal, Space
-from memory.services.operators import issue_root_grant
-from memory.timeutil import now
 from memory.wire.validation import catalog, schema_errors
+from tests import factories
 
 # Every request the suite sends is judged by both schema validators (memory/wire/validation.py
 # request_errors); a disagreement fails the test. Subprocess servers and workers inherit it.
@@ -178,15 +177,10 @@ def api() -> Api:
 
 
 def make_persona(name: str, kind: str = "service") -> Persona:
-    principal = Principal.objects.create(display_name=name, kind=kind)
-    return Persona(principal, principal.issue_token())
+    return Persona(*factories.make_principal(name, kind))
 
 
-def make_space(space_id: str = "s1") -> Space:
-    at = now()
-    return Space.objects.create(
-        space_id=space_id, display_name=space_id, created_at=at, updated_at=at
-    )
+make_space = factories.make_space  # re-exported: many tests import it from here
 
 
 @pytest.fixture
@@ -196,9 +190,7 @@ def space(db) -> Space:
 
 @pytest.fixture
 def admin(space) -> Persona:
-    persona = make_persona("admin")
-    issue_root_grant(space, persona.principal)
-    return persona
+    return Persona(*factories.make_admin(space, "admin"))
 
 
 @pytest.fixture

@@ -18,7 +18,10 @@ SESSION_REFRESH_S = 60
 
 
 def unauthenticated() -> WireError:
-    return Unauthenticated("A valid bearer token is required.")
+    """The 401, with the challenge RFC 6750 §3 asks of a bearer-token resource (as /mcp/ sends)."""
+    err = Unauthenticated("A valid bearer token is required.")
+    err.headers["WWW-Authenticate"] = "Bearer"
+    return err
 
 
 def principal_for_header(header: str | None) -> Principal:

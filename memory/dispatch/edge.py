@@ -29,7 +29,7 @@ from memory.wire.errors import BadRequest, PayloadTooLarge
 def throttle(principal: Principal) -> None:
     """The principal's request rate, counted in the same window REST counts it in."""
     limiter = PrincipalThrottle()
-    if not limiter.allow_request(None, SimpleNamespace(principal=principal)):
+    if not limiter.allow_request(SimpleNamespace(user=principal), None):
         raise rate_limited(limiter.wait())
 
 

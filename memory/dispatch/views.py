@@ -12,6 +12,9 @@ from typing import NoReturn
 
 from django.conf import settings
 from django.core.cache import cache
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.renderers import JSONRenderer
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
@@ -44,14 +47,14 @@ class PrincipalThrottle(SimpleRateThrottle):
     scope = "principal"
 
     def get_cache_key(self, request, view) -> str | None:
-        principal = getattr(view, "principal", None)
+        principal = getattr(request, "user", None)
         return None if principal is None else f"throttle:principal:{principal.principal_id}"
 
     def allow_request(self, request, view) -> bool:
         key = self.get_cache_key(request, view)
         if key is None:
             return True
-        own = getattr(view.principal, "rate", None)
+        own = getattr(request.user, "rate", None)
         limit, duration = self.parse_rate(own or self.rate)
         if limit is None or duration is None:
             return True
@@ -201,37 +204,75 @@ def _reject_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
 
-class WireView(APIView):
-    """Base for the wire endpoints: DRF's negotiation, parsing and auth are not used (the gates
-    must run in the SPEC's order); DRF contributes throttling and the view plumbing."""
+class BearerToken(BaseAuthentication):
+    """Gate 2 (SPEC §1.2) as DRF authentication: the bearer token's principal becomes
+    `request.user`. A missing or bad token raises the wire's 401, never DRF's own."""
 
-    authentication_classes: list = []
+    def authenticate(self, request) -> tuple[Principal, tuple[str, ...] | None]:
+        return auth.principal_for_header(request.META.get("HTTP_AUTHORIZATION")), None
+
+    def authenticate_header(self, request) -> str:
+        return "Bearer"
+
+
+class BearerTokenAndSession(BearerToken):
+    """Gate 2 for ops: the token, then `Spoke-Session` (SPEC §1.3). `request.auth` is the
+    negotiated capabilities: the session's, or the core flag when no session is named."""
+
+    def authenticate(self, request) -> tuple[Principal, tuple[str, ...] | None]:
+        principal, _ = super().authenticate(request)
+        session_id = request.META.get("HTTP_SPOKE_SESSION")
+        if session_id is None:
+            return principal, auth.default_negotiated()
+        return principal, tuple(auth.session_for(principal, session_id).negotiated_capabilities)
+
+
+class AnswerAsJson(BaseContentNegotiation):
+    """The wire answers JSON whatever the client's Accept header says (DRF's default would answer
+    406 to `Accept: text/html`, which no gate of the SPEC does)."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class WireView(APIView):
+    """Base for the wire endpoints, on DRF's own hooks in the SPEC §1.4 gate order: `initial`
+    checks the route and the method, then DRF's `initial` runs authentication (the classes above)
+    and the throttle; the handler reads the body; `handle_exception` turns every error into the
+    wire's envelope. Permissions are not DRF's: grants are judged per op by admission."""
+
+    http_method_names = ["post"]  # DRF's `Allow: POST` on every answer, the 405s included
+    authentication_classes = [BearerToken]
     permission_classes: list = []
     throttle_classes = [PrincipalThrottle]
-    principal: Principal | None = None
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = AnswerAsJson
+
+    def check_route(self, **kwargs) -> None:
+        """Gate 1's route check, for views whose URL carries more than a path."""
 
     def initial(self, request, *args, **kwargs) -> None:
-        pass
-
-    def throttled(self, request, wait) -> NoReturn:
-        raise rate_limited(wait)
-
-    def authenticate(self, request) -> Principal:
-        principal = auth.principal_for_header(request.META.get("HTTP_AUTHORIZATION"))
-        self.principal = principal
-        self.check_throttles(request)
+        self.check_route(**kwargs)
+        if request.method != "POST":
+            raise MethodNotAllowed("Only POST is allowed here.")
+        super().initial(request, *args, **kwargs)
         # The byte budget, from the declared length, before anything reads the body (a body
         # longer than max_request_bytes never gets here: spokememory/body_limits.py).
         size = declared_length(request)
         try:
-            check_byte_budget(principal, size)
+            check_byte_budget(request.user, size)
         except RateLimited:
             drain(request._request.META["wsgi.input"], size)
             raise
-        return principal
 
-    def refused_body(self, request, principal: Principal) -> None:
-        charge_refused(principal, declared_length(request))
+    def throttled(self, request, wait) -> NoReturn:
+        raise rate_limited(wait)
+
+    def refused_body(self, request) -> None:
+        charge_refused(request.user, declared_length(request))
 
     def handle_exception(self, exc):
         if isinstance(exc, WireError):
@@ -240,50 +281,29 @@ class WireView(APIView):
             return outage(exc)
         return internal_error(exc)
 
-    def http_method_not_allowed(self, request, *args, **kwargs):
-        raise MethodNotAllowed("Only POST is allowed here.")
-
-    options = http_method_not_allowed
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        return response
-
 
 class OpView(WireView):
-    def dispatch(self, request, *args, **kwargs):
-        self.args, self.kwargs = args, kwargs
-        request = self.initialize_request(request, *args, **kwargs)
-        self.request = request
-        try:
-            return self.run(request, kwargs["op"])
-        except Exception as exc:  # noqa: BLE001 - the one place errors become envelopes
-            return self.handle_exception(exc)
+    authentication_classes = [BearerTokenAndSession]
 
-    def run(self, request, op: str):
-        # 1. route, method
+    def check_route(self, **kwargs) -> None:
+        op = kwargs["op"]
         if op not in catalog().ops:
             raise UnknownOp("No such op.", op=op[:100])
-        if request.method != "POST":
-            raise MethodNotAllowed("Only POST is allowed here.")
-        # 2. authentication, session
-        principal = self.authenticate(request)
-        session_id = request.META.get("HTTP_SPOKE_SESSION")
-        if session_id is None:
-            negotiated = auth.default_negotiated()
-        else:
-            negotiated = tuple(auth.session_for(principal, session_id).negotiated_capabilities)
+
+    def post(self, request, op: str):
         # 3. body
+        negotiated = request.auth
         try:
             body = read_body(request._request)
             # 3 (storability) and 4-6 (capability, schema, cognition grammar): one admission path
             admit(op, body, negotiated)
         except (BadRequest, PayloadTooLarge):
-            self.refused_body(request, principal)
+            self.refused_body(request)
             raise
         handler = HANDLERS.get(op)
         if handler is None:  # in the contract, not yet served by this build
             raise UnknownOp("This op is not served by this provider build.", op=op)
-        ctx = OpContext(principal=principal, op=op, negotiated=negotiated, at=now())
+        ctx = OpContext(principal=request.user, op=op, negotiated=negotiated, at=now())
         return json_response(handler(ctx, body))
 
 
@@ -305,23 +325,21 @@ def _validated(request, endpoint: str) -> dict:
 
 class ConnectView(WireView):
     def post(self, request):
-        principal = self.authenticate(request)
         try:
             body = _validated(request, "connect")
         except (BadRequest, PayloadTooLarge):
-            self.refused_body(request, principal)
+            self.refused_body(request)
             raise
-        session = auth.open_session(principal, body["capabilities"], body.get("extensions", {}))
+        session = auth.open_session(request.user, body["capabilities"], body.get("extensions", {}))
         return json_response({"session": session.to_wire()})
 
 
 class DisconnectView(WireView):
     def post(self, request):
-        principal = self.authenticate(request)
         session_id = request.META.get("HTTP_SPOKE_SESSION")
         if not session_id:
             raise auth.session_invalid()
-        session = auth.session_for(principal, session_id)
+        session = auth.session_for(request.user, session_id)
         session.closed_at = now()
         session.save(update_fields=["closed_at"])
         return json_response({"closed": True, "session_id": session.session_id})

@@ -17,16 +17,19 @@ def backfill(apps, schema_editor):
     Record = apps.get_model("memory", "Record")
     RecordTerm = apps.get_model("memory", "RecordTerm")
     live = Record.objects.filter(deleted_at__isnull=True).exclude(text="")
+    # run with today's models (a test does), the term row's copied space_id (0017) is set too
+    copies_space = any(f.name == "space" for f in RecordTerm._meta.concrete_fields)
     batch = []
-    for pk, subject_id, text, created_at in live.values_list(
-        "pk", "subject_id", "text", "created_at"
+    for pk, space_id, subject_id, text, created_at in live.values_list(
+        "pk", "space_id", "subject_id", "text", "created_at"
     ).iterator(chunk_size=2000):
+        space = {"space_id": space_id} if copies_space else {}
         toks = lexicon.tokens(text)
         created = (created_at - EPOCH) // timedelta(milliseconds=1)
         batch += [
             RecordTerm(
                 record_id=pk, subject_id=subject_id, term=term, tf=tf, length=len(toks),
-                created_ms=created,
+                created_ms=created, **space
             )
             for term, tf in sorted(Counter(toks).items())
         ]

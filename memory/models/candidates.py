@@ -7,9 +7,10 @@ from django.db import models
 from memory.timeutil import iso
 
 from .records import placement_wire
+from .scoped import SpaceScoped
 
 
-class Candidate(models.Model):
+class Candidate(SpaceScoped):
     PENDING = "pending"
     STATES = ["pending", "promoted", "fragmented", "dropped", "dismissed"]
 

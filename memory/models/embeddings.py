@@ -5,8 +5,12 @@ erased with the content on delete (memory.services.hybrid_store)."""
 
 from django.db import models
 
+from .scoped import SpaceScoped, copied_space
 
-class RecordEmbedding(models.Model):
+
+class RecordEmbedding(SpaceScoped):
+    space_parent = "record"
+    space = copied_space()
     record = models.ForeignKey("memory.Record", on_delete=models.CASCADE, related_name="embeddings")
     # The record's subject, copied so recall checks a subject's stored vectors (the newest id)
     # with one index probe instead of a join over every vector of the subject.
@@ -21,7 +25,7 @@ class RecordEmbedding(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["record", "revision", "model_id"], name="record_embedding_unique"
+                fields=["record", "revision", "model_id", "space"], name="record_embedding_unique"
             ),
         ]
         indexes = [models.Index(fields=["subject", "id"], name="record_embedding_subject")]
@@ -35,9 +39,12 @@ class RecordEmbedding(models.Model):
         super().save(*args, **kwargs)
 
 
-class PendingEmbedding(models.Model):
+class PendingEmbedding(SpaceScoped):
     """A record whose content (at `revision` or later) still needs its vector: the embedding
     backlog. Written in the write's transaction, removed by the worker that embeds it."""
+
+    space_parent = "record"
+    space = copied_space()
 
     record = models.OneToOneField(
         "memory.Record", on_delete=models.CASCADE, primary_key=True, related_name="+"

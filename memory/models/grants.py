@@ -8,8 +8,10 @@ from django.db import models
 from memory.ids import new_grant_id
 from memory.timeutil import iso
 
+from .scoped import SpaceScoped
 
-class Grant(models.Model):
+
+class Grant(SpaceScoped):
     ACTIVE, REVOKED = "active", "revoked"
 
     grant_id = models.CharField(primary_key=True, max_length=40, default=new_grant_id)

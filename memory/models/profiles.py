@@ -6,8 +6,10 @@ from django.db import models
 
 from memory.timeutil import iso
 
+from .scoped import SpaceScoped
 
-class ProfileDocument(models.Model):
+
+class ProfileDocument(SpaceScoped):
     space = models.ForeignKey(
         "memory.Space", on_delete=models.CASCADE, related_name="profile_documents"
     )
@@ -24,7 +26,9 @@ class ProfileDocument(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["subject", "kind"], name="profile_kind_unique"),
+            models.UniqueConstraint(
+                fields=["subject", "kind", "space"], name="profile_kind_unique"
+            ),
         ]
 
     def to_wire(self, subject_id: str, include_space: bool = True) -> dict:

@@ -11,8 +11,10 @@ from django.db import models
 from memory.ids import new_receipt_id
 from memory.timeutil import iso
 
+from .scoped import SpaceScoped, copied_space
 
-class Receipt(models.Model):
+
+class Receipt(SpaceScoped):
     COMMITTED, PENDING, FAILED = "committed", "pending", "failed"
 
     receipt_id = models.CharField(primary_key=True, max_length=40, default=new_receipt_id)
@@ -63,8 +65,8 @@ class Receipt(models.Model):
         return out
 
 
-class IdempotencyKey(models.Model):
-    space_key = models.CharField(max_length=128)
+class IdempotencyKey(SpaceScoped):
+    space_id = models.CharField(max_length=128)
     principal = models.ForeignKey(
         "memory.Principal", on_delete=models.CASCADE, related_name="idempotency_keys"
     )
@@ -77,13 +79,16 @@ class IdempotencyKey(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["space_key", "principal", "op", "key"], name="idempotency_key_unique"
+                fields=["space_id", "principal", "op", "key"], name="idempotency_key_unique"
             ),
         ]
 
 
-class Job(models.Model):
+class Job(SpaceScoped):
     """Pending work behind a pending receipt. `attempts` counts deliveries started."""
+
+    space_parent = "receipt"
+    space = copied_space()
 
     QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
 
@@ -104,10 +109,11 @@ class Job(models.Model):
         indexes = [models.Index(fields=["state", "enqueued_at"], name="job_state_age")]
 
 
-class JobHeartbeat(models.Model):
+class JobHeartbeat(SpaceScoped):
     """When a running job's worker last said it is alive. Its own table, written only by the
     heartbeat thread: a job's transaction (REPEATABLE READ for exports) updates its Job row at
     completion, and a concurrent write to that same row would fail it as a serialization error."""
 
+    space = copied_space()
     receipt_id = models.CharField(primary_key=True, max_length=40)
     beat_at = models.DateTimeField()

@@ -8,6 +8,8 @@ from django.db import models
 
 from memory.timeutil import iso
 
+from .scoped import SpaceScoped, copied_space
+
 SHARED, CONTEXT = "shared", "context"
 
 
@@ -17,7 +19,7 @@ def placement_wire(scope: str, context_id: str | None) -> dict:
     return {"scope": CONTEXT, "context_id": context_id}
 
 
-class Record(models.Model):
+class Record(SpaceScoped):
     space = models.ForeignKey("memory.Space", on_delete=models.CASCADE, related_name="records")
     subject = models.ForeignKey("memory.Subject", on_delete=models.CASCADE, related_name="records")
     record_id = models.CharField(max_length=80)
@@ -116,9 +118,11 @@ class Record(models.Model):
         return out
 
 
-class RecordRevision(models.Model):
+class RecordRevision(SpaceScoped):
     """Every committed revision's content, so reflections can synthesize from pinned revisions."""
 
+    space_parent = "record"
+    space = copied_space()
     record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="revisions")
     revision = models.PositiveBigIntegerField()
     kind = models.CharField(max_length=64)
@@ -129,5 +133,7 @@ class RecordRevision(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["record", "revision"], name="record_revision_unique"),
+            models.UniqueConstraint(
+                fields=["record", "revision", "space"], name="record_revision_unique"
+            ),
         ]

@@ -10,13 +10,15 @@ from django.db import models
 from memory.timeutil import iso
 from memory.wire.canonical import canonical
 
+from .scoped import SpaceScoped
+
 
 def filter_key(cognition_filter: Mapping[str, Any] | None) -> str:
     """The `filter_key` column's value for a pinned cognition filter."""
     return "" if cognition_filter is None else canonical(cognition_filter).decode("utf-8")
 
 
-class Reflection(models.Model):
+class Reflection(SpaceScoped):
     space = models.ForeignKey("memory.Space", on_delete=models.CASCADE, related_name="reflections")
     subject = models.ForeignKey(
         "memory.Subject", on_delete=models.CASCADE, related_name="reflections"

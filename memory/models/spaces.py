@@ -7,6 +7,8 @@ from django.db import models
 
 from memory.timeutil import iso, now
 
+from .scoped import SpaceScoped
+
 
 class Space(models.Model):
     ACTIVE, FROZEN = "active", "frozen"
@@ -56,7 +58,7 @@ class Space(models.Model):
         return out
 
 
-class Subject(models.Model):
+class Subject(SpaceScoped):
     ACTIVE, FENCED, ARCHIVED = "active", "fenced", "archived"
 
     space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="subjects")

@@ -9,8 +9,12 @@ never update a shared row."""
 
 from django.db import models
 
+from .scoped import SpaceScoped, copied_space
 
-class RecordTerm(models.Model):
+
+class RecordTerm(SpaceScoped):
+    space_parent = "record"
+    space = copied_space()
     # db_index=False: record_term_unique's index (record, term) serves lookups by record.
     record = models.ForeignKey(
         "memory.Record", on_delete=models.CASCADE, related_name="terms", db_index=False
@@ -25,7 +29,7 @@ class RecordTerm(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["record", "term"], name="record_term_unique"),
+            models.UniqueConstraint(fields=["record", "term", "space"], name="record_term_unique"),
         ]
         indexes = [
             # The ranking query: one index range per query term, covering (PostgreSQL) what it

@@ -5,8 +5,10 @@ from django.db import models
 
 from memory.ids import new_export_id, new_import_id
 
+from .scoped import SpaceScoped, copied_space
 
-class Export(models.Model):
+
+class Export(SpaceScoped):
     """`coverage` is the creator's `export` coverage the export was made with (its footprint,
     memory.access.Coverage.footprint): exports.get answers only while the creator's current
     coverage includes it. `committed_at` starts the retention clock (limits.export_retention_s).
@@ -37,7 +39,9 @@ class Export(models.Model):
         indexes = [models.Index(fields=["state", "committed_at"], name="export_retention")]
 
 
-class ExportChunk(models.Model):
+class ExportChunk(SpaceScoped):
+    space_parent = "export"
+    space = copied_space()
     export = models.ForeignKey(Export, on_delete=models.CASCADE, related_name="chunks")
     ordinal = models.PositiveIntegerField()
     objects_json = models.TextField()
@@ -45,11 +49,13 @@ class ExportChunk(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["export", "ordinal"], name="export_chunk_unique")
+            models.UniqueConstraint(
+                fields=["export", "ordinal", "space"], name="export_chunk_unique"
+            )
         ]
 
 
-class Import(models.Model):
+class Import(SpaceScoped):
     STATES = [
         "staging",
         "verifying",
@@ -73,7 +79,9 @@ class Import(models.Model):
     updated_at = models.DateTimeField()
 
 
-class ImportChunk(models.Model):
+class ImportChunk(SpaceScoped):
+    space_parent = "imp"
+    space = copied_space()
     imp = models.ForeignKey(Import, on_delete=models.CASCADE, related_name="chunks")
     ordinal = models.PositiveIntegerField()
     objects_json = models.TextField()
@@ -81,5 +89,5 @@ class ImportChunk(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["imp", "ordinal"], name="import_chunk_unique")
+            models.UniqueConstraint(fields=["imp", "ordinal", "space"], name="import_chunk_unique")
         ]

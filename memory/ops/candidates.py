@@ -79,7 +79,7 @@ def candidates_list(ctx: OpContext, req: t.CandidatesListRequest) -> t.Candidate
         req,
         revision,
         cov,
-        qs.select_related("subject"),
+        qs.select_related("subject").filter(subject__space_id=cov.space_id),
         keyset,
         lambda c: c.to_wire(c.subject.subject_id),
     )

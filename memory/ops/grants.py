@@ -161,13 +161,10 @@ def mark_descendants_revoked(root: Grant) -> None:
     """Every grant below `root` loses its effect with it: one update per generation, under the
     space lock the revoke holds, so no child can be issued from a branch being cut."""
     parents = [root.grant_id]
+    in_space = Grant.objects.filter(space_id=root.space_id)  # a child is in its parent's space
     while parents:
-        children = list(
-            Grant.objects.filter(parent_id__in=parents).values_list("grant_id", flat=True)
-        )
-        Grant.objects.filter(grant_id__in=children, ancestor_revoked=False).update(
-            ancestor_revoked=True
-        )
+        children = list(in_space.filter(parent_id__in=parents).values_list("grant_id", flat=True))
+        in_space.filter(grant_id__in=children, ancestor_revoked=False).update(ancestor_revoked=True)
         parents = children
 
 

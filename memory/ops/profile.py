@@ -27,7 +27,10 @@ def get(ctx: OpContext, req: t.ProfileGetRequest) -> t.ProfileGetResponse:
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
     subject = access_subject(cov, req["subject_id"])
     cov.require("profile_read", subject.subject_id)
-    docs = {d.kind: d for d in ProfileDocument.objects.filter(subject=subject)}
+    docs = {
+        d.kind: d
+        for d in ProfileDocument.objects.filter(space_id=subject.space_id, subject=subject)
+    }
     requested = (
         set(req["kinds"])
         if "kinds" in req
@@ -56,7 +59,7 @@ def update(ctx: OpContext, req: t.ProfileUpdateRequest, scope: MutationScope) ->
     check_profile_content(req["content"])
     doc = (
         ProfileDocument.objects.select_for_update()
-        .filter(subject=subject, kind=req["kind"])
+        .filter(space_id=subject.space_id, subject=subject, kind=req["kind"])
         .first()
     )
     expected = req.get("expected_revision")

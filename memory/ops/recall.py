@@ -73,7 +73,9 @@ def recall(ctx: OpContext, req: t.RecallRequest) -> t.RecallResponse:
     ranking = registry.current().rank(query)
     # Budget.
     head = ranking.ranked[:max_records]
-    rows = Record.objects.in_bulk([ranking.pks[r.record_id] for r in head])
+    rows = Record.objects.filter(space_id=cov.space_id).in_bulk(
+        [ranking.pks[r.record_id] for r in head]
+    )
     records = [rows[ranking.pks[r.record_id]] for r in head]
     cut = rank.budget(
         [content_bytes(r.content) for r in records], ranking.total, max_records, max_bytes

@@ -18,7 +18,8 @@ def get(ctx: OpContext, req: t.ReceiptsGetRequest) -> t.ReceiptsGetResponse:
         hit = (
             IdempotencyKey.objects.select_related("receipt")
             .filter(
-                space_key=req["space_id"],
+                space_id=req["space_id"],
+                receipt__space_id=req["space_id"],
                 principal=ctx.principal,
                 op=req["op"],
                 key=req["idempotency_key"],

@@ -154,7 +154,7 @@ def records_list(ctx: OpContext, req: t.RecordsListRequest) -> t.RecordsListResp
         req,
         revision,
         cov,
-        qs.select_related("subject"),
+        qs.select_related("subject").filter(subject__space_id=cov.space_id),
         NEWEST_FIRST,
         lambda r: r.to_wire(r.subject.subject_id),
         keep,

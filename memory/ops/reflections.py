@@ -64,7 +64,7 @@ def eligible_records(
     subject: Subject, view: dict, selection: dict, cognition_filter: Mapping[str, Any] | None
 ) -> list[dict]:
     qs = (
-        Record.objects.filter(subject=subject, deleted_at__isnull=True)
+        Record.objects.filter(space_id=subject.space_id, subject=subject, deleted_at__isnull=True)
         .filter(view_q(view))
         .filter(selection_q(selection))
         .filter(cognition_q(cognition_filter))
@@ -82,7 +82,7 @@ def eligible_records(
 
 def profile_refs(subject: Subject) -> list[dict]:
     rows = (
-        ProfileDocument.objects.filter(subject=subject)
+        ProfileDocument.objects.filter(space_id=subject.space_id, subject=subject)
         .order_by("kind")
         .values_list("kind", "revision")
     )
@@ -152,7 +152,7 @@ def state(ctx: OpContext, req: t.ReflectionsStateRequest) -> t.ReflectionsStateR
     latest = None
     stale = Staleness(subject)
     for reflection in Reflection.objects.filter(
-        subject=subject, filter_key=filter_key(cf)
+        space_id=subject.space_id, subject=subject, filter_key=filter_key(cf)
     ).order_by("-generated_at", "-reflection_id"):
         if visible(view, reflection):
             latest = {"reflection_id": reflection.reflection_id, "stale": stale(reflection)}
@@ -178,7 +178,9 @@ def state(ctx: OpContext, req: t.ReflectionsStateRequest) -> t.ReflectionsStateR
 def list_(ctx: OpContext, req: t.ReflectionsListRequest) -> t.ReflectionsListResponse:
     cov, subject, view = _reader(ctx, req)
     qs = Reflection.objects.filter(
-        subject=subject, filter_key=filter_key(req.get("cognition_filter"))
+        space_id=subject.space_id,
+        subject=subject,
+        filter_key=filter_key(req.get("cognition_filter")),
     )
     stale = Staleness(subject)
     items, next_cursor = cursors.keyset_page(
@@ -240,7 +242,9 @@ def pinned_records(space_id: str, refs: list[dict]) -> list[dict]:
     for start in range(0, len(ids), 1000):
         rows = (
             RecordRevision.objects.filter(
-                record__space_id=space_id, record__record_id__in=ids[start : start + 1000]
+                space_id=space_id,
+                record__space_id=space_id,
+                record__record_id__in=ids[start : start + 1000],
             )
             .select_related("record")
             .only(
@@ -280,7 +284,10 @@ def run_generate(job: Job) -> list[dict]:
     records = pinned_records(p["space_id"], basis["record_refs"])
     if len(records) < settings.SPOKE_MEMORY_LIMITS["reflection_min_records"]:
         raise InsufficientData("Pinned records were deleted before synthesis; too few remain.")
-    current = {d.kind: d for d in ProfileDocument.objects.filter(subject=subject)}
+    current = {
+        d.kind: d
+        for d in ProfileDocument.objects.filter(space_id=subject.space_id, subject=subject)
+    }
     profiles = [
         {"kind": ref["kind"], "revision": ref["revision"], "content": current[ref["kind"]].content}
         for ref in basis["profile_refs"]
@@ -296,7 +303,9 @@ def run_generate(job: Job) -> list[dict]:
     if schema_errors(catalog().component_validator("ProfileContent"), content):
         raise InternalError("The synthesizer returned content of the wrong shape.")
     erasure.hold_space_against_writers(p["space_id"])
-    if not Subject.objects.filter(pk=subject.pk).exists():  # an import replaced the space
+    if not Subject.objects.filter(
+        space_id=subject.space_id, pk=subject.pk
+    ).exists():  # an import replaced the space
         raise NotFound("The subject no longer exists.", resource="subject")
     if erasure.erased_since_read(p["space_id"], [r["record_id"] for r in records]):
         content = dict(erasure.ERASED)  # SPEC §2.8: a record it read was deleted meanwhile
@@ -313,5 +322,7 @@ def run_generate(job: Job) -> list[dict]:
         generated_by_principal_id=p["principal_id"],
         extensions={PIN: {"embedding_model": p["model"]}} if p.get("model") else {},
     )
-    Subject.objects.filter(pk=subject.pk).update(revision=F("revision") + 1, updated_at=at)
+    Subject.objects.filter(space_id=subject.space_id, pk=subject.pk).update(
+        revision=F("revision") + 1, updated_at=at
+    )
     return [reflection_ref(p["reflection_id"])]

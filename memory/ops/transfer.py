@@ -101,7 +101,7 @@ def exports_get(ctx: OpContext, req: t.ExportsGetRequest) -> t.ExportsGetRespons
     assert bundle is not None  # a ready export has its bundle
     if req["ordinal"] >= bundle["chunk_count"]:
         raise invalid("ordinal", "ordinal", "The ordinal is past the export's last chunk.")
-    chunk = ExportChunk.objects.get(export=export, ordinal=req["ordinal"])
+    chunk = ExportChunk.objects.get(space_id=export.space_id, export=export, ordinal=req["ordinal"])
     return {
         "bundle": bundle,
         "chunk": {
@@ -174,6 +174,7 @@ def imports_stage(ctx: OpContext, req: t.ImportsStageRequest, scope: MutationSco
             expected_ordinal=imp.next_ordinal,
         )
     ImportChunk.objects.create(
+        space_id=imp.space_id,
         imp=imp,
         ordinal=chunk["ordinal"],
         objects_json=canonical(chunk["objects"]).decode("utf-8"),
@@ -227,7 +228,7 @@ def imports_discard(ctx: OpContext, req: t.ImportsDiscardRequest, scope: Mutatio
     imp = _locked_import(cov, req["import_id"])
     if imp.state not in DISCARDABLE:
         raise ImportStateConflict("The import can no longer be discarded.", state=imp.state)
-    ImportChunk.objects.filter(imp=imp).delete()
+    ImportChunk.objects.filter(space_id=imp.space_id, imp=imp).delete()
     imp.state, imp.updated_at = "discarded", ctx.at
     imp.save(update_fields=["state", "updated_at"])
     return Outcome(refs=[import_ref(imp.import_id)])

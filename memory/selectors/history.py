@@ -22,6 +22,8 @@ def readable_revisions(
     subject_id = record.subject.subject_id
     return [
         r
-        for r in RecordRevision.objects.filter(record=record).order_by("-revision")
+        for r in RecordRevision.objects.filter(space_id=record.space_id, record=record).order_by(
+            "-revision"
+        )
         if cov.covers(READ, subject_id, r.placement_scope, r.placement_context_id)
     ]

@@ -52,7 +52,7 @@ WITH p AS (
   SELECT t.record_id AS r, t.term AS term, {_f("t.tf")} AS tf, t.length AS dl,
     t.created_ms AS cms
   FROM {term} t
-  WHERE t.subject_id = %s AND t.term IN ({marks}){eligible}
+  WHERE t.space_id = %s AND t.subject_id = %s AND t.term IN ({marks}){eligible}
 ),
 d AS (SELECT r, MAX(dl) AS dl, MAX(cms) AS cms FROM p GROUP BY r),
 s AS (SELECT {_f("COUNT(*)")} AS n, {_f("SUM(dl)")} AS tl, MAX(cms) AS newest FROM d),
@@ -81,11 +81,13 @@ top AS (
 )
 SELECT p.r, rec.record_id, p.term, p.tf, p.dl, p.cms, s.n, s.tl, s.newest, f.df
 FROM p JOIN top ON top.r = p.r JOIN f ON f.term = p.term
-JOIN {record} rec ON rec.id = p.r CROSS JOIN s
+JOIN {record} rec ON rec.id = p.r AND rec.space_id = %s CROSS JOIN s
 """  # noqa: S608
 
 
-def head(subject_pk: int, terms: list[str], eligible: QuerySet | None, k: int) -> Head:
+def head(
+    space_id: str, subject_pk: int, terms: list[str], eligible: QuerySet | None, k: int
+) -> Head:
     """The head of the engine/2 ranking of `eligible` (authorized ∩ filters, no cognition
     filter) for the query `terms`: exact scores for every record that can rank in the top `k`.
     `eligible=None`: every live record of the subject (`selection.whole_subject`) — term rows
@@ -97,7 +99,7 @@ def head(subject_pk: int, terms: list[str], eligible: QuerySet | None, k: int) -
     with connection.cursor() as cur:
         cur.execute(
             _sql(eligible_sql, len(terms)),
-            [subject_pk, *terms, *eligible_params, max(k, 1) - 1],
+            [space_id, subject_pk, *terms, *eligible_params, max(k, 1) - 1, space_id],
         )
         rows = cur.fetchall()
     if not rows:

@@ -65,16 +65,18 @@ def newest_head(qs: QuerySet, flt: ReadFilter, max_records: int) -> tuple[dict[i
 
 def term_holders(subject: Subject, terms: list[str]) -> QuerySet:
     """The pks of the subject's records holding any of the terms (a subquery)."""
-    return RecordTerm.objects.filter(subject=subject, term__in=terms).values("record_id")
+    return RecordTerm.objects.filter(
+        space_id=subject.space_id, subject=subject, term__in=terms
+    ).values("record_id")
 
 
-def holding_any(pks: Iterable[int], terms: list[str]) -> set[int]:
-    """Which of the records `pks` hold any of the terms."""
+def holding_any(space_id: str, pks: Iterable[int], terms: list[str]) -> set[int]:
+    """Which of the records `pks` (of the space) hold any of the terms."""
     pks = list(pks)
     if not pks:
         return set()
     return set(
-        RecordTerm.objects.filter(record_id__in=pks, term__in=terms).values_list(
+        RecordTerm.objects.filter(space_id=space_id, record_id__in=pks, term__in=terms).values_list(
             "record_id", flat=True
         )
     )
@@ -92,7 +94,7 @@ def eligible_pks(eligible: QuerySet, flt: ReadFilter, ids: list[str]) -> list[tu
 def vector_marker(subject: Subject) -> tuple[int, int]:
     """The count and newest id of the subject's stored vectors, of every model (one index-only
     range of record_embedding_subject, no join)."""
-    stored = RecordEmbedding.objects.filter(subject=subject).aggregate(
+    stored = RecordEmbedding.objects.filter(space_id=subject.space_id, subject=subject).aggregate(
         n=Count("pk"), newest=Max("pk")
     )
     return stored["n"], stored["newest"] or 0
@@ -103,7 +105,9 @@ def current_vectors(subject: Subject, model_id: str) -> Iterable[tuple[str, byte
     model, by record_id."""
     rows = (
         RecordEmbedding.objects.filter(
+            space_id=subject.space_id,
             subject=subject,
+            record__space_id=subject.space_id,
             model_id=model_id,
             record__deleted_at__isnull=True,
             revision=F("record__revision"),

@@ -54,12 +54,14 @@ def _needle(record_id: str) -> str:
 def erase_reflections(record: Record) -> int:
     held = [
         pk
-        for pk, basis in Reflection.objects.filter(subject_id=record.subject_id).values_list(
-            "pk", "basis"
-        )
+        for pk, basis in Reflection.objects.filter(
+            space_id=record.space_id, subject_id=record.subject_id
+        ).values_list("pk", "basis")
         if any(ref["record_id"] == record.record_id for ref in basis["record_refs"])
     ]
-    return Reflection.objects.filter(pk__in=held).update(content=dict(ERASED))
+    return Reflection.objects.filter(space_id=record.space_id, pk__in=held).update(
+        content=dict(ERASED)
+    )
 
 
 def hold_space_against_writers(space_id: str) -> None:
@@ -87,13 +89,14 @@ def erased_since_read(space_id: str, record_ids: list[str]) -> bool:
     )
 
 
-def withdraw_exports(export_ids: Iterable[str]) -> int:
-    """Withdraw exports: chunks deleted, state `withdrawn` (exports.get: NOT_FOUND)."""
+def withdraw_exports(space_id: str, export_ids: Iterable[str]) -> int:
+    """Withdraw exports of a space: chunks deleted, state `withdrawn` (exports.get:
+    NOT_FOUND)."""
     ids = list(export_ids)
     if not ids:
         return 0
-    ExportChunk.objects.filter(export_id__in=ids).delete()
-    return Export.objects.filter(pk__in=ids).update(state=Export.WITHDRAWN)
+    ExportChunk.objects.filter(space_id=space_id, export_id__in=ids).delete()
+    return Export.objects.filter(space_id=space_id, pk__in=ids).update(state=Export.WITHDRAWN)
 
 
 def withdraw_exports_holding(record: Record) -> int:
@@ -102,6 +105,7 @@ def withdraw_exports_holding(record: Record) -> int:
     )
     held = (
         ExportChunk.objects.filter(
+            space_id=record.space_id,
             export__space_id=record.space_id,
             export__state=Export.READY,
             objects_json__contains=_needle(record.record_id),
@@ -109,29 +113,32 @@ def withdraw_exports_holding(record: Record) -> int:
         .values_list("export_id", flat=True)
         .distinct()
     )
-    return withdraw_exports(set(held))
+    return withdraw_exports(record.space_id, set(held))
 
 
 def discard_imports_holding(record: Record) -> int:
     """Staged imports (into any space) of a bundle this provider exported from the record's
     space, holding the record: their chunks are deleted and they end `discarded`. An activated
-    import is the target space's own memory, not a copy in transit: it is left alone."""
-    held = set(
-        ImportChunk.objects.filter(
-            imp__state__in=STAGED,
-            imp__bundle__space_id=record.space_id,
-            imp__bundle__provider_id=settings.SPOKE_MEMORY_PROVIDER_ID,
-            objects_json__contains=_needle(record.record_id),
-        ).values_list("imp_id", flat=True)
-    )
-    if not held:
-        return 0
-    ImportChunk.objects.filter(imp_id__in=held).delete()
-    return Import.objects.filter(pk__in=held, state__in=STAGED).update(
-        state="discarded",
-        updated_at=now(),
-        failure={
-            "code": "NOT_FOUND",
-            "message": "A record this import holds was erased at its origin.",
-        },
-    )
+    import is the target space's own memory, not a copy in transit: it is left alone. The
+    search reads across spaces (a bundle may be staged into any space: docs/scaling.md); the
+    discards then name each import's space."""
+    held: dict[str, set[str]] = {}
+    for imp_id, space_id in ImportChunk.objects.filter(
+        imp__state__in=STAGED,
+        imp__bundle__space_id=record.space_id,
+        imp__bundle__provider_id=settings.SPOKE_MEMORY_PROVIDER_ID,
+        objects_json__contains=_needle(record.record_id),
+    ).values_list("imp_id", "space_id"):
+        held.setdefault(space_id, set()).add(imp_id)
+    discarded = 0
+    for space_id, ids in sorted(held.items()):
+        ImportChunk.objects.filter(space_id=space_id, imp_id__in=ids).delete()
+        discarded += Import.objects.filter(space_id=space_id, pk__in=ids, state__in=STAGED).update(
+            state="discarded",
+            updated_at=now(),
+            failure={
+                "code": "NOT_FOUND",
+                "message": "A record this import holds was erased at its origin.",
+            },
+        )
+    return discarded

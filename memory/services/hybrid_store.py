@@ -29,11 +29,12 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 
 from memory.engine import embed, hybrid, hybrid2
 from memory.models import PendingEmbedding, Record, RecordEmbedding, Space, Subject
+from memory.models.scoped import by_space
 from memory.selectors import recall as reads
 from memory.services.recall_engines.base import DerivedCopy, Insert, LoadedRecord
 
@@ -63,7 +64,7 @@ def write_embeddings(records: Iterable[Record]) -> None:
     if not records:
         return
     PendingEmbedding.objects.bulk_create(
-        [PendingEmbedding(record=r, revision=r.revision) for r in records],
+        [PendingEmbedding(space_id=r.space_id, record=r, revision=r.revision) for r in records],
         update_conflicts=True,
         unique_fields=["record"],
         update_fields=["revision"],
@@ -75,21 +76,33 @@ def bulk_write_embeddings(records: list[LoadedRecord], insert: Insert) -> None:
     """Bulk writer (import activation): the same backlog rows, set-wise."""
     if not enabled():
         return
-    rows = [(r.pk, r.revision) for r in records if r.text]
+    rows = [(r.space_pk, r.pk, r.revision) for r in records if r.text]
     if rows:
-        insert(PendingEmbedding, ["record", "revision"], rows)
-        transaction.on_commit(_kick, robust=True)
+        insert(PendingEmbedding, ["space_id", "record", "revision"], rows)
+        # Called once per batch: one kick at COMMIT for the whole activation, not one each.
+        if not any(entry[1] is _kick for entry in connection.run_on_commit):
+            transaction.on_commit(_kick, robust=True)
 
 
 def _kick() -> None:
-    from memory.tasks import drain_derived
+    """Wake the worker's drain after COMMIT: one broker message per burst of writes in this
+    process (`memory.tasks.wake_drain`), not one per write."""
+    from memory.tasks import wake_drain
 
-    drain_derived.delay()
+    wake_drain()
 
 
 def backlog() -> int:
-    """Records waiting for their vector."""
+    """Records waiting for their vector, in every space (/readyz, the drain's log lines)."""
     return PendingEmbedding.objects.count()
+
+
+def backlog_spaces() -> list[str]:
+    """The spaces with records waiting for their vector: the drain's one scan across spaces
+    (docs/scaling.md); the work is then done space by space."""
+    return list(
+        PendingEmbedding.objects.order_by("space_id").values_list("space_id", flat=True).distinct()
+    )
 
 
 def model_key() -> str:
@@ -102,41 +115,43 @@ def drain(batch: int = 64) -> int:
     pending row for the newer revision, a record deleted meanwhile gets no vector
     (`store_live_vectors` re-checks under the delete's lock), and two drains racing only write
     the same vector twice (ignored). An embeddings server that cannot answer stops the drain with
-    the backlog kept."""
+    the backlog kept. Space by space: every statement of a space's batch names it."""
     done = 0
-    last_pk = 0
     key = model_key()
-    while True:
-        rows = list(
-            PendingEmbedding.objects.filter(record_id__gt=last_pk)
-            .order_by("record_id")
-            .values_list("record_id", "revision")[:batch]
-        )
-        if not rows:
-            return done
-        last_pk = rows[-1][0]
-        records = list(
-            Record.objects.filter(pk__in=[pk for pk, _ in rows], deleted_at__isnull=True).only(
-                "pk", "subject_id", "revision", "text"
+    for space_id in backlog_spaces():
+        last_pk = 0
+        while True:
+            rows = list(
+                PendingEmbedding.objects.filter(space_id=space_id, record_id__gt=last_pk)
+                .order_by("record_id")
+                .values_list("record_id", "revision")[:batch]
             )
-        )
-        texts = [r for r in records if r.text]
-        try:
-            vectors = embed.embed([r.text for r in texts]) if texts else []
-        except embed.EmbedUnavailable as err:
-            log.warning("embeddings unavailable (%s); %d records keep waiting", err, backlog())
-            return done
-        with transaction.atomic():
-            erased = len(texts) - store_live_vectors(texts, vectors, key)
-            covered = Q(pk__in=[])
-            current = {r.pk: r.revision for r in records}
-            for pk, revision in rows:
-                # a deleted or emptied record needs no vector; a newer revision stays queued
-                covered |= Q(record_id=pk, revision__lte=current.get(pk, revision))
-            PendingEmbedding.objects.filter(covered).delete()
-        done += len(records) - erased
-        if done >= batch * 16 and done % (batch * 16) < batch:
-            log.info("embedding backlog: %d embedded by this drain, %d left", done, backlog())
+            if not rows:
+                break
+            last_pk = rows[-1][0]
+            records = list(
+                Record.objects.filter(
+                    space_id=space_id, pk__in=[pk for pk, _ in rows], deleted_at__isnull=True
+                ).only("pk", "space_id", "subject_id", "revision", "text")
+            )
+            texts = [r for r in records if r.text]
+            try:
+                vectors = embed.embed([r.text for r in texts]) if texts else []
+            except embed.EmbedUnavailable as err:
+                log.warning("embeddings unavailable (%s); %d records keep waiting", err, backlog())
+                return done
+            with transaction.atomic():
+                erased = len(texts) - store_live_vectors(texts, vectors, key)
+                covered = Q(pk__in=[])
+                current = {r.pk: r.revision for r in records}
+                for pk, revision in rows:
+                    # a deleted or emptied record needs no vector; a newer revision stays queued
+                    covered |= Q(record_id=pk, revision__lte=current.get(pk, revision))
+                PendingEmbedding.objects.filter(Q(space_id=space_id) & covered).delete()
+            done += len(records) - erased
+            if done >= batch * 16 and done % (batch * 16) < batch:
+                log.info("embedding backlog: %d embedded by this drain, %d left", done, backlog())
+    return done
 
 
 _caught_up: str | None = None
@@ -145,14 +160,20 @@ _caught_up: str | None = None
 def requeue_missing(key: str | None = None) -> int:
     """Queue every live record with text that has no vector of the model `key` (default: the
     configured one) for its current revision: after a model change, or a switch from a lexical
-    engine. Set-wise, in pages; returns how many were queued."""
+    engine. Set-wise, in pages, space by space (the list of spaces is its one read across
+    them); returns how many were queued."""
     key = key or model_key()
+    spaces = Space.objects.order_by("space_id").values_list("space_id", flat=True)
+    return sum(_requeue_space(space_id, key) for space_id in list(spaces))
+
+
+def _requeue_space(space_id: str, key: str) -> int:
     has_vector = RecordEmbedding.objects.filter(
-        record=OuterRef("pk"), revision=OuterRef("revision"), model_id=key
+        space_id=space_id, record=OuterRef("pk"), revision=OuterRef("revision"), model_id=key
     )
-    queued = PendingEmbedding.objects.filter(record=OuterRef("pk"))
+    queued = PendingEmbedding.objects.filter(space_id=space_id, record=OuterRef("pk"))
     missing = (
-        Record.objects.filter(deleted_at__isnull=True)
+        Record.objects.filter(space_id=space_id, deleted_at__isnull=True)
         .exclude(text="")
         .filter(~Exists(has_vector), ~Exists(queued))
         .values_list("pk", "revision")
@@ -160,7 +181,7 @@ def requeue_missing(key: str | None = None) -> int:
     n = 0
     page: list[PendingEmbedding] = []
     for pk, revision in missing.iterator(chunk_size=2000):
-        page.append(PendingEmbedding(record_id=pk, revision=revision))
+        page.append(PendingEmbedding(space_id=space_id, record_id=pk, revision=revision))
         if len(page) == 2000:
             PendingEmbedding.objects.bulk_create(page, ignore_conflicts=True)
             n, page = n + len(page), []
@@ -214,12 +235,14 @@ def store_live_vectors(records: list[Record], vectors, key: str | None = None) -
     many it stored."""
     if not records:
         return 0
-    live = set(
-        Record.objects.select_for_update(no_key=True)
-        .filter(pk__in=[r.pk for r in records], deleted_at__isnull=True)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
+    live: set[int] = set()
+    for space_id, rows in by_space(records).items():
+        live.update(
+            Record.objects.select_for_update(no_key=True)
+            .filter(space_id=space_id, pk__in=[r.pk for r in rows], deleted_at__isnull=True)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
     kept = [(r, v) for r, v in zip(records, vectors, strict=True) if r.pk in live]
     if kept:
         store_vectors([r for r, _ in kept], [v for _, v in kept], key)
@@ -234,6 +257,7 @@ def store_vectors(records: list[Record], vectors, key: str | None = None) -> Non
     RecordEmbedding.objects.bulk_create(
         [
             RecordEmbedding(
+                space_id=r.space_id,
                 record=r,
                 subject_id=r.subject_id,
                 revision=r.revision,
@@ -251,16 +275,17 @@ def store_vectors(records: list[Record], vectors, key: str | None = None) -> Non
 def erase_embeddings(records: Iterable[Record]) -> None:
     """Derived-copy eraser: every revision's vector (of every model) goes with the content, and
     the record leaves the backlog."""
-    records = list(records)
-    RecordEmbedding.objects.filter(record__in=records).delete()
-    PendingEmbedding.objects.filter(record__in=records).delete()
+    for space_id, rows in by_space(records).items():
+        pks = [r.pk for r in rows]
+        RecordEmbedding.objects.filter(space_id=space_id, record_id__in=pks).delete()
+        PendingEmbedding.objects.filter(space_id=space_id, record_id__in=pks).delete()
 
 
 def erase_space_embeddings(space: Space) -> None:
     """Whole-space eraser (import activation's clear), set-wise."""
     record_pks = Record.objects.filter(space=space).values("pk")
     for model in (RecordEmbedding, PendingEmbedding):
-        qs = model.objects.filter(record_id__in=record_pks)
+        qs = model.objects.filter(space_id=space.pk, record_id__in=record_pks)
         qs._raw_delete(qs.db)
 
 
@@ -292,11 +317,14 @@ def backfill(subject: Subject, batch: int = 256) -> int:
     current revision."""
     key = model_key()
     missing = list(
-        Record.objects.filter(subject=subject, deleted_at__isnull=True)
+        Record.objects.filter(space_id=subject.space_id, subject=subject, deleted_at__isnull=True)
         .exclude(
             Exists(
                 RecordEmbedding.objects.filter(
-                    record=OuterRef("pk"), revision=OuterRef("revision"), model_id=key
+                    space_id=subject.space_id,
+                    record=OuterRef("pk"),
+                    revision=OuterRef("revision"),
+                    model_id=key,
                 )
             )
         )
@@ -437,6 +465,6 @@ def fused_ranking_2(
     )
     in_head = {record_id for record_id, _ in lexical}
     outside = [pks[record_id] for record_id, _ in semantic if record_id not in in_head]
-    matched = reads.holding_any(outside, terms)
+    matched = reads.holding_any(subject.space_id, outside, terms)
     extra = sum(1 for pk in outside if pk not in matched)
     return hybrid2.fuse2(lexical, semantic), pks, extra

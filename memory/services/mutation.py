@@ -8,7 +8,8 @@ space: the body reads coverage (share-locking the grants it relies on), looks up
 its own objects, validates, and writes. The space row is touched once, last, by the statement
 that takes the next space revision and re-checks the state the body's gates saw (`UPDATE …
 SET revision = revision + 1 WHERE … AND state = <seen> AND activation_pending = <seen>
-RETURNING revision`); touched subjects are bumped (and re-checked) just before it. If a gate's
+RETURNING revision`); touched subjects are bumped (and re-checked) just before it, in the same
+statement on PostgreSQL. If a gate's
 state changed in between, the body runs again and decides on the new state. Ops that change the space itself take the space row lock
 first (`scope.coverage(..., exclusive=True)`), as every mutation did before. The lock order and
 why each lock is there: docs/architecture.md "Why mutations serialize per space".
@@ -78,7 +79,7 @@ class MutationScope:
     ctx: OpContext
     key: str | None
     payload_digest: str
-    space_key: str
+    space_id: str
     exclusive: bool = False
     space: Space | None = None
     touched: dict[int, Subject] = field(default_factory=dict)
@@ -113,12 +114,12 @@ def payload_digest(req: Mapping[str, Any]) -> str:
     return digest({k: v for k, v in req.items() if k != "idempotency_key"})
 
 
-def _lookup(space_key: str, ctx: OpContext, key: str) -> IdempotencyKey | None:
+def _lookup(space_id: str, ctx: OpContext, key: str) -> IdempotencyKey | None:
     """The key row with its receipt: one fixed-shape query (memory/rows.py says why not the
     ORM's); the unique constraint allows at most one row."""
     k, r = rows.columns(IdempotencyKey, "k"), rows.columns(Receipt, "r")
     found = rows.fetch(
-        statements.idempotency_key(), [space_key, ctx.principal.principal_id, ctx.op, key]
+        statements.idempotency_key(), [space_id, ctx.principal.principal_id, ctx.op, key]
     )
     if not found:
         return None
@@ -146,15 +147,15 @@ def mutate(
 ) -> dict[str, Any]:
     key = req.get("idempotency_key")
     pdigest = payload_digest(req)
-    space_key = req.get("space_id") or ""
+    space_id = req.get("space_id") or ""
     if key is not None:
-        hit = _lookup(space_key, ctx, key)
+        hit = _lookup(space_id, ctx, key)
         if hit is not None:
             return _replay(hit, pdigest)
     for attempt in range(1, ATTEMPTS + 1):
         last = attempt == ATTEMPTS
         scope = MutationScope(
-            ctx=ctx, key=key, payload_digest=pdigest, space_key=space_key, exclusive=last
+            ctx=ctx, key=key, payload_digest=pdigest, space_id=space_id, exclusive=last
         )
         committing = False
         try:
@@ -166,7 +167,7 @@ def mutate(
             continue
         except (WireError, IntegrityError) as exc:
             # a racer with the same key may have committed first: replay it, else the failure
-            hit = _lookup(space_key, ctx, key) if key is not None else None
+            hit = _lookup(space_id, ctx, key) if key is not None else None
             if hit is not None:
                 return _replay(hit, pdigest)
             if isinstance(exc, IntegrityError) and not last:
@@ -186,17 +187,12 @@ def mutate(
 def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> Receipt:
     """Subjects (in key order), then the space row, then receipt and key: every mutation takes
     its row locks in this order after its own objects', so writers of one space cannot deadlock
-    among themselves. Each bump re-checks the state the body's gates saw (_Rerun if it moved)."""
+    among themselves. Each bump re-checks the state the body's gates saw (_Rerun if it moved).
+    On PostgreSQL all of it is one statement (`statements.commit_tail`)."""
     ctx = scope.ctx
     at = now()
     db_at = connection.ops.adapt_datetimefield_value(at)
-    sql = statements.revision_bumps()
-    for pk in sorted(scope.touched):
-        subject = scope.touched[pk]
-        row = statements.execute(sql["subject"], [db_at, pk])
-        if row is None or (row[1], _json(row[2])) != (subject.state, subject.fenced_context_ids):
-            raise _Rerun
-        subject.revision, subject.updated_at = row[0], at
+    touched = [scope.touched[pk] for pk in sorted(scope.touched)]
     receipt = Receipt(
         space_id=req.get("space_id"),
         principal=ctx.principal,
@@ -211,7 +207,7 @@ def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> R
     key = None
     if scope.key is not None:
         key = IdempotencyKey(
-            space_key=scope.space_key,
+            space_id=scope.space_id,
             principal=ctx.principal,
             op=ctx.op,
             key=scope.key,
@@ -220,13 +216,25 @@ def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> R
             created_at=at,
         )
     if scope.space is not None and connection.vendor == "postgresql":
-        # one round trip: the space bump, the receipt carrying its revision, the key
-        revision = _tail(receipt, key, [db_at, *_space_gate(scope.space)])
-        if revision is None:
+        # one round trip: the subject bumps, the space bump, the receipt carrying its
+        # revision, the key
+        revisions = _tail(receipt, key, touched, db_at, [db_at, *_space_gate(scope.space)])
+        if revisions[0] is None:
             raise _Rerun
-        scope.space.revision = receipt.space_revision = revision
+        for subject, revision in zip(touched, revisions[1:], strict=True):
+            subject.revision, subject.updated_at = revision, at
+        scope.space.revision = receipt.space_revision = revisions[0]
         receipt._state.adding, receipt._state.db = False, connection.alias
     else:
+        sql = statements.revision_bumps()
+        for subject in touched:
+            row = statements.execute(sql["subject"], [db_at, subject.space_id, subject.pk])
+            if row is None or (row[1], _json(row[2])) != (
+                subject.state,
+                subject.fenced_context_ids,
+            ):
+                raise _Rerun
+            subject.revision, subject.updated_at = row[0], at
         if scope.space is not None:
             row = statements.execute(sql["space"], [db_at, *_space_gate(scope.space)])
             if row is None:
@@ -239,10 +247,14 @@ def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> R
         if outcome.job_kind is None:
             raise RuntimeError("a pending outcome needs a job")
         Job.objects.create(
-            receipt=receipt, kind=outcome.job_kind, params=outcome.job_params, enqueued_at=at
+            space_id=scope.space_id,
+            receipt=receipt,
+            kind=outcome.job_kind,
+            params=outcome.job_params,
+            enqueued_at=at,
         )
-        receipt_id = receipt.receipt_id
-        transaction.on_commit(lambda: enqueue(receipt_id), robust=True)
+        receipt_id, job_space = receipt.receipt_id, scope.space_id
+        transaction.on_commit(lambda: enqueue(receipt_id, job_space), robust=True)
     return receipt
 
 
@@ -252,23 +264,38 @@ def _space_gate(space: Space) -> list:
     return [space.pk, space.state, space.activation_pending]
 
 
-def _tail(receipt: Receipt, key: IdempotencyKey | None, space_params: list) -> int | None:
-    """PostgreSQL: the space bump, the receipt insert (its space_revision taken from the bump)
-    and the key insert as one statement, so the space row lock is held for one round trip and
-    the COMMIT. No row (a gate moved): nothing was inserted."""
-    params = [*space_params, *statements.insert_values(receipt, skip="space_revision")]
+def _tail(
+    receipt: Receipt,
+    key: IdempotencyKey | None,
+    subjects: list[Subject],
+    db_at: Any,
+    space_params: list,
+) -> tuple:
+    """PostgreSQL: the subject bumps, the space bump, the receipt insert (its space_revision
+    taken from the bump) and the key insert as one statement, so the subject and space row locks
+    are held for one round trip and the COMMIT. (space_revision, each subject's revision); a
+    None space_revision (a gate moved): nothing was inserted, and the caller rolls back."""
+    params: list = []
+    for subject in subjects:
+        fenced = json.dumps(subject.fenced_context_ids)
+        params += [db_at, subject.space_id, subject.pk, subject.state, fenced]
+    params += [*space_params, *statements.insert_values(receipt, skip="space_revision")]
     if key is not None:
         params += statements.insert_values(key, skip="receipt")
-    return (statements.execute(statements.commit_tail(key is not None), params) or (None,))[0]
+    row = statements.execute(statements.commit_tail(key is not None, len(subjects)), params)
+    if row is None:
+        raise RuntimeError("the commit tail answers one row")
+    return row
 
 
 def _json(value):
     return json.loads(value) if isinstance(value, str) else value
 
 
-def enqueue(receipt_id: str) -> None:
-    """Hand a job to the broker. If the broker is down this fails and is logged; the job row
-    stays queued and the sweeper sends it again (the job table is the outbox)."""
+def enqueue(receipt_id: str, space_id: str) -> None:
+    """Hand a job to the broker (its receipt and its space: the job row is found on its shard).
+    If the broker is down this fails and is logged; the job row stays queued and the sweeper
+    sends it again (the job table is the outbox)."""
     from memory.tasks import run_job
 
-    run_job.delay(receipt_id)
+    run_job.delay(receipt_id, space_id)

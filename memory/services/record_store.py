@@ -40,6 +40,7 @@ class Provenance:
 
 def _snapshot(record: Record) -> RecordRevision:
     return RecordRevision(
+        space_id=record.space_id,
         record=record,
         revision=record.revision,
         kind=record.kind,
@@ -150,7 +151,9 @@ def erase_record(
             "updated_at",
         ]
     )
-    RecordRevision.objects.filter(record=record).update(content=dict(ERASED))
+    RecordRevision.objects.filter(space_id=record.space_id, record=record).update(
+        content=dict(ERASED)
+    )
     _snapshot(record).save(force_insert=True)
     derived.content_erased([record])
     erasure.record_erased(record)

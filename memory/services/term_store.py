@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from memory.engine import lexicon
 from memory.models import Record, RecordTerm, Space, Subject
+from memory.models.scoped import by_space
 from memory.services.recall_engines.base import DerivedCopy, Insert, LoadedRecord
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -32,6 +33,7 @@ def term_rows(record: Record) -> list[RecordTerm]:
     length, created = len(toks), epoch_ms(record.created_at)
     return [
         RecordTerm(
+            space_id=record.space_id,
             record_id=record.pk,
             subject_id=record.subject_id,
             term=term,
@@ -66,31 +68,32 @@ def write_terms(records: Iterable[Record]) -> None:
 
 def erase_terms(records: Iterable[Record]) -> None:
     """Derived-copy eraser: the records' rows go with their content."""
-    pks = [r.pk for r in records]
-    if pks:
-        RecordTerm.objects.filter(record_id__in=pks).delete()
+    for space_id, rows in by_space(records).items():
+        RecordTerm.objects.filter(space_id=space_id, record_id__in=[r.pk for r in rows]).delete()
 
 
-TERM_FIELDS = ["record_id", "subject_id", "term", "tf", "length", "created_ms"]
+TERM_FIELDS = ["space_id", "record_id", "subject_id", "term", "tf", "length", "created_ms"]
 
 
 def bulk_write_terms(records: list[LoadedRecord], insert: Insert) -> None:
     """Bulk writer (import activation): the rows `term_rows` makes, set-wise."""
-    insert(
+    insert(  # a generator: the text is tokenized while the COPY streams the rows before it
         RecordTerm,
         TERM_FIELDS,
-        [
-            (r.pk, r.subject_pk, *term)
+        (
+            (r.space_pk, r.pk, r.subject_pk, *term)
             for r in records
             if r.live
             for term in term_values(r.text, r.created_at)
-        ],
+        ),
     )
 
 
 def erase_space_terms(space: Space) -> None:
     """Whole-space eraser (import activation's clear): a plain `fk IN (subquery)` DELETE."""
-    qs = RecordTerm.objects.filter(subject_id__in=Subject.objects.filter(space=space).values("pk"))
+    qs = RecordTerm.objects.filter(
+        space_id=space.pk, subject_id__in=Subject.objects.filter(space=space).values("pk")
+    )  # the subject range reads the lookup index; the space names the shard
     qs._raw_delete(qs.db)
 
 

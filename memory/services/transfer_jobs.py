@@ -89,7 +89,10 @@ def export_objects(export: Export, cov: Coverage) -> Iterator[dict]:
         .filter(cov.placement_q(["export"]))
     )
     for r in (
-        records.select_related("subject").order_by(_by_id("record_id")).iterator(chunk_size=BATCH)
+        records.select_related("subject")
+        .filter(subject__space_id=export.space_id)
+        .order_by(_by_id("record_id"))
+        .iterator(chunk_size=BATCH)
     ):
         yield {"type": "record", "data": r.to_wire(r.subject.subject_id, include_space=False)}
     candidates = (
@@ -103,6 +106,7 @@ def export_objects(export: Export, cov: Coverage) -> Iterator[dict]:
     )
     for c in (
         candidates.select_related("subject")
+        .filter(subject__space_id=export.space_id)
         .order_by(_by_id("candidate_id"))
         .iterator(chunk_size=BATCH)
     ):
@@ -110,6 +114,7 @@ def export_objects(export: Export, cov: Coverage) -> Iterator[dict]:
     profiles = ProfileDocument.objects.filter(space_id=export.space_id).filter(by_subject)
     for p in (
         profiles.select_related("subject")
+        .filter(subject__space_id=export.space_id)
         .order_by(_by_id("subject__subject_id"), _by_id("kind"))
         .iterator(chunk_size=BATCH)
     ):
@@ -121,6 +126,7 @@ def export_objects(export: Export, cov: Coverage) -> Iterator[dict]:
     reflections = Reflection.objects.filter(space_id=export.space_id).filter(by_subject)
     for f in (
         reflections.select_related("subject")
+        .filter(subject__space_id=export.space_id)
         .order_by(_by_id("reflection_id"))
         .iterator(chunk_size=BATCH)
     ):
@@ -138,14 +144,14 @@ def export_objects(export: Export, cov: Coverage) -> Iterator[dict]:
 @job_handler(
     EXPORT,
     on_failure=lambda job, failure: Export.objects.filter(
-        pk=job.params["export_id"], state=Export.PENDING
+        space_id=job.space_id, pk=job.params["export_id"], state=Export.PENDING
     ).update(state=Export.FAILED),
 )
 def run_export(job: Job) -> list[dict]:
     _snapshot()  # the first statement of the job's transaction
     # Not locked here: a delete marks pending exports while this runs (memory.services.erasure);
     # the final conditional update below is where a stale snapshot is caught.
-    export = Export.objects.get(pk=job.params["export_id"])
+    export = Export.objects.get(space_id=job.space_id, pk=job.params["export_id"])
     ref = [export_ref(export.export_id)]
     if export.state != Export.PENDING:
         return ref  # a redelivery: done (or withdrawn) already
@@ -164,7 +170,11 @@ def run_export(job: Job) -> list[dict]:
     for ordinal, (_objects, body) in enumerate(policy.partition(counted(), limit, fast_canonical)):
         d = digest_bytes(body)
         ExportChunk.objects.create(
-            export=export, ordinal=ordinal, objects_json=body.decode("utf-8"), digest=d
+            space_id=export.space_id,
+            export=export,
+            ordinal=ordinal,
+            objects_json=body.decode("utf-8"),
+            digest=d,
         )
         digests.append(d)
         if pause:
@@ -188,7 +198,7 @@ def run_export(job: Job) -> list[dict]:
         "extensions": {},
     }
     published = Export.objects.filter(
-        pk=export.pk, state=Export.PENDING, erasures=export.erasures
+        space_id=export.space_id, pk=export.pk, state=Export.PENDING, erasures=export.erasures
     ).update(
         state=Export.READY,
         bundle=bundle,
@@ -201,16 +211,17 @@ def run_export(job: Job) -> list[dict]:
 
 
 def _reject_import(job: Job, failure: dict) -> None:
-    Import.objects.filter(pk=job.params["import_id"], state="verifying").update(
-        state="rejected", failure=failure, updated_at=now()
-    )
+    Import.objects.filter(
+        space_id=job.space_id, pk=job.params["import_id"], state="verifying"
+    ).update(state="rejected", failure=failure, updated_at=now())
 
 
 def staged_objects(imp: Import) -> Iterator[tuple[int, list[dict]]]:
     """The staged chunks' objects, one chunk at a time, digest-checked against the chunk and the
     bundle, translated to the current format."""
     bundle = imp.bundle
-    for chunk in ImportChunk.objects.filter(imp=imp).order_by("ordinal").iterator(chunk_size=4):
+    chunks = ImportChunk.objects.filter(space_id=imp.space_id, imp=imp).order_by("ordinal")
+    for chunk in chunks.iterator(chunk_size=4):
         computed = digest_bytes(chunk.objects_json.encode("utf-8"))
         if computed != chunk.digest or computed != bundle["chunk_digests"][chunk.ordinal]:
             raise reject(
@@ -226,7 +237,7 @@ def staged_objects(imp: Import) -> Iterator[tuple[int, list[dict]]]:
 
 @job_handler(VERIFY, on_failure=_reject_import)
 def run_verify(job: Job) -> list[dict]:
-    imp = Import.objects.select_for_update().get(pk=job.params["import_id"])
+    imp = Import.objects.select_for_update().get(space_id=job.space_id, pk=job.params["import_id"])
     ref = [import_ref(imp.import_id)]
     if imp.state != "verifying":
         raise ImportStateConflict("The import is not being verified.", state=imp.state)
@@ -277,26 +288,26 @@ def activation_ended(space_id: str) -> None:
 
 
 def _activation_failed(job: Job, failure: dict) -> None:
-    imp = Import.objects.filter(pk=job.params["import_id"]).first()
-    Import.objects.filter(pk=job.params["import_id"], state="activating").update(
-        state="verified", failure=failure, updated_at=now()
-    )
+    imp = Import.objects.filter(space_id=job.space_id, pk=job.params["import_id"]).first()
+    Import.objects.filter(
+        space_id=job.space_id, pk=job.params["import_id"], state="activating"
+    ).update(state="verified", failure=failure, updated_at=now())
     if imp is not None:
         activation_ended(imp.space_id)
 
 
 @job_handler(ACTIVATE, on_failure=_activation_failed)
 def run_activate(job: Job) -> list[dict]:
-    imp = Import.objects.get(pk=job.params["import_id"])
-    space = Space.objects.select_for_update().get(pk=imp.space_id)
-    imp = Import.objects.select_for_update().get(pk=imp.pk)
+    space = Space.objects.select_for_update().get(pk=job.space_id)
+    imp = Import.objects.select_for_update().get(space_id=job.space_id, pk=job.params["import_id"])
     if imp.state != "activating":
         raise ImportStateConflict("The import is not being activated.", state=imp.state)
     load.clear_space(space)
-    loader = load.Loader(space)
-    for _ordinal, objects in staged_objects(imp):
-        loader.add(objects)
-    loader.flush()
+    with load.checked_once(space):  # foreign keys checked set-wise, once per batch (PostgreSQL)
+        loader = load.Loader(space)
+        for _ordinal, objects in staged_objects(imp):
+            loader.add(objects)
+        loader.flush()
     at = now()
     Space.objects.filter(pk=space.pk).update(
         authority_generation=F("authority_generation") + 1,
@@ -305,7 +316,7 @@ def run_activate(job: Job) -> list[dict]:
     )
     imp.state, imp.updated_at = "activated", at
     imp.save(update_fields=["state", "updated_at"])
-    ImportChunk.objects.filter(imp=imp).delete()
+    ImportChunk.objects.filter(space_id=imp.space_id, imp=imp).delete()
     activation_ended(space.pk)
     return [import_ref(imp.import_id)]
 
@@ -320,14 +331,18 @@ def sweep_exports() -> dict:
     withdrawn = 0
     while True:
         with transaction.atomic():
-            ids = list(
+            found = list(
                 Export.objects.select_for_update()
                 .filter(state=Export.READY, committed_at__lte=cutoff)
-                .values_list("pk", flat=True)[:100]
+                .values_list("space_id", "pk")[:100]
             )
-            if not ids:
+            if not found:
                 return {"withdrawn": withdrawn}
-            withdrawn += withdraw_exports(ids)
+            by_space: dict[str, list[str]] = {}
+            for space_id, pk in found:
+                by_space.setdefault(space_id, []).append(pk)
+            for space_id, ids in sorted(by_space.items()):
+                withdrawn += withdraw_exports(space_id, ids)
 
 
 @shared_task(name="memory.tasks.sweep_imports")
@@ -345,14 +360,18 @@ def sweep_imports() -> dict:
     discarded = 0
     while True:
         with transaction.atomic():
-            ids = list(
+            found = list(
                 Import.objects.select_for_update(skip_locked=True)
                 .filter(state="staging", updated_at__lte=cutoff)
-                .values_list("pk", flat=True)[:100]
+                .values_list("space_id", "pk")[:100]
             )
-            if not ids:
+            if not found:
                 return {"discarded": discarded}
-            ImportChunk.objects.filter(imp_id__in=ids).delete()
-            discarded += Import.objects.filter(pk__in=ids, state="staging").update(
-                state="discarded", failure=failure, updated_at=now()
-            )
+            by_space: dict[str, list[str]] = {}
+            for space_id, pk in found:
+                by_space.setdefault(space_id, []).append(pk)
+            for space_id, ids in sorted(by_space.items()):
+                ImportChunk.objects.filter(space_id=space_id, imp_id__in=ids).delete()
+                discarded += Import.objects.filter(
+                    space_id=space_id, pk__in=ids, state="staging"
+                ).update(state="discarded", failure=failure, updated_at=now())

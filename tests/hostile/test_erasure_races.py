@@ -39,7 +39,7 @@ def queued_records(n: int = 3) -> list[Record]:
     subject = subject_row()
     records = [make_record(subject, f"{SECRET} {i}") for i in range(n)]
     PendingEmbedding.objects.bulk_create(
-        [PendingEmbedding(record=r, revision=r.revision) for r in records]
+        [PendingEmbedding(space_id=r.space_id, record=r, revision=r.revision) for r in records]
     )
     return records
 

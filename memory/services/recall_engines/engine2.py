@@ -27,7 +27,9 @@ def lexical_head(q: RecallQuery, depth: int) -> Ranking:
         ranked = rank.rank(list(docs.values()), "")
         return Ranking(ranked, {d.record_id: pk for pk, d in docs.items()}, total)
     if q.flt.cognition is None:
-        top = lexical_store.head(q.subject.pk, terms, None if q.whole else q.eligible, depth)
+        top = lexical_store.head(
+            q.subject.space_id, q.subject.pk, terms, None if q.whole else q.eligible, depth
+        )
         return Ranking(top.ranked, dict(top.pks), top.total)
     held = reads.term_holders(q.subject, terms)
     docs = reads.docs(q.eligible.filter(pk__in=held), q.flt, with_text=True)

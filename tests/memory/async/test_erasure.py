@@ -393,7 +393,7 @@ def test_an_export_whose_snapshot_predates_a_delete_does_not_publish(api, admin,
             yield obj
 
     monkeypatch.setattr(transfer_jobs, "export_objects", paused)
-    monkeypatch.setattr("memory.tasks.run_job.delay", lambda rid: None)  # run again below
+    monkeypatch.setattr("memory.tasks.run_job.delay", lambda rid, *space: None)  # run again below
 
     def first_run():
         try:
@@ -550,7 +550,7 @@ def test_an_export_that_keeps_conflicting_fails_after_its_attempts(api, admin, s
         yield  # pragma: no cover
 
     monkeypatch.setattr(transfer_jobs, "export_objects", conflicting)
-    monkeypatch.setattr("memory.tasks.run_job.delay", lambda rid: None)
+    monkeypatch.setattr("memory.tasks.run_job.delay", lambda rid, *space: None)
     for _ in range(MAX_ATTEMPTS - 1):
         assert run_pending(receipt_id).status == "pending"
     receipt = run_pending(receipt_id)

@@ -141,10 +141,10 @@ def test_a_job_longer_than_three_timeouts_finishes_on_its_first_attempt(api, adm
 @pytest.mark.django_db
 def test_sweeper_leaves_a_long_job_with_a_fresh_heartbeat_alone(pending_export, monkeypatch):
     sent = []
-    monkeypatch.setattr("memory.tasks.run_job.delay", lambda rid: sent.append(rid))
+    monkeypatch.setattr("memory.tasks.run_job.delay", lambda rid, *space: sent.append(rid))
     long_ago = now() - timedelta(seconds=django_settings.SPOKE_MEMORY_JOB_TIMEOUT_S * 10)
     Job.objects.filter(pk=pending_export).update(state=Job.RUNNING, started_at=long_ago, attempts=1)
-    JobHeartbeat.objects.create(receipt_id=pending_export, beat_at=now())
+    JobHeartbeat.objects.create(space_id="s1", receipt_id=pending_export, beat_at=now())
     assert sweep_jobs() == {"requeued": 0, "failed": 0} and sent == []
     JobHeartbeat.objects.filter(receipt_id=pending_export).update(
         beat_at=long_ago
@@ -182,7 +182,7 @@ def pending_export(api, admin):
 @pytest.mark.django_db
 def test_sweeper_requeues_a_job_whose_worker_vanished(pending_export, settings, monkeypatch):
     sent = []
-    monkeypatch.setattr("memory.tasks.run_job.delay", lambda rid: sent.append(rid))
+    monkeypatch.setattr("memory.tasks.run_job.delay", lambda rid, *space: sent.append(rid))
     Job.objects.filter(pk=pending_export).update(
         state=Job.RUNNING, started_at=now() - timedelta(seconds=600), attempts=1
     )

@@ -30,6 +30,29 @@ def test_missing_or_unknown_token_is_401(api, header):
     )
     assert response.status_code == 401
     assert response.json()["error"]["code"] == "unauthenticated"
+    assert response.headers["WWW-Authenticate"] == "Bearer"  # RFC 6750 §3, as /mcp/ answers
+
+
+def test_405_names_the_allowed_method(api):
+    response = api.client.get("/v1/ops/memory.describe")
+    assert response.status_code == 405
+    assert response.headers["Allow"] == "POST"
+
+
+def test_any_accept_header_gets_the_json_envelope(api, admin):
+    """Content negotiation is not a gate of SPEC §1.4: an `Accept` the wire cannot honour still
+    gets the answer, in JSON (DRF's default negotiation would answer 406)."""
+    for accept in ("image/png", "text/html", "application/xml;q=1"):
+        response = api.client.post(
+            "/v1/ops/memory.describe",
+            data="{}",
+            content_type="application/json",
+            HTTP_ACCEPT=accept,
+            HTTP_AUTHORIZATION=f"Bearer {admin.token}",
+        )
+        assert response.status_code == 200, accept
+        assert response.headers["Content-Type"] == "application/json"
+        assert "provider_id" in json.dumps(response.json())
 
 
 def test_revoked_token_is_401(api, admin):
