@@ -85,9 +85,11 @@ def bulk_write_embeddings(records: list[LoadedRecord], insert: Insert) -> None:
 
 
 def _kick() -> None:
-    from memory.tasks import drain_derived
+    """Wake the worker's drain after COMMIT: one broker message per burst of writes in this
+    process (`memory.tasks.wake_drain`), not one per write."""
+    from memory.tasks import wake_drain
 
-    drain_derived.delay()
+    wake_drain()
 
 
 def backlog() -> int:
