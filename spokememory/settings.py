@@ -323,6 +323,10 @@ SPOKE_MEMORY_PAGE_BYTES = env_int("SPOKE_MEMORY_PAGE_BYTES", 1_048_576)
 # Judge every request with both schema validators and fail on a disagreement (the test suite).
 SPOKE_MEMORY_SCHEMA_CROSSCHECK = os.environ.get("SPOKE_MEMORY_SCHEMA_CROSSCHECK", "") == "1"
 SPOKE_MEMORY_JOB_TIMEOUT_S = env_int("SPOKE_MEMORY_JOB_TIMEOUT_S", 300)
+# Content writes wake the derived-copy drain (embeddings) with at most one broker message per
+# this many milliseconds per process: the first write of a burst at once, one more at the end of
+# the window if any write came meanwhile (memory.tasks.wake_drain). 0: one message per write.
+SPOKE_MEMORY_DRAIN_WAKE_MS = env_int("SPOKE_MEMORY_DRAIN_WAKE_MS", 100)
 
 # --- Celery -------------------------------------------------------------------------------
 # A Redis broker's socket timeouts (kombu waits forever by default: a hung Redis hung every
