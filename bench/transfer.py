@@ -245,9 +245,10 @@ def write_import(principal, space_id: str, n: int, like: str | None = None) -> t
         )
         with connection.cursor() as cur:
             cur.execute(
-                "INSERT INTO memory_importchunk (imp_id, ordinal, objects_json, digest) "
-                "SELECT %s, ordinal, objects_json, digest FROM memory_importchunk WHERE imp_id = %s",
-                [imp.pk, like],
+                "INSERT INTO memory_importchunk (space_id, imp_id, ordinal, objects_json, digest) "
+                "SELECT %s, %s, ordinal, objects_json, digest FROM memory_importchunk "
+                "WHERE space_id = %s AND imp_id = %s",
+                [space_id, imp.pk, source.space_id, like],
             )
         return imp.pk, source.bundle
     export_id, at = new_id("export"), now()
@@ -263,7 +264,11 @@ def write_import(principal, space_id: str, n: int, like: str | None = None) -> t
         digests.append(digest_bytes(body))
         page.append(
             ImportChunk(
-                imp=imp, ordinal=ordinal, objects_json=body.decode("utf-8"), digest=digests[-1]
+                space_id=space_id,
+                imp=imp,
+                ordinal=ordinal,
+                objects_json=body.decode("utf-8"),
+                digest=digests[-1],
             )
         )
         if len(page) == 50:
