@@ -10,7 +10,8 @@ memory.records.get in a closed loop, with BENCH_ISO_VICTIMS (1) clients, while:
    (2,000) grants, one subject each (refused past limits.max_grants_per_principal where that
    bound exists), then BENCH_ISO_ATTACKERS clients run memory.records.list as it.
 
-Each phase runs BENCH_ISO_SECONDS (30). Printed and saved (var/bench/tenant_isolation.json): the
+Each phase runs BENCH_ISO_SECONDS (30). With BENCH_ISO_BEFORE (a checkout of the code before a
+change) its server runs the phases first, then this checkout's: a before/after in one run. Printed and saved (var/bench/tenant_isolation.json): the
 victim's p50/p95/p99 per phase, and the attackers' own latency and answers. gunicorn as
 deployed (2 workers x 4 threads) on PostgreSQL.
 
@@ -24,11 +25,22 @@ import os
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
 
-from bench import Stats, closed_loop, gunicorn, save, seed, setup_django, table
+from bench import (
+    BROKER_URL,
+    ROOT,
+    Stats,
+    closed_loop,
+    gunicorn,
+    save,
+    seed,
+    setup_django,
+    table,
+)
 
 SECONDS = float(os.environ.get("BENCH_ISO_SECONDS", "30"))
 VICTIMS = int(os.environ.get("BENCH_ISO_VICTIMS", "1"))
@@ -36,6 +48,13 @@ ATTACKERS = int(os.environ.get("BENCH_ISO_ATTACKERS", "4"))
 GRANTS = int(os.environ.get("BENCH_ISO_GRANTS", "2000"))
 WORKERS = int(os.environ.get("BENCH_WORKERS", "2"))
 THREADS = int(os.environ.get("BENCH_THREADS", "4"))
+# A checkout of the code before a change: its server runs the same phases first, then this
+# one's, in one run (rows prefixed "before:" / "after:"). BENCH_ISO_GRANTS=0 skips the grants
+# phase (its grants stay in the database, so a second server would start with them).
+BEFORE = os.environ.get("BENCH_ISO_BEFORE", "")
+# The servers' cache (the throttle's counters, the byte budget) is a Redis, as deployed, so all
+# their processes share one count.
+CACHE_URL = os.environ.get("BENCH_CACHE_URL", BROKER_URL)
 
 
 def client(url: str, token: str) -> httpx.Client:
@@ -165,84 +184,94 @@ def main() -> dict:
     )
     rows: list[dict] = []
     out: dict[str, Any] = {}
-    with gunicorn(workers=WORKERS, threads=THREADS) as url:
-        victim_make = victim(url, calm.token, calm.space_id, record_id)
-        closed_loop("warm-up", VICTIMS, 3.0, victim_make)
-        quiet, _ = measured("quiet", url, victim_make)
-        rows.append({**quiet.row(), "phase": "quiet"})
+    trees = {"before": Path(BEFORE), "after": ROOT} if BEFORE else {"": ROOT}
+    for label, root in trees.items():
+        tag_ = f"{label}: " if label else ""
+        with gunicorn(
+            workers=WORKERS, threads=THREADS, root=root, SPOKE_MEMORY_CACHE_URL=CACHE_URL
+        ) as url:
+            victim_make = victim(url, calm.token, calm.space_id, record_id)
+            closed_loop("warm-up", VICTIMS, 3.0, victim_make)
+            quiet, _ = measured("quiet", url, victim_make)
+            rows.append({**quiet.row(), "phase": f"{tag_}quiet"})
 
-        bodies = invalid_bodies(noisy.space_id)
+            bodies = invalid_bodies(noisy.space_id)
 
-        def attacker_invalid(i: int):
-            c = client(url, noisy.token)
-            flags = ["spoke-memory", "spoke-memory-transfer", "spoke-memory-reflection"]
-            opened = c.post("/v1/connect", json={"capabilities": flags})
-            c.headers["Spoke-Session"] = opened.json()["session"]["session_id"]
-            n = [i]
+            def attacker_invalid(i: int):
+                c = client(url, noisy.token)
+                flags = ["spoke-memory", "spoke-memory-transfer", "spoke-memory-reflection"]
+                opened = c.post("/v1/connect", json={"capabilities": flags})
+                c.headers["Spoke-Session"] = opened.json()["session"]["session_id"]
+                n = [i]
 
-            def work() -> str | None:
-                op, body = bodies[n[0] % len(bodies)]
-                n[0] += 1
-                r = post(c, op, body)
-                return None if r.status_code in (400, 413) else f"http_{r.status_code}"
+                def work() -> str | None:
+                    op, body = bodies[n[0] % len(bodies)]  # noqa: B023 - used in this pass
+                    n[0] += 1
+                    r = post(c, op, body)
+                    # refused as invalid (400, 413), or over its byte budget (429) once it exists
+                    return None if r.status_code in (400, 413, 429) else f"http_{r.status_code}"
 
-            return work
+                return work
 
-        loud, attack = measured("invalid bodies", url, victim_make, attacker_invalid)
-        rows.append({**loud.row(), "phase": "4 clients, invalid 1 MB bodies"})
-        out["invalid_attackers"] = attack
+            loud, attack = measured("invalid bodies", url, victim_make, attacker_invalid)
+            rows.append({**loud.row(), "phase": f"{tag_}4 clients, invalid 1 MB bodies"})
+            out[f"{tag_}invalid_attackers"] = attack
+            if not GRANTS:
+                continue
 
-        # many grants: the hog issues itself GRANTS grants, one subject each, 4 at a time
-        hog_client = client(url, hog_token)
+            # many grants: the hog issues itself GRANTS grants, one subject each, 4 at a time
+            hog_client = client(url, hog_token)
 
-        def issue(i: int) -> int:
-            r = post(
-                hog_client,
-                "memory.grants.grant",
-                {
-                    "space_id": greedy.space_id,
-                    "grantee_principal_id": hog.principal_id,
-                    "capabilities": ["records_read"],
-                    "subject_ids": [f"s{i}"],
-                    "context_ids": ["c1"],
-                },
+            def issue(i: int) -> int:
+                r = post(
+                    hog_client,  # noqa: B023 - used in this pass only
+                    "memory.grants.grant",
+                    {
+                        "space_id": greedy.space_id,
+                        "grantee_principal_id": hog.principal_id,
+                        "capabilities": ["records_read"],
+                        "subject_ids": [f"s{i}"],
+                        "context_ids": ["c1"],
+                    },
+                )
+                return r.status_code
+
+            started = time.monotonic()
+            with ThreadPoolExecutor(4) as pool:
+                codes = list(pool.map(issue, range(GRANTS)))
+            out["grants_issued"] = {
+                "asked": GRANTS,
+                "accepted": codes.count(200),
+                "refused_422": codes.count(422),
+                "seconds": round(time.monotonic() - started, 1),
+            }
+
+            def attacker_list(_i: int):
+                c = client(url, hog_token)
+
+                def work() -> str | None:
+                    r = post(c, "memory.records.list", {"space_id": greedy.space_id})
+                    return None if r.status_code == 200 else f"http_{r.status_code}"
+
+                return work
+
+            granted, attack = measured("many grants", url, victim_make, attacker_list)
+            held = out["grants_issued"]["accepted"] + 1
+            rows.append(
+                {**granted.row(), "phase": f"{tag_}4 clients of a principal with {held} grants"}
             )
-            return r.status_code
-
-        started = time.monotonic()
-        with ThreadPoolExecutor(4) as pool:
-            codes = list(pool.map(issue, range(GRANTS)))
-        out["grants_issued"] = {
-            "asked": GRANTS,
-            "accepted": codes.count(200),
-            "refused_422": codes.count(422),
-            "seconds": round(time.monotonic() - started, 1),
-        }
-
-        def attacker_list(_i: int):
-            c = client(url, hog_token)
-
-            def work() -> str | None:
-                r = post(c, "memory.records.list", {"space_id": greedy.space_id})
-                return None if r.status_code == 200 else f"http_{r.status_code}"
-
-            return work
-
-        granted, attack = measured("many grants", url, victim_make, attacker_list)
-        held = out["grants_issued"]["accepted"] + 1
-        rows.append({**granted.row(), "phase": f"4 clients of a principal with {held} grants"})
-        out["grant_attackers"] = attack
+            out[f"{tag_}grant_attackers"] = attack
 
     out["victim"] = rows
     columns = ["phase", "requests", "p50_ms", "p95_ms", "p99_ms", "error_rate"]
     print(table(rows, columns))
-    for key in ("invalid_attackers", "grant_attackers"):
+    for key in [k for k in out if k.endswith("_attackers")]:
         row = out.get(key)
         if row:
             print(
                 f"{key}: {row['requests']} requests, p50 {row['p50_ms']} ms, errors {row['errors']}"
             )
-    print("grants:", out["grants_issued"])
+    print("grants:", out.get("grants_issued"))
     save("tenant_isolation", out)
     return out
 

@@ -11,7 +11,20 @@ the same schema gates as the HTTP edge), chunk by chunk, as a client would.
 Figures: records/s and MB/s of canonical chunk JSON for each phase.
 
 Profiling: BENCH_PROFILE=DIR writes each job's cProfile (pstats) to DIR/<receipt_id>.prof;
-BENCH_PATCH=FILE runs FILE's Python in each job process before the job (ad-hoc timers)."""
+BENCH_PATCH=FILE runs FILE's Python in each job process before the job (ad-hoc timers).
+
+Activation alone, before/after in one run (issue 30):
+
+    DATABASE_URL=... python -m bench.transfer --activation-only --records 100000 \
+        --baseline-tree ../main-at-start --rounds 2
+
+writes a verified import of N records (the records `fill` makes, as an export renders and chunks
+them) straight into the database (no source space, export, staging or verification: those are
+measured by the full run), then activates one copy of it with the code of `--baseline-tree` (a
+checkout of the code to compare with, e.g. a git worktree; its job runs in a child process
+started in that directory) and one with this tree's, alternating for `--rounds`, each into a
+fresh space. `--reexport` also exports this tree's last activated space and checks its chunk
+digests are the bundle's (lossless)."""
 
 from __future__ import annotations
 
@@ -22,6 +35,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 
 def stage_export(principal, src: str, export_id: str, dst: str) -> tuple[dict, str, dict]:
@@ -109,12 +123,13 @@ def child(receipt_id: str) -> None:
     print(json.dumps({"seconds": elapsed, "rss_base_mb": base, "rss_peak_mb": peak_rss_mb()}))
 
 
-def run_in_worker(receipt_id: str) -> dict:
+def run_in_worker(receipt_id: str, tree: str | None = None) -> dict:
     out = subprocess.run(  # noqa: S603 (our own interpreter, fixed arguments)
         [sys.executable, "-m", "bench.transfer", "--child", receipt_id],
         check=True,
         stdout=subprocess.PIPE,
         text=True,
+        cwd=tree,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -171,6 +186,175 @@ def fill(space_id: str, n: int) -> None:
                 for r in made
             ]
         )
+
+
+def record_objects(n: int) -> Iterator[dict]:
+    """The export objects of a space `fill` made: subject u1, then n records in id order."""
+    from memory.ids import new_id
+    from memory.models import Record, Subject
+    from memory.timeutil import now
+
+    at = now()
+    subject = Subject(subject_id="u1", created_at=at, updated_at=at)
+    yield {"type": "subject", "data": subject.to_wire(include_space=False)}
+    kinds = ["preference", "fact", "plan", "event", "note"]
+    for i, record_id in enumerate(sorted(new_id("record") for _ in range(n))):
+        text = f"record {i}: the subject mentioned something worth keeping, item {i % 977} " + (
+            "z" * 120
+        )
+        record = Record(
+            record_id=record_id,
+            kind=kinds[i % 5],
+            content={"text": text},
+            text=text,
+            placement_scope="context" if i % 2 else "shared",
+            placement_context_id="c1" if i % 2 else None,
+            prov_source="authored",
+            prov_author_principal_id="prn_bench",
+            prov_created_at=at,
+            revision=1,
+            created_at=at,
+            updated_at=at,
+        )
+        yield {"type": "record", "data": record.to_wire("u1", include_space=False)}
+
+
+def write_import(principal, space_id: str, n: int, like: str | None = None) -> tuple[str, dict]:
+    """A verified import of n records into space_id, chunked and digested as an export and
+    staging make it; `like`: copy the chunks of that import instead of making new ones."""
+    from django.conf import settings
+    from django.db import connection
+
+    from memory.engine import transfer as policy
+    from memory.ids import new_id
+    from memory.models import Import, ImportChunk
+    from memory.services.transfer_codec import canonical
+    from memory.timeutil import iso, now
+    from memory.wire.canonical import digest_bytes
+
+    if like is not None:
+        source = Import.objects.get(pk=like)
+        imp = Import.objects.create(
+            space_id=space_id,
+            principal=principal,
+            bundle=source.bundle,
+            state="verified",
+            next_ordinal=source.next_ordinal,
+            created_at=now(),
+            updated_at=now(),
+        )
+        with connection.cursor() as cur:
+            cur.execute(
+                "INSERT INTO memory_importchunk (space_id, imp_id, ordinal, objects_json, digest) "
+                "SELECT %s, %s, ordinal, objects_json, digest FROM memory_importchunk "
+                "WHERE space_id = %s AND imp_id = %s",
+                [space_id, imp.pk, source.space_id, like],
+            )
+        return imp.pk, source.bundle
+    export_id, at = new_id("export"), now()
+    imp = Import.objects.create(
+        space_id=space_id, principal=principal, bundle={}, created_at=at, updated_at=at
+    )
+    limit = settings.SPOKE_MEMORY_LIMITS["export_chunk_bytes"]
+    digests: list[str] = []
+    page: list = []
+    for ordinal, (_objects, body) in enumerate(
+        policy.partition(record_objects(n), limit, canonical)
+    ):
+        digests.append(digest_bytes(body))
+        page.append(
+            ImportChunk(
+                space_id=space_id,
+                imp=imp,
+                ordinal=ordinal,
+                objects_json=body.decode("utf-8"),
+                digest=digests[-1],
+            )
+        )
+        if len(page) == 50:
+            ImportChunk.objects.bulk_create(page)
+            page = []
+    ImportChunk.objects.bulk_create(page)
+    counts = {**policy.empty_counts(), "subject": 1, "record": n}
+    imp.bundle = {
+        "schema_version": 1,
+        "export_id": export_id,
+        "space_id": "bench-origin",
+        "format_version": policy.FORMAT_VERSION,
+        "provider_id": settings.SPOKE_MEMORY_PROVIDER_ID,
+        "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
+        "authority_generation": 1,
+        "space_revision": 1,
+        "created_at": iso(at),
+        "chunk_count": len(digests),
+        "object_counts": counts,
+        "chunk_digests": digests,
+        "bundle_digest": policy.bundle_digest(
+            export_id, "bench-origin", policy.FORMAT_VERSION, digests, counts
+        ),
+        "extensions": {},
+    }
+    imp.state, imp.next_ordinal = "verified", len(digests)
+    imp.save(update_fields=["bundle", "state", "next_ordinal"])
+    return imp.pk, imp.bundle
+
+
+def activation_only(n: int, baseline: str, rounds: int, reexport: bool) -> dict:
+    from memory.models import Principal, Space
+    from memory.ops.base import call
+    from memory.services.operators import issue_root_grant
+    from memory.timeutil import now
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    principal = Principal.objects.create(display_name="bench", kind="service")
+    # The chunks are written once, into an import that is never activated (an activation
+    # deletes its chunks); each activated import copies them.
+    holder = f"bench-act-{n}-chunks"
+    drop(holder)
+    Space.objects.create(space_id=holder, display_name=holder, created_at=now(), updated_at=now())
+    template, bundle = write_import(principal, holder, n)
+    results: dict[str, list] = {"baseline": [], "this": []}
+    last = ""
+    for r in range(rounds):
+        for name, tree in (("baseline", baseline), ("this", here)):
+            sid = f"bench-act-{n}-{name}-{r}"
+            drop(sid)
+            space = Space.objects.create(
+                space_id=sid, display_name=sid, created_at=now(), updated_at=now()
+            )
+            issue_root_grant(space, principal)
+            import_id, _ = write_import(principal, sid, n, like=template)
+            receipt = call(
+                principal, "memory.imports.activate", {"space_id": sid, "import_id": import_id}
+            )["receipt"]
+            load = os.getloadavg()
+            act = run_in_worker(receipt["receipt_id"], tree)
+            results[name].append(
+                {
+                    "records_per_s": round(n / act["seconds"]),
+                    "seconds": round(act["seconds"], 1),
+                    "rss_base_mb": round(act["rss_base_mb"]),
+                    "rss_peak_mb": round(act["rss_peak_mb"]),
+                    "load_1min_before": round(load[0], 1),
+                }
+            )
+            last = sid
+            print(json.dumps({"records": n, name: results[name][-1]}), flush=True)
+    out: dict = {"records": n, "chunks": bundle["chunk_count"], **results}
+    if reexport:
+        again = call(principal, "memory.exports.create", {"space_id": last})["receipt"]
+        run_in_worker(again["receipt_id"])
+        again_bundle = call(
+            principal,
+            "memory.exports.get",
+            {"space_id": last, "export_id": again["refs"][0]["id"], "ordinal": 0},
+        )["bundle"]
+        out["lossless"] = (
+            again_bundle["chunk_digests"] == bundle["chunk_digests"]
+            and again_bundle["object_counts"] == bundle["object_counts"]
+        )
+    print(json.dumps(out), flush=True)
+    return out
 
 
 def drop(space_id: str) -> None:
@@ -280,6 +464,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--activation-only", action="store_true")
+    parser.add_argument("--baseline-tree", help="with --activation-only: the code to compare with")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--reexport", action="store_true")
     args = parser.parse_args()
     if args.child:
         child(args.child)
@@ -292,7 +480,12 @@ def main() -> None:
             "warning: the published figures are for PostgreSQL (set DATABASE_URL)", file=sys.stderr
         )
     for n in args.records:
-        one(n)
+        if args.activation_only:
+            if not args.baseline_tree:
+                parser.error("--activation-only needs --baseline-tree")
+            activation_only(n, args.baseline_tree, args.rounds, args.reexport)
+        else:
+            one(n)
 
 
 if __name__ == "__main__":

@@ -132,6 +132,31 @@ def idempotency_key() -> str:
     )
 
 
+def _subject_bump(gate: str) -> str:
+    """A subject's bump without RETURNING: [updated_at, space_id, pk] and `gate`'s parameters."""
+    q = connection.ops.quote_name
+    sub = Subject._meta
+    st = q(sub.db_table)
+    return (
+        f"UPDATE {st} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
+        f" {q('updated_at')} = %s WHERE {st}.{q('space_id')} = %s"
+        f" AND {st}.{q(sub.pk.column)} = %s{gate}"
+    )
+
+
+def _space_bump(after: str = "") -> str:
+    """The space's bump: [updated_at, pk, state, activation_pending] and `after`'s."""
+    q = connection.ops.quote_name
+    space = Space._meta
+    sp = q(space.db_table)
+    return (
+        f"UPDATE {sp} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
+        f" {q('updated_at')} = %s WHERE {sp}.{q(space.pk.column)} = %s"
+        f" AND {sp}.{q('state')} = %s AND {sp}.{q('activation_pending')} = %s{after}"
+        f" RETURNING {q('revision')}"
+    )
+
+
 @cache
 def revision_bumps() -> dict[str, str]:
     """The two revision bumps of a mutation's commit: each takes its row lock, moves the revision
@@ -141,21 +166,10 @@ def revision_bumps() -> dict[str, str]:
     when either moved. Columns are qualified by their table, so each names its space even inside
     the commit tail's WITH."""
     q = connection.ops.quote_name
-    sub, space = Subject._meta, Space._meta
-    st, sp = q(sub.db_table), q(space.db_table)
     return {
-        "subject": (
-            f"UPDATE {st} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
-            f" {q('updated_at')} = %s WHERE {st}.{q('space_id')} = %s"
-            f" AND {st}.{q(sub.pk.column)} = %s"
-            f" RETURNING {q('revision')}, {q('state')}, {q('fenced_context_ids')}"
-        ),
-        "space": (
-            f"UPDATE {sp} SET {q('revision')} = {q('revision')} + 1,"  # noqa: S608 - names from model metadata; values are bound
-            f" {q('updated_at')} = %s WHERE {sp}.{q(space.pk.column)} = %s"
-            f" AND {sp}.{q('state')} = %s AND {sp}.{q('activation_pending')} = %s"
-            f" RETURNING {q('revision')}"
-        ),
+        "subject": _subject_bump("")
+        + f" RETURNING {q('revision')}, {q('state')}, {q('fenced_context_ids')}",
+        "space": _space_bump(),
     }
 
 
@@ -184,22 +198,37 @@ def insert_values(obj: models.Model, skip: str) -> list:
 
 
 @cache
-def commit_tail(with_key: bool) -> str:
-    """PostgreSQL: the space bump, the receipt insert (its space_revision taken from the bump)
-    and the idempotency key insert as one statement, so the space row lock is held for one round
-    trip and the COMMIT. Parameters: the space bump's, the receipt's `insert_values` (without
-    space_revision), the key's (without receipt). No row: the space state moved, nothing was
-    inserted."""
+def commit_tail(with_key: bool, subjects: int = 0) -> str:
+    """PostgreSQL: the whole serialized end of a mutation as one statement, so the subject and
+    space row locks are held for one round trip and the COMMIT: each touched subject's bump (in
+    the order given, which is key order), the space bump, the receipt insert (its space_revision
+    taken from the space bump) and the idempotency key insert. Each bump re-checks the gate
+    state the body saw, and each runs only once the one before it found its row (`EXISTS` on the
+    previous bump: the row locks are taken in that order, subjects before the space). Parameters:
+    per subject [updated_at, space_id, pk, state, fenced_context_ids as JSON text], then the
+    space bump's,
+    the receipt's `insert_values` (without space_revision), the key's (without receipt). One row:
+    (space_revision, each subject's new revision); a NULL space_revision: a gate moved, nothing
+    was inserted (and the transaction must roll the bumps back)."""
     q = connection.ops.quote_name
-    sql = (
-        f"WITH sp AS ({revision_bumps()['space']}),"
-        f" r AS ({_insert_select(Receipt, 'space_revision', 'sp.revision')} FROM sp"
+    fenced = Subject._meta.get_field("fenced_context_ids").db_type(connection)
+    st = q(Subject._meta.db_table)
+    gate = f" AND {st}.{q('state')} = %s AND {st}.{q('fenced_context_ids')} = %s::{fenced}"
+    ctes, after = [], ""
+    for i in range(subjects):
+        ctes.append(f"s{i} AS ({_subject_bump(gate + after)} RETURNING {q('revision')})")
+        after = f" AND EXISTS (SELECT 1 FROM s{i})"  # noqa: S608 - a CTE's name
+    ctes.append(f"sp AS ({_space_bump(after)})")
+    ctes.append(
+        f"r AS ({_insert_select(Receipt, 'space_revision', 'sp.revision')} FROM sp"
         f" RETURNING {q('receipt_id')}, {q('space_revision')})"
     )
     if with_key:
         receipt_id = f"r.{q('receipt_id')}"
-        sql += f", k AS ({_insert_select(IdempotencyKey, 'receipt', receipt_id)} FROM r)"
-    return sql + f" SELECT {q('space_revision')} FROM r"  # noqa: S608 - names from model metadata
+        ctes.append(f"k AS ({_insert_select(IdempotencyKey, 'receipt', receipt_id)} FROM r)")
+    picks = [f"(SELECT {q('space_revision')} FROM r)"]  # noqa: S608 - names from model metadata
+    picks += [f"(SELECT {q('revision')} FROM s{i})" for i in range(subjects)]  # noqa: S608 - same
+    return f"WITH {', '.join(ctes)} SELECT {', '.join(picks)}"  # noqa: S608 - names from model metadata
 
 
 @cache

@@ -21,6 +21,7 @@ receipt (docs/workers.md).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,9 +55,79 @@ DRAINS: list[Callable[[], int]] = []
 
 @shared_task(name="memory.tasks.drain_derived", ignore_result=True)
 def drain_derived() -> int:
-    """Make the derived copies queued by committed writes (woken after each such commit and by
-    the sweep, so a lost broker message only delays them)."""
+    """Make the derived copies queued by committed writes (woken after such commits, one message
+    per burst per process: `wake_drain`; and by the sweep, so a lost broker message only delays
+    them)."""
     return sum(drain() for drain in DRAINS)
+
+
+class Coalesced:
+    """`send()` on behalf of many callers, at most once per window per process, never dropping a
+    call: the first call of a burst sends at once (in its own thread) and opens a window of
+    SPOKE_MEMORY_DRAIN_WAKE_MS; calls inside it only mark it, and when it closes one more send
+    goes out (from the window's timer thread) if any came, opening the next window. Every call is
+    thus followed by a send that starts after it, which is what a wake-up after COMMIT needs: the
+    drain it wakes reads everything committed before the call. The timer thread is not a daemon,
+    so a process that exits with a window open still sends at its end; a process that dies leaves
+    it to the beat sweep (which wakes the drain on its own), as a lost broker message would."""
+
+    def __init__(self, send: Callable[[], object], what: str) -> None:
+        self._send, self._what = send, what
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._asked = False
+        os.register_at_fork(after_in_child=self._forget)
+
+    def __call__(self) -> None:
+        window = settings.SPOKE_MEMORY_DRAIN_WAKE_MS / 1000
+        if window > 0:
+            with self._lock:
+                if self._timer is not None:
+                    self._asked = True  # the send at the window's end starts after this call
+                    return
+                self._open(window)
+        self._send()
+
+    def flush(self) -> None:
+        """Close the open window now (sending if a call is waiting for it)."""
+        with self._lock:
+            timer = self._timer
+        if timer is not None:
+            timer.cancel()
+            self._close(timer)
+
+    def _open(self, window: float) -> None:
+        timer = threading.Timer(window, lambda: self._close(timer))
+        timer.name = f"coalesced {self._what}"
+        self._timer = timer
+        timer.start()
+
+    def _close(self, timer: threading.Timer) -> None:
+        with self._lock:
+            if self._timer is not timer:
+                return  # closed already (flush() and the timer both got here)
+            self._timer = None
+            asked, self._asked = self._asked, False
+            if asked:
+                self._open(settings.SPOKE_MEMORY_DRAIN_WAKE_MS / 1000)
+        if asked:
+            try:
+                self._send()
+            except Exception:  # noqa: BLE001 - the sweep wakes the drain anyway
+                log.warning("broker unavailable; %s waits for the next sweep", self._what)
+
+    def _forget(self) -> None:
+        """In a forked child: no window is open there (the timer thread stayed in the parent)."""
+        self._lock = threading.Lock()
+        self._timer, self._asked = None, False
+
+
+def _send_drain() -> None:
+    drain_derived.delay()
+
+
+# What a content write calls after its COMMIT (hybrid_store): one drain message per burst.
+wake_drain = Coalesced(_send_drain, "the derived-copy drain")
 
 
 def job_handler(kind: str, on_failure: Callable[[Job, dict], object] | None = None):

@@ -1,18 +1,39 @@
 """The one path from a console request to the ops layer. A console user acts as the Principal
-linked to it (SPEC §1.2): every screen calls `memory.ops.base.call(principal, op, request)` and
-sees exactly what the API would answer that principal. NOT_FOUND from a read becomes a 404 page,
-so a user without coverage learns nothing about another space."""
+linked to it (SPEC §1.2): every screen calls an op through the typed in-process port
+(`PORT`, `memory.ops.port.InProcessMemoryPort`: one method per op, taking the op's request
+TypedDict and answering its answer TypedDict, so mypy checks every member a screen sends or
+reads) and sees exactly what the API would answer that principal. NOT_FOUND from a read becomes
+a 404 page, so a user without coverage learns nothing about another space."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Concatenate, NotRequired, ParamSpec, TypedDict, TypeVar
 
 from django.http import Http404, HttpRequest
 from ulid import ULID
 
 from memory.models import Principal, Receipt
-from memory.ops.base import call
+from memory.ops.port import InProcessMemoryPort
+from memory.wire import types as t
 from memory.wire.errors import WireError
+
+PORT = InProcessMemoryPort()
+
+
+class Keyed(TypedDict):
+    """What every mutating op's request has: an optional idempotency key."""
+
+    idempotency_key: NotRequired[str]
+
+
+# `read` and `attempt` pass the request on as the port method's own parameter (a ParamSpec), so
+# a literal `{...}` is checked against that op's request TypedDict. `act` adds the form's key to
+# its request, so it takes a TypedDict value (a form's `.wire()`, or `t.XRequest(...)`).
+Args = ParamSpec("Args")
+Ans = TypeVar("Ans")
+KeyedReq = TypeVar("KeyedReq", bound=Keyed)
 
 
 def principal_of(request: HttpRequest) -> Principal:
@@ -22,19 +43,37 @@ def principal_of(request: HttpRequest) -> Principal:
     return principal
 
 
-def read(request: HttpRequest, op: str, body: dict) -> dict:
-    """A read op for the page itself: any error is a not-found page (absent and forbidden look
-    the same), never a page of another space's data."""
+def read(
+    request: HttpRequest,
+    op: Callable[Concatenate[Principal, Args], Ans],
+    *body: Args.args,
+    **named: Args.kwargs,
+) -> Ans:
+    """A read op for the page itself (`read(request, PORT.records_get, {...})`): any error is a
+    not-found page (absent and forbidden look the same), never a page of another space's data."""
     try:
-        return call(principal_of(request), op, body)
+        return op(principal_of(request), *body, **named)
     except WireError as err:
         raise Http404(err.message) from err
+
+
+def attempt(
+    request: HttpRequest,
+    op: Callable[Concatenate[Principal, Args], Ans],
+    *body: Args.args,
+    **named: Args.kwargs,
+) -> tuple[Ans | None, WireError | None]:
+    """A read whose refusal the screen explains: (answer, None) or (None, the error)."""
+    try:
+        return op(principal_of(request), *body, **named), None
+    except WireError as err:
+        return None, err
 
 
 @dataclass
 class Result:
     ok: bool
-    payload: dict | None = None
+    payload: t.ReceiptResponse | None = None
     error: WireError | None = None
 
     @property
@@ -49,19 +88,28 @@ class Result:
         return self.error
 
     @property
-    def receipt(self) -> dict:
-        return (self.payload or {}).get("receipt", {})
+    def receipt(self) -> t.MemoryReceipt:
+        """The receipt of an accepted call (a screen reads it once `ok` is true)."""
+        if self.payload is None:
+            raise ValueError("the call was refused")
+        return self.payload["receipt"]
 
 
-def act(request: HttpRequest, op: str, body: dict) -> Result:
-    """A mutation: the form's own idempotency key goes along, so a double submit does one thing.
-    A space the caller cannot see is a not-found page (absent and forbidden look the same); any
-    other refusal is the screen's to explain."""
+def act(
+    request: HttpRequest,
+    op: Callable[[Principal, KeyedReq], t.ReceiptResponse],
+    body: KeyedReq,
+) -> Result:
+    """A mutation (`act(request, PORT.spaces_freeze, form.wire(space_id))`): the form's own
+    idempotency key goes along, so a double submit does one thing. A space the caller cannot see
+    is a not-found page (absent and forbidden look the same); any other refusal is the screen's
+    to explain."""
     key = request.POST.get("idempotency_key", "").strip()
     if key:
-        body = {**body, "idempotency_key": key[:200]}
+        body = body.copy()
+        body["idempotency_key"] = key[:200]
     try:
-        return Result(True, payload=call(principal_of(request), op, body))
+        return Result(True, payload=op(principal_of(request), body))
     except WireError as err:
         if err.code == "NOT_FOUND" and err.details.get("resource") == "space":
             raise Http404(err.message) from err
@@ -71,11 +119,11 @@ def act(request: HttpRequest, op: str, body: dict) -> Result:
 TERMINAL = ("committed", "failed")
 
 
-def receipt(request: HttpRequest, space_id: str, receipt_id: str, *ops: str) -> dict:
+def receipt(request: HttpRequest, space_id: str, receipt_id: str, *ops: str) -> t.MemoryReceipt:
     """A receipt shown as progress of pending work, through memory.receipts.get (visible to the
     principal that caused it and to space admins). A receipt of another space or op is not this
     screen's: a not-found page, like an unreadable one."""
-    got = read(request, "memory.receipts.get", {"receipt_id": receipt_id})["receipt"]
+    got = read(request, PORT.receipts_get, {"receipt_id": receipt_id})["receipt"]
     if got["space_id"] != space_id or got["op"] not in ops:
         raise Http404("receipt")
     return got
@@ -91,7 +139,7 @@ def own_receipt_ids(request: HttpRequest, space_id: str, ops: list[str], limit: 
     )
 
 
-def is_own_receipt(request: HttpRequest, receipt: dict) -> bool:
+def is_own_receipt(request: HttpRequest, receipt: t.MemoryReceipt) -> bool:
     """Whether the caller caused this receipt (the wire form does not name its principal; an
     admin may read others' receipts, but acting on one as if it were theirs is not allowed)."""
     return Receipt.objects.filter(
@@ -99,8 +147,8 @@ def is_own_receipt(request: HttpRequest, receipt: dict) -> bool:
     ).exists()
 
 
-def ref_id(receipt: dict, ref_type: str) -> str | None:
-    return next((r["id"] for r in receipt.get("refs", []) if r["type"] == ref_type), None)
+def ref_id(receipt: t.MemoryReceipt, ref_type: str) -> str | None:
+    return next((r["id"] for r in receipt["refs"] if r["type"] == ref_type), None)
 
 
 def new_key() -> str:

@@ -1,16 +1,33 @@
-"""Console forms. They shape input into wire requests; every rule about what is allowed is the
-ops layer's (the same schemas and gates as the API), so the forms only parse."""
+"""Console forms. They shape input into wire requests: a screen's form has a `.wire(...)` that
+returns the op's request TypedDict (`memory.wire.types`), so mypy checks every member a screen
+sends (a form for two ops has one `wire_<op>` per op). Every rule about what is allowed is the
+ops layer's (the same schemas and gates as the API), so the forms only parse; input a form
+cannot read is a message under its field, and no op is called."""
 
 import re
 from datetime import UTC
+from typing import NotRequired, TypedDict, TypeVar
 from urllib.parse import urlencode
 
 from django import forms
 
 from memory.access import CAPABILITIES
 from memory.timeutil import iso
+from memory.wire import types as t
 
 ID_SPLIT = re.compile(r"[\s,]+")
+
+
+def first_error(form: forms.Form) -> str:
+    """A form's first refusal in words, prefixed by its field's label ("Kind: …") unless the
+    message names its field itself."""
+    for name, errors in form.errors.items():
+        message = str(errors[0])
+        if name not in form.fields or ":" in message:
+            return message
+        label = form.fields[name].label or name.replace("_", " ").capitalize()
+        return f"{label}: {message}"
+    return "The form could not be read; reload the page and try again."
 
 
 def id_list(value: str) -> list[str] | None:
@@ -43,19 +60,22 @@ class GrantForm(forms.Form):
             )
         return d
 
-    def wire(self) -> dict:
+    def wire(self, space_id: str) -> t.GrantsGrantRequest:
         d = self.cleaned_data
-        out: dict = {
+        out: t.GrantsGrantRequest = {
+            "space_id": space_id,
             "grantee_principal_id": d["grantee_principal_id"],
             "capabilities": list(d["capabilities"]),
             "shared_access": bool(d["shared_access"]),
         }
-        for name in ("subject_ids", "context_ids"):
-            values = id_list(d[name])
-            if values is not None:
-                out[name] = values
-        if d["expires_at"]:
-            out["expires_at"] = iso(d["expires_at"].astimezone(UTC))
+        subject_ids, context_ids = id_list(d["subject_ids"]), id_list(d["context_ids"])
+        if subject_ids is not None:
+            out["subject_ids"] = subject_ids
+        if context_ids is not None:
+            out["context_ids"] = context_ids
+        expires_at = iso(d["expires_at"].astimezone(UTC)) if d["expires_at"] else None
+        if expires_at:
+            out["expires_at"] = expires_at
         if d["parent_grant_id"].strip():
             out["parent_grant_id"] = d["parent_grant_id"].strip()
         return out
@@ -106,25 +126,212 @@ class ListField(forms.Field):
         return [str(v) for v in value or []]
 
 
-def reason_member(reason: str) -> dict:
-    """The optional `reason` member of a request: absent when blank."""
-    return {"reason": reason} if reason else {}
-
-
 class ReasonForm(forms.Form):
-    """The optional reason of freeze, fence, revoke, delete."""
+    """The optional reason of freeze, fence, revoke, delete (a subclass per op, each with its
+    `.wire()`): absent from the request when blank."""
 
     reason = ReasonField()
 
-    @classmethod
-    def member_of(cls, data) -> dict:
-        form = cls(data)
-        return reason_member(form.cleaned_data["reason"]) if form.is_valid() else {}
+    def reason_text(self) -> str:
+        return self.cleaned_data.get("reason") or ""
 
 
-class RecordEditForm(forms.Form):
+class FreezeForm(ReasonForm):
+    def wire(self, space_id: str) -> t.SpacesFreezeRequest:
+        out: t.SpacesFreezeRequest = {"space_id": space_id}
+        if self.reason_text():
+            out["reason"] = self.reason_text()
+        return out
+
+
+class RevokeForm(ReasonForm):
+    def wire(self, space_id: str, grant_id: str) -> t.GrantsRevokeRequest:
+        out: t.GrantsRevokeRequest = {"space_id": space_id, "grant_id": grant_id}
+        if self.reason_text():
+            out["reason"] = self.reason_text()
+        return out
+
+
+FENCE_ACTIONS = ("fence", "unfence", "archive")
+
+
+class FenceForm(ReasonForm):
+    """Fence, unfence or archive a subject, or (with a context) one capture context of it.
+    Archive is terminal: it needs `confirmed`."""
+
+    subject_id = forms.CharField(error_messages={"required": "Subject: give the subject id."})
+    action = forms.ChoiceField(
+        choices=[(a, a) for a in FENCE_ACTIONS],
+        error_messages={"invalid_choice": "choose fence, unfence or archive."},
+    )
+    context_id = forms.CharField(required=False)
+    confirmed = forms.BooleanField(required=False)
+
+    def wire(self, space_id: str) -> t.SubjectsFenceRequest:
+        d = self.cleaned_data
+        out: t.SubjectsFenceRequest = {
+            "space_id": space_id,
+            "subject_id": d["subject_id"],
+            "action": d["action"],
+        }
+        if d["context_id"]:
+            out["context_id"] = d["context_id"]
+        if self.reason_text():
+            out["reason"] = self.reason_text()
+        return out
+
+
+class RevisionForm(forms.Form):
+    """A record form: the revision it was rendered with is the request's expected_revision."""
+
+    expected_revision = forms.IntegerField()
+
+
+class RecordDeleteForm(RevisionForm, ReasonForm):
+    confirmed = forms.BooleanField(required=False)
+
+    def wire(self, space_id: str, record_id: str) -> t.RecordsDeleteRequest:
+        out: t.RecordsDeleteRequest = {
+            "space_id": space_id,
+            "record_id": record_id,
+            "expected_revision": self.cleaned_data["expected_revision"],
+        }
+        if self.reason_text():
+            out["reason"] = self.reason_text()
+        return out
+
+
+class RecordEditForm(RevisionForm):
     text = TextField()
     kind = forms.CharField(required=False, max_length=200)
+
+    def wire(self, space_id: str, current: t.RetainedRecord) -> t.RecordsUpdateRequest | None:
+        """The update of the record as read (`current`): only what was changed; None when
+        nothing was."""
+        d = self.cleaned_data
+        out: t.RecordsUpdateRequest = {
+            "space_id": space_id,
+            "record_id": current["record_id"],
+            "expected_revision": d["expected_revision"],
+        }
+        if "text" in self.data and d["text"] != current["content"]["text"]:
+            out["content"] = {**current["content"], "text": d["text"]}
+        if d["kind"] and d["kind"] != current["kind"]:
+            out["kind"] = d["kind"]
+        return out if "content" in out or "kind" in out else None
+
+
+MODES = ["all", "contexts", "shared", "contexts_and_shared"]
+
+
+class Filters(TypedDict):
+    """The filter members memory.records.list and memory.recall share."""
+
+    selection: NotRequired[t.ReadSelection]
+    kinds: NotRequired[list[str]]
+
+
+Filtered = TypeVar("Filtered", bound=Filters)
+
+
+class RecordFilters(forms.Form):
+    """The records screen's filters: memory.records.list (`.wire()`), or with a text `q`,
+    memory.recall (`.wire_recall()`, per subject). A value it does not accept (an unknown mode)
+    is left out, not an error page."""
+
+    subject = forms.CharField(required=False)
+    mode = forms.ChoiceField(required=False, choices=[(m, m) for m in MODES])
+    contexts = forms.CharField(required=False)
+    kinds = forms.CharField(required=False)
+    tombstoned = forms.BooleanField(required=False)
+    cursor = forms.CharField(required=False, strip=False)
+    q = forms.CharField(required=False)
+
+    def __init__(self, data) -> None:
+        super().__init__(data)
+        self.is_valid()
+
+    def value(self, name: str) -> str:
+        return self.cleaned_data.get(name) or ""
+
+    def _filter(self, out: Filtered) -> Filtered:
+        """The selection and kinds members, shared by the list and the search."""
+        mode = self.cleaned_data.get("mode")  # one of MODES (a ChoiceField), or absent
+        if mode and mode != "all":
+            selection: t.ReadSelection = {"mode": mode}
+            contexts = id_list(self.value("contexts"))
+            if contexts:
+                selection["context_ids"] = contexts
+            out["selection"] = selection
+        kinds = id_list(self.value("kinds"))
+        if kinds:
+            out["kinds"] = kinds
+        return out
+
+    def wire(self, space_id: str, page_size: int) -> t.RecordsListRequest:
+        out: t.RecordsListRequest = {"space_id": space_id, "page_size": page_size}
+        if self.value("subject"):
+            out["subject_id"] = self.value("subject")
+        self._filter(out)
+        if self.cleaned_data.get("tombstoned"):
+            out["include_tombstoned"] = True
+        if self.value("cursor"):
+            out["cursor"] = self.value("cursor")
+        return out
+
+    def wire_recall(self, space_id: str) -> t.RecallRequest | None:
+        """The text search (`q`) in the subject; None without a subject (recall is per
+        subject)."""
+        if not self.value("subject"):
+            return None
+        out: t.RecallRequest = {
+            "space_id": space_id,
+            "subject_id": self.value("subject"),
+            "query": {"text": self.value("q")},
+        }
+        return self._filter(out)
+
+
+class SubjectForm(forms.Form):
+    """A subject looked up on the Space screen (memory.subjects.get)."""
+
+    subject = forms.CharField(required=False)
+
+    def __init__(self, data) -> None:
+        super().__init__(data)
+        self.is_valid()
+
+    def value(self) -> str:
+        return self.cleaned_data.get("subject") or ""
+
+    def wire(self, space_id: str) -> t.SubjectsGetRequest | None:
+        return {"space_id": space_id, "subject_id": self.value()} if self.value() else None
+
+
+class ExportForm(forms.Form):
+    """An export of the space, optionally of named subjects (comma-separated)."""
+
+    subject_ids = forms.CharField(required=False)
+
+    def wire(self, space_id: str) -> t.ExportsCreateRequest:
+        out: t.ExportsCreateRequest = {"space_id": space_id}
+        subject_ids = id_list(self.cleaned_data["subject_ids"])
+        if subject_ids:
+            out["subject_ids"] = subject_ids
+        return out
+
+
+class PageForm(forms.Form):
+    """A list screen's page: the op's cursor as given (the op judges it)."""
+
+    cursor = forms.CharField(required=False, strip=False)
+
+    def __init__(self, data) -> None:
+        super().__init__(data)
+        self.is_valid()
+
+    def value(self) -> str:
+        return self.cleaned_data.get("cursor") or ""
 
 
 # ---- queue --------------------------------------------------------------------------------------
@@ -135,8 +342,9 @@ QUEUE_KEYS = ("subject", "label", "context", "order")
 
 
 class QueueFilters(forms.Form):
-    """The queue's filters, each a member of memory.candidates.list. They travel with the
-    moderator through the review flow as a query string (`query()`)."""
+    """The queue's filters, each a member of memory.candidates.list (`.wire()`). They travel
+    with the moderator through the review flow as a query string (`query()`); the page's
+    `cursor` does not."""
 
     subject = forms.CharField(required=False, max_length=256)
     label = forms.ChoiceField(required=False, choices=[("", "any")] + [(x, x) for x in LABELS])
@@ -146,16 +354,18 @@ class QueueFilters(forms.Form):
         help_text="capture placement: context ids, comma-separated; `shared` for shared",
     )
     order = forms.ChoiceField(required=False, choices=ORDERS)
+    cursor = forms.CharField(required=False, strip=False)
 
     def __init__(self, data=None) -> None:
-        data = {k: data.get(k, "") for k in QUEUE_KEYS} if data is not None else None
+        keys = (*QUEUE_KEYS, "cursor")
+        data = {k: data.get(k, "") for k in keys} if data is not None else None
         super().__init__(data)
         self.is_valid()
 
     def value(self, name: str) -> str:
         return (self.cleaned_data or {}).get(name) or ""
 
-    def selection(self) -> dict | None:
+    def selection(self) -> t.ReadSelection | None:
         ids = id_list(self.value("context")) or []
         contexts = sorted({i for i in ids if i != "shared"})
         shared = "shared" in ids
@@ -163,12 +373,20 @@ class QueueFilters(forms.Form):
             return None
         if not contexts:
             return {"mode": "shared"}
-        mode = "contexts_and_shared" if shared else "contexts"
-        return {"mode": mode, "context_ids": contexts}
+        return {"mode": "contexts_and_shared" if shared else "contexts", "context_ids": contexts}
 
-    def members(self) -> dict:
-        """The filter members of a memory.candidates.list request."""
-        out: dict = {}
+    def filtered(self) -> bool:
+        """Whether a filter (or the newest-first order) is set: the page says "matching"."""
+        wire = self.wire("", 1, paged=False)
+        return any(k in wire for k in ("subject_id", "labels", "selection", "order"))
+
+    def wire(self, space_id: str, page_size: int, *, paged: bool = True) -> t.CandidatesListRequest:
+        """The pending candidates under these filters; from the page's cursor when `paged`."""
+        out: t.CandidatesListRequest = {
+            "space_id": space_id,
+            "states": ["pending"],
+            "page_size": page_size,
+        }
         if self.value("subject"):
             out["subject_id"] = self.value("subject")
         if self.value("label"):
@@ -178,6 +396,8 @@ class QueueFilters(forms.Form):
             out["selection"] = selection
         if self.value("order") == "newest":
             out["order"] = "newest"
+        if paged and self.value("cursor"):
+            out["cursor"] = self.value("cursor")
         return out
 
     def hidden(self) -> list[tuple[str, str]]:
@@ -209,6 +429,36 @@ class BulkForm(forms.Form):
         if len(ids) > BULK_MAX:
             raise forms.ValidationError(f"At most {BULK_MAX} candidates at once.")
         return ids
+
+    def _key(self, candidate_id: str) -> str:
+        return f"{self.cleaned_data['idempotency_key']}:{candidate_id}"[:200]
+
+    def wire_review(self, space_id: str, candidate_id: str) -> t.CandidatesReviewRequest:
+        """Promote or drop one selected candidate, under its own key derived from the form's."""
+        d = self.cleaned_data
+        decision: t.ReviewDecision
+        if d["action"] == "drop":
+            decision = {"action": "drop"}
+            if d["reason"]:
+                decision["reason"] = d["reason"]
+        else:
+            decision = {"action": "promote"}
+        return {
+            "space_id": space_id,
+            "candidate_id": candidate_id,
+            "decision": decision,
+            "idempotency_key": self._key(candidate_id),
+        }
+
+    def wire_dismiss(self, space_id: str, candidate_id: str) -> t.CandidatesDismissRequest:
+        out: t.CandidatesDismissRequest = {
+            "space_id": space_id,
+            "candidate_id": candidate_id,
+            "idempotency_key": self._key(candidate_id),
+        }
+        if self.cleaned_data["reason"]:
+            out["reason"] = self.cleaned_data["reason"]
+        return out
 
     def problem(self) -> str:
         """The first refusal, in words."""
@@ -251,7 +501,7 @@ class ReviewForm(forms.Form):
     def clean_kind(self) -> str:
         return check_kind(self.cleaned_data["kind"])
 
-    def fragments(self) -> list[dict]:
+    def fragments(self) -> list[dict[str, str]]:
         d = self.cleaned_data
         texts = [t.replace("\r\n", "\n") for t in d.get("fragment_text", [])]
         kinds = [k.strip() for k in d.get("fragment_kind", [])]
@@ -278,33 +528,48 @@ class ReviewForm(forms.Form):
                     self.add_error(None, f"Fragment {index + 1}: {err.messages[0]}")
         return d
 
-    def decision(self, content: dict) -> dict:
+    def decision(self, content: t.Content) -> t.ReviewDecision:
         """The review decision for the candidate's proposed content."""
         d = self.cleaned_data
         action = d["action"]
         if action == "promote":
-            decision: dict = {"action": "promote"}
+            promote: t.ReviewDecisionPromote = {"action": "promote"}
             if d["kind"]:
-                decision["kind"] = d["kind"]
+                promote["kind"] = d["kind"]
             if "text" in self.data and d["text"] != content["text"]:
                 # Only the text is edited here; structured data and cognition stay as proposed.
-                decision["content_override"] = {**content, "text": d["text"]}
-            return decision
+                promote["content_override"] = {**content, "text": d["text"]}
+            return promote
         if action == "fragment":
-            fragments = []
+            fragments: list[t.ReviewFragment] = []
             for f in self.fragments():
                 if f["text"].strip():
-                    fragments.append(
-                        {
-                            "content": {"text": f["text"]},
-                            **({"kind": f["kind"]} if f["kind"] else {}),
-                        }
-                    )
+                    fragment: t.ReviewFragment = {"content": {"text": f["text"]}}
+                    if f["kind"]:
+                        fragment["kind"] = f["kind"]
+                    fragments.append(fragment)
             return {"action": "fragment", "fragments": fragments}
         reason = d["reason"]
         if d["duplicate_of"]:
             reason = f"duplicate of {d['duplicate_of']}" + (f": {reason}" if reason else "")
-        return {"action": "drop", **reason_member(reason[:REASON_MAX])}
+        drop: t.ReviewDecisionDrop = {"action": "drop"}
+        if reason:
+            drop["reason"] = reason[:REASON_MAX]
+        return drop
+
+    def wire_review(self, space_id: str, candidate: t.MemoryCandidate) -> t.CandidatesReviewRequest:
+        """Promote, fragment or drop (`action`) the candidate as read."""
+        return {
+            "space_id": space_id,
+            "candidate_id": candidate["candidate_id"],
+            "decision": self.decision(candidate["proposed"]["content"]),
+        }
+
+    def wire_dismiss(self, space_id: str, candidate_id: str) -> t.CandidatesDismissRequest:
+        out: t.CandidatesDismissRequest = {"space_id": space_id, "candidate_id": candidate_id}
+        if self.cleaned_data["reason"]:
+            out["reason"] = self.cleaned_data["reason"]
+        return out
 
     def kept(self) -> dict:
         """What the moderator typed, to render again after a refusal."""

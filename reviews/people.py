@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from memory.models import Principal
 
 
-def names(ids) -> dict[str, str]:
+def names(ids: Iterable[str | None]) -> dict[str, str]:
     wanted = {i for i in ids if i}
     if not wanted:
         return {}
@@ -16,10 +18,9 @@ def names(ids) -> dict[str, str]:
     return dict(rows)
 
 
-def annotate(items: list[dict], *fields: str) -> None:
-    """Add `<field>_name` beside each principal-id field of each item (the id when unnamed)."""
-    known = names(item.get(f) for item in items for f in fields)
-    for item in items:
-        for f in fields:
-            if item.get(f):
-                item[f"{f}_name"] = known.get(item[f]) or item[f]
+def named(ids: Iterable[str | None]) -> dict[str, str]:
+    """Each of these principal ids to its display name (the id when unnamed), in one query. A
+    page passes it as `principal_names`, where `{% who %}` looks the names up."""
+    wanted = {i for i in ids if i}
+    known = names(wanted)
+    return {i: known.get(i) or i for i in wanted}

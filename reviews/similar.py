@@ -22,6 +22,7 @@ from memory.access import coverage_for
 from memory.engine import lexicon
 from memory.models import Principal, RecordTerm
 from memory.selectors.selection import read_filter, records_queryset
+from memory.wire import types as t
 from memory.wire.errors import WireError
 
 DUPLICATE_AT = 0.85
@@ -50,7 +51,7 @@ def likely_duplicate(a: str, b: str) -> bool:
 
 
 def record_duplicates(
-    principal: Principal, space_id: str, candidates: list[dict], at: datetime
+    principal: Principal, space_id: str, candidates: list[t.MemoryCandidate], at: datetime
 ) -> dict[str, str]:
     """candidate_id → the record_id of a readable, live record of the candidate's subject whose
     normalized text equals the candidate's. At most three queries whatever the page's size.

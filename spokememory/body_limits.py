@@ -27,6 +27,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from memory.dispatch.responses import error_response
+from memory.dispatch.views import declared_length, drain
 from memory.wire.errors import WireError
 
 DRAIN_FACTOR = 8
@@ -42,13 +43,6 @@ def limit_for(path: str) -> int:
     return settings.SPOKE_MEMORY_MAX_FORM_BYTES
 
 
-def declared_length(request: HttpRequest) -> int:
-    try:
-        return int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        return 0  # Django reads no body it cannot size
-
-
 class BodyLimitMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -58,23 +52,9 @@ class BodyLimitMiddleware:
         declared = declared_length(request)
         if declared > limit:
             if request.path_info.startswith("/v1/") and declared <= DRAIN_FACTOR * limit:
-                drain(request, declared)
+                drain(request.META["wsgi.input"], declared, CHUNK)
             return too_large(request.path_info, limit)
         return self.get_response(request)
-
-
-def drain(request: HttpRequest, length: int) -> None:
-    """Read and discard the body, so the connection can carry the client's next request."""
-    stream = request.META["wsgi.input"]
-    left = length
-    while left > 0:
-        try:
-            got = stream.read(min(CHUNK, left))
-        except Exception:  # noqa: BLE001 - a body shorter than declared: the 413 stands, the
-            return  # server closes the connection
-        if not got:
-            return
-        left -= len(got)
 
 
 def too_large(path: str, limit: int) -> HttpResponse:

@@ -309,7 +309,13 @@ SPOKE_MEMORY_LIMITS = {
     "max_json_depth": env_int("SPOKE_MEMORY_MAX_JSON_DEPTH", 32),
     "max_list_items": env_int("SPOKE_MEMORY_MAX_LIST_ITEMS", 256),
     "max_grants_per_principal": env_int("SPOKE_MEMORY_MAX_GRANTS_PER_PRINCIPAL", 64),
+    # The bytes of request bodies one principal may send per minute, counted before a body is
+    # read (docs/decisions.md "Byte budget"); 0: no budget.
+    "max_request_bytes_per_min": env_int("SPOKE_MEMORY_MAX_REQUEST_BYTES_PER_MIN", 67_108_864),
 }
+# A body refused as invalid (400 invalid_input, 413) costs the byte budget this many times its
+# size in all (docs/decisions.md "Byte budget"). Not a wire limit.
+SPOKE_MEMORY_REFUSED_BODY_WEIGHT = env_int("SPOKE_MEMORY_REFUSED_BODY_WEIGHT", 16)
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(
     SPOKE_MEMORY_MAX_FORM_BYTES, SPOKE_MEMORY_LIMITS["max_request_bytes"]
 )
@@ -323,6 +329,10 @@ SPOKE_MEMORY_PAGE_BYTES = env_int("SPOKE_MEMORY_PAGE_BYTES", 1_048_576)
 # Judge every request with both schema validators and fail on a disagreement (the test suite).
 SPOKE_MEMORY_SCHEMA_CROSSCHECK = os.environ.get("SPOKE_MEMORY_SCHEMA_CROSSCHECK", "") == "1"
 SPOKE_MEMORY_JOB_TIMEOUT_S = env_int("SPOKE_MEMORY_JOB_TIMEOUT_S", 300)
+# Content writes wake the derived-copy drain (embeddings) with at most one broker message per
+# this many milliseconds per process: the first write of a burst at once, one more at the end of
+# the window if any write came meanwhile (memory.tasks.wake_drain). 0: one message per write.
+SPOKE_MEMORY_DRAIN_WAKE_MS = env_int("SPOKE_MEMORY_DRAIN_WAKE_MS", 100)
 
 # --- Celery -------------------------------------------------------------------------------
 # A Redis broker's socket timeouts (kombu waits forever by default: a hung Redis hung every

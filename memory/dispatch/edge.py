@@ -1,8 +1,9 @@
 """The edge's gates for a caller that is already authenticated but did not come through
 `OpView`'s HTTP parsing: the MCP server (memory/mcp/), over streamable HTTP or stdio. What the
 REST edge does between the bearer token and the handler, this does too, in the same order:
-the principal's request rate (the same throttle, the same counter), the request size
-(`limits.max_request_bytes` of the body REST would have received), then `memory.ops.base.call`
+the principal's request rate (the same throttle, the same counter), its byte budget (the same
+count, charged with the body REST would have received, and more for a refused one), the request
+size (`limits.max_request_bytes` of that body), then `memory.ops.base.call`
 (admission's gates 3-6 and the op's handler, so grants, coverage, fences, freeze, idempotency
 and receipts are the op's own). Nothing here is a second copy of a rule."""
 
@@ -14,10 +15,15 @@ from django.conf import settings
 
 from memory.dispatch import auth
 from memory.dispatch.responses import json_bytes
-from memory.dispatch.views import PrincipalThrottle, rate_limited
+from memory.dispatch.views import (
+    PrincipalThrottle,
+    charge_refused,
+    check_byte_budget,
+    rate_limited,
+)
 from memory.models import Principal
 from memory.ops.base import call
-from memory.wire.errors import PayloadTooLarge
+from memory.wire.errors import BadRequest, PayloadTooLarge
 
 
 def throttle(principal: Principal) -> None:
@@ -27,17 +33,19 @@ def throttle(principal: Principal) -> None:
         raise rate_limited(limiter.wait())
 
 
-def too_large(body: dict) -> bool:
-    return len(json_bytes(body)) > settings.SPOKE_MEMORY_LIMITS["max_request_bytes"]
-
-
 def edge_call(principal: Principal, op: str, body: dict) -> dict:
     """One op for an authenticated principal, negotiated as a REST call without a session is
-    (the core flag): rate, size, admission, handler. Raises the op's WireError."""
+    (the core flag): rate, byte budget, size, admission, handler. Raises the op's WireError."""
     throttle(principal)
-    if too_large(body):
-        raise PayloadTooLarge(
-            "The request body is larger than limits.max_request_bytes.",
-            limit=settings.SPOKE_MEMORY_LIMITS["max_request_bytes"],
-        )
-    return call(principal, op, body, auth.default_negotiated())
+    size = len(json_bytes(body))  # the body REST would have received
+    check_byte_budget(principal, size)
+    try:
+        if size > settings.SPOKE_MEMORY_LIMITS["max_request_bytes"]:
+            raise PayloadTooLarge(
+                "The request body is larger than limits.max_request_bytes.",
+                limit=settings.SPOKE_MEMORY_LIMITS["max_request_bytes"],
+            )
+        return call(principal, op, body, auth.default_negotiated())
+    except (BadRequest, PayloadTooLarge):
+        charge_refused(principal, size)
+        raise

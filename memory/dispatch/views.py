@@ -11,6 +11,7 @@ import time
 from typing import NoReturn
 
 from django.conf import settings
+from django.core.cache import cache
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.renderers import JSONRenderer
@@ -92,11 +93,84 @@ def _rate_unenforced(exc: Exception) -> None:
         )
 
 
-def rate_limited(wait: float | None) -> RateLimited:
+def rate_limited(
+    wait: float | None, message: str = "Too many requests: slow down and retry later."
+) -> RateLimited:
     """The 429 of a caller over its rate, with the whole seconds to wait (REST and MCP)."""
-    err = RateLimited("Too many requests: slow down and retry later.")
+    err = RateLimited(message)
     err.headers["Retry-After"] = str(max(1, int((wait or 1) + 0.999)))
     return err
+
+
+BUDGET_WINDOW_S = 60
+OVER_BUDGET = (
+    "Too many request bytes this minute (limits.max_request_bytes_per_min): retry later. "
+    "Refused bodies count several times their size."
+)
+
+
+def charge_bytes(principal: Principal, size: int) -> float | None:
+    """The per-principal byte budget (limits.max_request_bytes_per_min; docs/decisions.md "Byte
+    budget"): `size` bytes are added to the principal's count of this minute, before the body
+    is read or parsed; answers the seconds left in the minute when the count is now over the
+    budget (the request is refused), else None. Counted in the throttle's cache (REST and MCP,
+    every process sharing it); a cache that cannot be reached lets the request go on, as the
+    throttle does."""
+    budget = settings.SPOKE_MEMORY_LIMITS["max_request_bytes_per_min"]
+    if budget <= 0:
+        return None
+    at = time.time()
+    window = int(at // BUDGET_WINDOW_S)
+    key = f"bytes:principal:{principal.principal_id}:{window}"
+    try:
+        cache.add(key, 0, timeout=BUDGET_WINDOW_S + 1)
+        try:
+            count = cache.incr(key, size)
+        except ValueError:  # expired between add and incr: a new window
+            cache.set(key, size, timeout=BUDGET_WINDOW_S + 1)
+            count = size
+    except Exception as exc:  # noqa: BLE001 - any cache failure: the counter is unreachable
+        _rate_unenforced(exc)
+        return None
+    return (window + 1) * BUDGET_WINDOW_S - at if count > budget else None
+
+
+def check_byte_budget(principal: Principal, size: int) -> None:
+    """`charge_bytes`, raising the 429 of a principal over its budget."""
+    wait = charge_bytes(principal, size)
+    if wait is not None:
+        raise rate_limited(wait, OVER_BUDGET)
+
+
+def charge_refused(principal: Principal, size: int) -> None:
+    """A body refused as invalid (400 invalid_input, 413) costs the budget
+    SPOKE_MEMORY_REFUSED_BODY_WEIGHT times its size in all: an invalid body is what costs the
+    server most to judge and a well-behaved client least to avoid."""
+    extra = (settings.SPOKE_MEMORY_REFUSED_BODY_WEIGHT - 1) * size
+    if extra > 0:
+        charge_bytes(principal, extra)
+
+
+def declared_length(request) -> int:
+    try:
+        return max(0, int(request.META.get("CONTENT_LENGTH") or 0))
+    except ValueError:
+        return 0  # Django reads no body it cannot size
+
+
+def drain(stream, length: int, chunk: int = 65_536) -> None:
+    """Read and discard a request body unread so far, so the keep-alive connection can carry
+    the client's next request (gunicorn closes one whose body was not read to its end, and a
+    client still sending it sees a broken pipe instead of the answer)."""
+    left = length
+    while left > 0:
+        try:
+            got = stream.read(min(chunk, left))
+        except Exception:  # noqa: BLE001 - a body shorter than declared: the answer stands,
+            return  # the server closes the connection
+        if not got:
+            return
+        left -= len(got)
 
 
 def read_body(request) -> dict:
@@ -185,9 +259,20 @@ class WireView(APIView):
         if request.method != "POST":
             raise MethodNotAllowed("Only POST is allowed here.")
         super().initial(request, *args, **kwargs)
+        # The byte budget, from the declared length, before anything reads the body (a body
+        # longer than max_request_bytes never gets here: spokememory/body_limits.py).
+        size = declared_length(request)
+        try:
+            check_byte_budget(request.user, size)
+        except RateLimited:
+            drain(request._request.META["wsgi.input"], size)
+            raise
 
     def throttled(self, request, wait) -> NoReturn:
         raise rate_limited(wait)
+
+    def refused_body(self, request) -> None:
+        charge_refused(request.user, declared_length(request))
 
     def handle_exception(self, exc):
         if isinstance(exc, WireError):
@@ -207,10 +292,14 @@ class OpView(WireView):
 
     def post(self, request, op: str):
         # 3. body
-        body = read_body(request._request)
-        # 3 (storability) and 4-6 (capability, schema, cognition grammar): one admission path
         negotiated = request.auth
-        admit(op, body, negotiated)
+        try:
+            body = read_body(request._request)
+            # 3 (storability) and 4-6 (capability, schema, cognition grammar): one admission path
+            admit(op, body, negotiated)
+        except (BadRequest, PayloadTooLarge):
+            self.refused_body(request)
+            raise
         handler = HANDLERS.get(op)
         if handler is None:  # in the contract, not yet served by this build
             raise UnknownOp("This op is not served by this provider build.", op=op)
@@ -236,7 +325,11 @@ def _validated(request, endpoint: str) -> dict:
 
 class ConnectView(WireView):
     def post(self, request):
-        body = _validated(request, "connect")
+        try:
+            body = _validated(request, "connect")
+        except (BadRequest, PayloadTooLarge):
+            self.refused_body(request)
+            raise
         session = auth.open_session(request.user, body["capabilities"], body.get("extensions", {}))
         return json_response({"session": session.to_wire()})
 

@@ -31,6 +31,7 @@ LIMIT_NAMES = [
     "max_json_depth",
     "max_list_items",
     "max_grants_per_principal",
+    "max_request_bytes_per_min",
 ]
 
 

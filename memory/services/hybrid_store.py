@@ -29,7 +29,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 
 from memory.engine import embed, hybrid, hybrid2
@@ -79,13 +79,17 @@ def bulk_write_embeddings(records: list[LoadedRecord], insert: Insert) -> None:
     rows = [(r.space_pk, r.pk, r.revision) for r in records if r.text]
     if rows:
         insert(PendingEmbedding, ["space_id", "record", "revision"], rows)
-        transaction.on_commit(_kick, robust=True)
+        # Called once per batch: one kick at COMMIT for the whole activation, not one each.
+        if not any(entry[1] is _kick for entry in connection.run_on_commit):
+            transaction.on_commit(_kick, robust=True)
 
 
 def _kick() -> None:
-    from memory.tasks import drain_derived
+    """Wake the worker's drain after COMMIT: one broker message per burst of writes in this
+    process (`memory.tasks.wake_drain`), not one per write."""
+    from memory.tasks import wake_drain
 
-    drain_derived.delay()
+    wake_drain()
 
 
 def backlog() -> int:

@@ -8,7 +8,8 @@ space: the body reads coverage (share-locking the grants it relies on), looks up
 its own objects, validates, and writes. The space row is touched once, last, by the statement
 that takes the next space revision and re-checks the state the body's gates saw (`UPDATE …
 SET revision = revision + 1 WHERE … AND state = <seen> AND activation_pending = <seen>
-RETURNING revision`); touched subjects are bumped (and re-checked) just before it. If a gate's
+RETURNING revision`); touched subjects are bumped (and re-checked) just before it, in the same
+statement on PostgreSQL. If a gate's
 state changed in between, the body runs again and decides on the new state. Ops that change the space itself take the space row lock
 first (`scope.coverage(..., exclusive=True)`), as every mutation did before. The lock order and
 why each lock is there: docs/architecture.md "Why mutations serialize per space".
@@ -186,17 +187,12 @@ def mutate(
 def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> Receipt:
     """Subjects (in key order), then the space row, then receipt and key: every mutation takes
     its row locks in this order after its own objects', so writers of one space cannot deadlock
-    among themselves. Each bump re-checks the state the body's gates saw (_Rerun if it moved)."""
+    among themselves. Each bump re-checks the state the body's gates saw (_Rerun if it moved).
+    On PostgreSQL all of it is one statement (`statements.commit_tail`)."""
     ctx = scope.ctx
     at = now()
     db_at = connection.ops.adapt_datetimefield_value(at)
-    sql = statements.revision_bumps()
-    for pk in sorted(scope.touched):
-        subject = scope.touched[pk]
-        row = statements.execute(sql["subject"], [db_at, subject.space_id, pk])
-        if row is None or (row[1], _json(row[2])) != (subject.state, subject.fenced_context_ids):
-            raise _Rerun
-        subject.revision, subject.updated_at = row[0], at
+    touched = [scope.touched[pk] for pk in sorted(scope.touched)]
     receipt = Receipt(
         space_id=req.get("space_id"),
         principal=ctx.principal,
@@ -220,13 +216,25 @@ def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> R
             created_at=at,
         )
     if scope.space is not None and connection.vendor == "postgresql":
-        # one round trip: the space bump, the receipt carrying its revision, the key
-        revision = _tail(receipt, key, [db_at, *_space_gate(scope.space)])
-        if revision is None:
+        # one round trip: the subject bumps, the space bump, the receipt carrying its
+        # revision, the key
+        revisions = _tail(receipt, key, touched, db_at, [db_at, *_space_gate(scope.space)])
+        if revisions[0] is None:
             raise _Rerun
-        scope.space.revision = receipt.space_revision = revision
+        for subject, revision in zip(touched, revisions[1:], strict=True):
+            subject.revision, subject.updated_at = revision, at
+        scope.space.revision = receipt.space_revision = revisions[0]
         receipt._state.adding, receipt._state.db = False, connection.alias
     else:
+        sql = statements.revision_bumps()
+        for subject in touched:
+            row = statements.execute(sql["subject"], [db_at, subject.space_id, subject.pk])
+            if row is None or (row[1], _json(row[2])) != (
+                subject.state,
+                subject.fenced_context_ids,
+            ):
+                raise _Rerun
+            subject.revision, subject.updated_at = row[0], at
         if scope.space is not None:
             row = statements.execute(sql["space"], [db_at, *_space_gate(scope.space)])
             if row is None:
@@ -256,14 +264,28 @@ def _space_gate(space: Space) -> list:
     return [space.pk, space.state, space.activation_pending]
 
 
-def _tail(receipt: Receipt, key: IdempotencyKey | None, space_params: list) -> int | None:
-    """PostgreSQL: the space bump, the receipt insert (its space_revision taken from the bump)
-    and the key insert as one statement, so the space row lock is held for one round trip and
-    the COMMIT. No row (a gate moved): nothing was inserted."""
-    params = [*space_params, *statements.insert_values(receipt, skip="space_revision")]
+def _tail(
+    receipt: Receipt,
+    key: IdempotencyKey | None,
+    subjects: list[Subject],
+    db_at: Any,
+    space_params: list,
+) -> tuple:
+    """PostgreSQL: the subject bumps, the space bump, the receipt insert (its space_revision
+    taken from the bump) and the key insert as one statement, so the subject and space row locks
+    are held for one round trip and the COMMIT. (space_revision, each subject's revision); a
+    None space_revision (a gate moved): nothing was inserted, and the caller rolls back."""
+    params: list = []
+    for subject in subjects:
+        fenced = json.dumps(subject.fenced_context_ids)
+        params += [db_at, subject.space_id, subject.pk, subject.state, fenced]
+    params += [*space_params, *statements.insert_values(receipt, skip="space_revision")]
     if key is not None:
         params += statements.insert_values(key, skip="receipt")
-    return (statements.execute(statements.commit_tail(key is not None), params) or (None,))[0]
+    row = statements.execute(statements.commit_tail(key is not None, len(subjects)), params)
+    if row is None:
+        raise RuntimeError("the commit tail answers one row")
+    return row
 
 
 def _json(value):

@@ -77,15 +77,15 @@ TERM_FIELDS = ["space_id", "record_id", "subject_id", "term", "tf", "length", "c
 
 def bulk_write_terms(records: list[LoadedRecord], insert: Insert) -> None:
     """Bulk writer (import activation): the rows `term_rows` makes, set-wise."""
-    insert(
+    insert(  # a generator: the text is tokenized while the COPY streams the rows before it
         RecordTerm,
         TERM_FIELDS,
-        [
+        (
             (r.space_pk, r.pk, r.subject_pk, *term)
             for r in records
             if r.live
             for term in term_values(r.text, r.created_at)
-        ],
+        ),
     )
 
 

@@ -303,10 +303,11 @@ def run_activate(job: Job) -> list[dict]:
     if imp.state != "activating":
         raise ImportStateConflict("The import is not being activated.", state=imp.state)
     load.clear_space(space)
-    loader = load.Loader(space)
-    for _ordinal, objects in staged_objects(imp):
-        loader.add(objects)
-    loader.flush()
+    with load.checked_once(space):  # foreign keys checked set-wise, once per batch (PostgreSQL)
+        loader = load.Loader(space)
+        for _ordinal, objects in staged_objects(imp):
+            loader.add(objects)
+        loader.flush()
     at = now()
     Space.objects.filter(pk=space.pk).update(
         authority_generation=F("authority_generation") + 1,

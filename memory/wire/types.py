@@ -792,6 +792,7 @@ class ProviderDescriptionLimits(TypedDict):
     max_json_depth: NotRequired[int]
     max_list_items: NotRequired[int]
     max_grants_per_principal: NotRequired[int]
+    max_request_bytes_per_min: NotRequired[int]
 
 
 class ProviderDescription(TypedDict):

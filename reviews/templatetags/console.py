@@ -49,10 +49,12 @@ def get(mapping, key):
 @register.simple_tag(takes_context=True)
 def who(context, principal_id, name=None) -> str:
     """A principal by display name, its `prn_…` id in the tooltip (and copyable on select).
-    Without a name from the view (`people.annotate`, one query per page) the name is read here,
-    once per id per render."""
+    The name is the view's (`principal_names` in the context, `people.named`: one query per
+    page), else read here, once per id per render."""
     if not principal_id:
         return "—"
+    if name is None:
+        name = (context.get("principal_names") or {}).get(principal_id)
     if name is None:
         known = context.render_context.setdefault("principal_names", {})
         if principal_id not in known:

@@ -17,13 +17,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from memory.ops.base import call
+from memory.wire import types as t
 from memory.wire.errors import WireError
 from reviews import people
-from reviews.console import act, describe, principal_of, read
+from reviews.console import PORT, act, attempt, describe, read
 from reviews.forms import QueueFilters, ReviewForm
 from reviews.similar import DUPLICATE_AT, overlap
-from reviews.views.queue import list_body
 from reviews.views.space import space_wire
 
 # Labels that are also record kinds (the op falls back to `note` for the others).
@@ -43,59 +42,68 @@ NEWEST = 5
 DONE = {"promote": "Promoted", "fragment": "Fragmented", "drop": "Dropped", "dismiss": "Dismissed"}
 
 
-def _candidate(request, space_id: str, candidate_id: str) -> dict:
-    return read(
-        request, "memory.candidates.get", {"space_id": space_id, "candidate_id": candidate_id}
-    )["candidate"]
+def _candidate(request, space_id: str, candidate_id: str) -> t.MemoryCandidate:
+    return read(request, PORT.candidates_get, {"space_id": space_id, "candidate_id": candidate_id})[
+        "candidate"
+    ]
 
 
-def _try(request, op: str, body: dict) -> tuple[dict | None, str | None]:
-    """A panel's read: its answer, or a sentence saying why the panel is empty."""
-    try:
-        return call(principal_of(request), op, body), None
-    except WireError as err:
-        if err.code == "PERMISSION_DENIED":
-            need = err.details.get("capability", "a read grant")
-            return None, f"Your grants do not include {need} on this subject."
-        return None, describe(err)
+def _why(err: WireError | None) -> str | None:
+    """Why a panel's read (`attempt`) left it empty, in a sentence; None when it answered."""
+    if err is None:
+        return None
+    if err.code == "PERMISSION_DENIED":
+        need = err.details.get("capability", "a read grant")
+        return f"Your grants do not include {need} on this subject."
+    return describe(err)
 
 
-def evidence(request, space_id: str, cand: dict) -> dict:
+def evidence(request, space_id: str, cand: t.MemoryCandidate) -> dict:
     subject_id, text = cand["subject_id"], cand["proposed"]["content"]["text"]
-    where = {"space_id": space_id, "subject_id": subject_id}
-    recall, similar_note = _try(
+    recall, recall_err = attempt(
         request,
-        "memory.recall",
-        {**where, "query": {"text": text[:4096]}, "budget": {"max_records": SIMILAR}},
+        PORT.recall,
+        {
+            "space_id": space_id,
+            "subject_id": subject_id,
+            "query": {"text": text[:4096]},
+            "budget": {"max_records": SIMILAR},
+        },
     )
     similar = []
-    for hit in (recall or {}).get("recall", {}).get("results", []):
+    for hit in recall["recall"]["results"] if recall else []:
         likeness = overlap(text, hit["record"]["content"]["text"])
         similar.append({**hit, "overlap": likeness, "duplicate": likeness >= DUPLICATE_AT})
-    newest, newest_note = _try(request, "memory.records.list", {**where, "page_size": NEWEST})
-    profile, profile_note = _try(request, "memory.profile.get", where)
+    newest, newest_err = attempt(
+        request,
+        PORT.records_list,
+        {"space_id": space_id, "subject_id": subject_id, "page_size": NEWEST},
+    )
+    profile, profile_err = attempt(
+        request, PORT.profile_get, {"space_id": space_id, "subject_id": subject_id}
+    )
     return {
         "similar": similar,
-        "similar_note": similar_note,
+        "similar_note": _why(recall_err),
         "duplicate_at": DUPLICATE_AT,
         "duplicates": [s for s in similar if s["duplicate"]],
-        "newest": (newest or {}).get("records", []),
-        "newest_total": (newest or {}).get("total_authorized"),
-        "newest_note": newest_note,
-        "documents": (profile or {}).get("profile", {}).get("documents", []),
-        "profile_note": profile_note,
+        "newest": newest["records"] if newest else [],
+        "newest_total": newest["total_authorized"] if newest else None,
+        "newest_note": _why(newest_err),
+        "documents": profile["profile"]["documents"] if profile else [],
+        "profile_note": _why(profile_err),
     }
 
 
-def blocked(request, space_id: str, cand: dict) -> list[str]:
+def blocked(request, space_id: str, cand: t.MemoryCandidate) -> list[str]:
     """Why no review can be committed now (the op's state gates, said before trying)."""
     reasons = []
     space = space_wire(request, space_id)
     if space["state"] == "frozen":
         why = space.get("freeze_reason")
         reasons.append("The space is frozen" + (f": {why}" if why else "") + ".")
-    subject, _ = _try(
-        request, "memory.subjects.get", {"space_id": space_id, "subject_id": cand["subject_id"]}
+    subject, _ = attempt(
+        request, PORT.subjects_get, {"space_id": space_id, "subject_id": cand["subject_id"]}
     )
     if subject:
         s = subject["subject"]
@@ -113,13 +121,8 @@ def blocked(request, space_id: str, cand: dict) -> list[str]:
 
 def next_pending(request, space_id: str, filters: QueueFilters, after: str | None) -> str | None:
     """The head of the same filtered queue (other than `after`), or None."""
-    try:
-        answer = call(
-            principal_of(request),
-            "memory.candidates.list",
-            list_body(space_id, filters, 2),
-        )
-    except WireError:
+    answer, _ = attempt(request, PORT.candidates_list, filters.wire(space_id, 2, paged=False))
+    if answer is None:
         return None
     return next(
         (c["candidate_id"] for c in answer["candidates"] if c["candidate_id"] != after), None
@@ -136,7 +139,7 @@ def _move_on(request, space_id: str, candidate_id: str, filters: QueueFilters):
 def _render(
     request,
     space_id: str,
-    cand: dict,
+    cand: t.MemoryCandidate,
     filters: QueueFilters,
     status: int = 200,
     form: ReviewForm | None = None,
@@ -149,10 +152,11 @@ def _render(
     kept = form.kept() if form is not None else {}
     fragments = kept.get("fragments") or [{"text": content["text"], "kind": ""}]
     pending = cand["state"] == "pending"
-    people.annotate([cand], "captured_by_principal_id", "consumed_by_principal_id")
     found = evidence(request, space_id, cand)
-    people.annotate([r["provenance"] for r in found["newest"]], "author_principal_id")
-    people.annotate(found["documents"], "author_principal_id")
+    named = people.named(
+        [cand["captured_by_principal_id"], cand.get("consumed_by_principal_id")]
+        + [r["provenance"]["author_principal_id"] for r in found["newest"]]
+    )
     return render(
         request,
         "reviews/candidate.html",
@@ -169,6 +173,7 @@ def _render(
             "blocked": blocked(request, space_id, cand) if pending else [],
             "q": filters.query(),
             "queue_filters": filters.hidden(),
+            "principal_names": named,
             "default_kind": cand["proposed"].get("kind")
             or (label if (label := cand["classification"]["label"]) in KIND_LABELS else "note"),
             **found,
@@ -204,19 +209,12 @@ def review(request, space_id: str, candidate_id: str):
             messages.error(request, str(line))
         return _render(request, space_id, cand, filters, status=400, form=form)
     action = form.cleaned_data["action"]
-    where = {"space_id": space_id, "candidate_id": candidate_id}
     if action == "dismiss":
-        reason = form.cleaned_data["reason"]
-        result = act(
-            request,
-            "memory.candidates.dismiss",
-            {**where, **({"reason": reason} if reason else {})},
-        )
+        result = act(request, PORT.candidates_dismiss, form.wire_dismiss(space_id, candidate_id))
     else:
-        decision = form.decision(cand["proposed"]["content"])
-        result = act(request, "memory.candidates.review", {**where, "decision": decision})
+        result = act(request, PORT.candidates_review, form.wire_review(space_id, cand))
     if result.ok:
-        records = [r["id"] for r in result.receipt.get("refs", []) if r["type"] == "record"]
+        records = [r["id"] for r in result.receipt["refs"] if r["type"] == "record"]
         messages.success(
             request,
             f"{DONE[action]} {candidate_id}" + (f" into {', '.join(records)}." if records else "."),

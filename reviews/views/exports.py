@@ -16,10 +16,19 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from memory.dispatch.responses import json_bytes
-from memory.ops.base import call
-from memory.wire.errors import WireError
-from reviews.console import act, describe, own_receipt_ids, principal_of, read, receipt, ref_id
-from reviews.forms import id_list
+from memory.wire import types as t
+from reviews.console import (
+    PORT,
+    act,
+    attempt,
+    describe,
+    own_receipt_ids,
+    principal_of,
+    read,
+    receipt,
+    ref_id,
+)
+from reviews.forms import ExportForm, first_error
 from reviews.views.space import space_wire
 
 CREATE = "memory.exports.create"
@@ -30,19 +39,25 @@ def recent_receipt_ids(request, space_id: str) -> list[str]:
     return own_receipt_ids(request, space_id, [CREATE], RECENT)
 
 
-def export_item(request, space_id: str, got: dict) -> dict:
+def export_item(request, space_id: str, got: t.MemoryReceipt) -> dict:
     """One export as the screen shows it: its receipt and, once committed, its bundle."""
-    item = {"receipt": got, "export_id": ref_id(got, "export"), "bundle": None, "error": None}
-    if got["status"] == "committed" and item["export_id"]:
-        try:
-            answer = call(
-                principal_of(request),
-                "memory.exports.get",
-                {"space_id": space_id, "export_id": item["export_id"], "ordinal": 0},
-            )
+    export_id = ref_id(got, "export")
+    item: dict[str, object] = {
+        "receipt": got,
+        "export_id": export_id,
+        "bundle": None,
+        "error": None,
+    }
+    if got["status"] == "committed" and export_id:
+        answer, err = attempt(
+            request,
+            PORT.exports_get,
+            {"space_id": space_id, "export_id": export_id, "ordinal": 0},
+        )
+        if answer is not None:
             item["bundle"] = answer["bundle"]  # answer["chunk"] holds content: not passed on
-        except WireError as err:
-            item["error"] = describe(err)
+        else:
+            item["error"] = describe(err) if err else None
     return item
 
 
@@ -51,13 +66,9 @@ def exports(request, space_id: str):
     space = space_wire(request, space_id)
     items = []
     for receipt_id in recent_receipt_ids(request, space_id):
-        try:
-            got = call(principal_of(request), "memory.receipts.get", {"receipt_id": receipt_id})[
-                "receipt"
-            ]
-        except WireError:
-            continue
-        items.append(export_item(request, space_id, got))
+        got, _ = attempt(request, PORT.receipts_get, {"receipt_id": receipt_id})
+        if got is not None:
+            items.append(export_item(request, space_id, got["receipt"]))
     return render(
         request,
         "reviews/exports.html",
@@ -73,11 +84,11 @@ def exports(request, space_id: str):
 @login_required
 @require_POST
 def create(request, space_id: str):
-    body: dict = {"space_id": space_id}
-    subject_ids = id_list(request.POST.get("subject_ids", ""))
-    if subject_ids:
-        body["subject_ids"] = subject_ids
-    result = act(request, CREATE, body)
+    form = ExportForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"{first_error(form)} Nothing was created.")
+        return redirect("reviews:exports", space_id)
+    result = act(request, PORT.exports_create, form.wire(space_id))
     if result.ok:
         messages.success(
             request,
@@ -99,15 +110,18 @@ def download(request, space_id: str, receipt_id: str):
     export_id = ref_id(got, "export")
     if got["status"] != "committed" or not export_id:
         raise Http404("export not ready")
-    where = {"space_id": space_id, "export_id": export_id}
-    first = read(request, "memory.exports.get", {**where, "ordinal": 0})
+    first = read(
+        request, PORT.exports_get, {"space_id": space_id, "export_id": export_id, "ordinal": 0}
+    )
     principal = principal_of(request)
 
     def lines():
-        yield json_bytes(first) + b"\n"
+        yield json_bytes(dict(first)) + b"\n"
         for ordinal in range(1, first["bundle"]["chunk_count"]):
-            answer = call(principal, "memory.exports.get", {**where, "ordinal": ordinal})
-            yield json_bytes(answer) + b"\n"
+            answer = PORT.exports_get(
+                principal, {"space_id": space_id, "export_id": export_id, "ordinal": ordinal}
+            )
+            yield json_bytes(dict(answer)) + b"\n"
 
     response = StreamingHttpResponse(lines(), content_type="application/x-ndjson")
     response["Content-Disposition"] = f'attachment; filename="{space_id}-{export_id}.jsonl"'

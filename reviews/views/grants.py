@@ -8,12 +8,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from memory.access import CAPABILITIES
-from memory.ops.base import call
 from memory.timeutil import iso
-from memory.wire.errors import WireError
+from memory.wire import types as t
 from reviews import people
-from reviews.console import act, describe, principal_of, read
-from reviews.forms import GrantForm, ReasonForm
+from reviews.console import PORT, act, attempt, describe, read
+from reviews.forms import GrantForm, PageForm, RevokeForm
 
 DIMENSION_TEXT = {
     "capabilities": "Capabilities: you asked for {asked}; none of your issuing grants holds {missing} (they hold {held}).",
@@ -24,23 +23,26 @@ DIMENSION_TEXT = {
 }
 
 
-def _listing(request, space_id: str, cursor: str | None) -> tuple[dict, str]:
-    body = {"space_id": space_id, "view": "admin", "include_inactive": True, "page_size": 100}
+def _listing(request, space_id: str, cursor: str) -> tuple[t.GrantsListResponse, str]:
+    body: t.GrantsListRequest = {
+        "space_id": space_id,
+        "view": "admin",
+        "include_inactive": True,
+        "page_size": 100,
+    }
     if cursor:
         body["cursor"] = cursor
-    try:
-        return call(principal_of(request), "memory.grants.list", body), "admin"
-    except WireError as err:
-        if err.code != "PERMISSION_DENIED":
-            raise Http404(err.message) from err
+    answer, err = attempt(request, PORT.grants_list, body)
+    if answer is not None:
+        return answer, "admin"
+    if err is not None and err.code != "PERMISSION_DENIED":
+        raise Http404(err.message) from err
     body["view"] = "own"
-    return read(request, "memory.grants.list", body), "own"
+    return read(request, PORT.grants_list, body), "own"
 
 
-def _own_issuers(request, space_id: str) -> list[dict]:
-    own = read(
-        request, "memory.grants.list", {"space_id": space_id, "view": "own", "page_size": 200}
-    )
+def _own_issuers(request, space_id: str) -> list[t.MemoryGrant]:
+    own = read(request, PORT.grants_list, {"space_id": space_id, "view": "own", "page_size": 200})
     return [
         g
         for g in own["grants"]
@@ -56,15 +58,17 @@ def _show(values, absent: str) -> str:
     return ", ".join(values) if isinstance(values, list) else str(values)
 
 
-def explain(exceeds: list[str], asked: dict, issuers: list[dict]) -> list[str]:
+def explain(
+    exceeds: list[str], asked: t.GrantsGrantRequest, issuers: list[t.MemoryGrant]
+) -> list[str]:
     """One sentence per exceeded dimension, naming what was asked and what the caller holds."""
     held_caps = sorted({c for g in issuers for c in g["capabilities"]})
-    best = issuers[0] if issuers else {}
+    best = issuers[0] if issuers else None
     held = {
         "capabilities": _show(held_caps, "none"),
-        "subject_ids": _show(best.get("subject_ids"), "all subjects"),
-        "context_ids": _show(best.get("context_ids"), "all contexts"),
-        "expires_at": _show(best.get("expires_at"), "never"),
+        "subject_ids": _show(best.get("subject_ids") if best else None, "all subjects"),
+        "context_ids": _show(best.get("context_ids") if best else None, "all contexts"),
+        "expires_at": _show(best.get("expires_at") if best else None, "never"),
     }
     shown = {
         "capabilities": _show(asked.get("capabilities"), "none"),
@@ -83,23 +87,21 @@ def explain(exceeds: list[str], asked: dict, issuers: list[dict]) -> list[str]:
     ]
 
 
-def _choices(grants: list[dict]) -> list[tuple[str, str]]:
+def _choices(named: dict[str, str]) -> list[tuple[str, str]]:
     """The grantee picker: the principals the caller's grants list names (grantees and issuers,
-    already annotated with display names), by name. Coverage-respecting by construction: only
-    people the caller's own `memory.grants.list` answer shows."""
-    named: dict[str, str] = {}
-    for g in grants:
-        for f in ("grantee_principal_id", "issuer_principal_id"):
-            named.setdefault(g[f], g.get(f"{f}_name") or g[f])
-    return sorted(((pid, name) for pid, name in named.items()), key=lambda c: (c[1], c[0]))
+    `named` by display name), by name. Coverage-respecting by construction: only people the
+    caller's own `memory.grants.list` answer shows."""
+    return sorted(named.items(), key=lambda c: (c[1], c[0]))
 
 
 def _page(
     request, space_id: str, form: GrantForm, status: int = 200, denied: list[str] | None = None
 ):
-    listing, view = _listing(request, space_id, request.GET.get("cursor"))
+    listing, view = _listing(request, space_id, PageForm(request.GET).value())
     grants = listing["grants"]
-    people.annotate(grants, "grantee_principal_id", "issuer_principal_id")
+    named = people.named(
+        pid for g in grants for pid in (g["grantee_principal_id"], g["issuer_principal_id"])
+    )
     children: dict[str, list[str]] = {}
     for g in grants:
         if g["parent_grant_id"]:
@@ -110,7 +112,8 @@ def _page(
         {
             "space_id": space_id,
             "grants": grants,
-            "choices": _choices(grants),
+            "choices": _choices(named),
+            "principal_names": named,
             "children": children,
             "view": view,
             "next_cursor": listing["next_cursor"],
@@ -133,8 +136,8 @@ def issue(request, space_id: str):
     form = GrantForm(request.POST)
     if not form.is_valid():
         return _page(request, space_id, form, status=400)
-    body = {"space_id": space_id, **form.wire()}
-    result = act(request, "memory.grants.grant", body)
+    body = form.wire(space_id)
+    result = act(request, PORT.grants_grant, body)
     if result.ok:
         messages.success(request, f"Grant {result.receipt['refs'][0]['id']} issued.")
         return redirect("reviews:grants", space_id)
@@ -147,14 +150,14 @@ def issue(request, space_id: str):
     return _page(request, space_id, form, status=result.refusal.status, denied=denied)
 
 
-def _find_grant(request, space_id: str, grant_id: str) -> dict:
-    cursor = None
+def _find_grant(request, space_id: str, grant_id: str) -> t.MemoryGrant:
+    cursor = ""
     while True:
         listing, _ = _listing(request, space_id, cursor)
         for g in listing["grants"]:
             if g["grant_id"] == grant_id:
                 return g
-        cursor = listing["next_cursor"]
+        cursor = listing["next_cursor"] or ""
         if not cursor:
             raise Http404("grant")
 
@@ -162,8 +165,9 @@ def _find_grant(request, space_id: str, grant_id: str) -> dict:
 @login_required
 def revoke(request, space_id: str, grant_id: str):
     if request.method == "POST":
-        body = {"space_id": space_id, "grant_id": grant_id, **ReasonForm.member_of(request.POST)}
-        result = act(request, "memory.grants.revoke", body)
+        form = RevokeForm(request.POST)
+        form.is_valid()  # the reason is optional, and a long one is cut, never refused
+        result = act(request, PORT.grants_revoke, form.wire(space_id, grant_id))
         if result.ok:
             messages.success(
                 request,

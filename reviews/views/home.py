@@ -3,17 +3,23 @@
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
-from memory.ops.base import call
+from memory.models import Principal
+from memory.wire import types as t
 from memory.wire.errors import WireError
+from reviews.console import PORT
 from reviews.operators import operated_spaces
 
 
-def pending_candidates(principal, space_id: str) -> int | None:
+def pending_candidates(principal: Principal, space_id: str) -> int | None:
     """The pending candidates the caller may read in the space (`total_authorized` of a one-row
     page), or None without a read capability there."""
     try:
-        body = {"space_id": space_id, "states": ["pending"], "page_size": 1}
-        return call(principal, "memory.candidates.list", body)["total_authorized"]
+        body: t.CandidatesListRequest = {
+            "space_id": space_id,
+            "states": ["pending"],
+            "page_size": 1,
+        }
+        return PORT.candidates_list(principal, body)["total_authorized"]
     except WireError:
         return None
 
@@ -21,9 +27,11 @@ def pending_candidates(principal, space_id: str) -> int | None:
 @login_required
 def home(request):
     principal = getattr(request.user, "principal", None)
-    spaces = call(principal, "memory.spaces.list", {})["spaces"] if principal else []
-    for space in spaces:
-        space["pending_candidates"] = pending_candidates(principal, space["space_id"])
+    spaces: list[dict[str, object]] = []
+    if principal is not None:
+        for space in PORT.spaces_list(principal, {})["spaces"]:
+            pending = pending_candidates(principal, space["space_id"])
+            spaces.append({**space, "pending_candidates": pending})
     return render(
         request,
         "reviews/home.html",

@@ -18,9 +18,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from memory.ops.base import call
+from memory.wire import types as t
 from memory.wire.errors import WireError
-from reviews.console import act, describe, principal_of, receipt, ref_id
+from reviews.console import PORT, act, describe, principal_of, receipt, ref_id
 from reviews.views.space import space_wire
 
 STAGE = "memory.imports.stage"
@@ -51,6 +51,22 @@ class StageForm(forms.Form):
             raise forms.ValidationError("The file holds no export (its first line has no bundle).")
         return lines
 
+    def wire(self, space_id: str, ordinal: int, import_id: str | None) -> t.ImportsStageRequest:
+        """The stage of line `ordinal` (its chunk as read: the op checks it): the first opens
+        the import with the bundle, the later ones name it; each under its own key, derived
+        from the form's one key."""
+        line = self.cleaned_data["file"][ordinal]
+        out: t.ImportsStageRequest = {
+            "space_id": space_id,
+            "chunk": line["chunk"],
+            "idempotency_key": f"{self.cleaned_data['idempotency_key']}:{ordinal}"[:200],
+        }
+        if ordinal == 0:
+            out["bundle"] = line["bundle"]
+        elif import_id is not None:
+            out["import_id"] = import_id
+        return out
+
 
 class ActivateForm(forms.Form):
     import_id = forms.CharField(max_length=80)
@@ -58,6 +74,9 @@ class ActivateForm(forms.Form):
     confirmed = forms.BooleanField(
         error_messages={"required": "Tick the box: activation replaces the space's memory."}
     )
+
+    def wire(self, space_id: str) -> t.ImportsActivateRequest:
+        return {"space_id": space_id, "import_id": self.cleaned_data["import_id"]}
 
 
 def _page(request, space_id: str, form=None, status: int = 200):
@@ -79,7 +98,7 @@ def _page(request, space_id: str, form=None, status: int = 200):
     )
 
 
-def call_receipt(request, space_id: str, receipt_id: str) -> dict:
+def call_receipt(request, space_id: str, receipt_id: str) -> t.MemoryReceipt:
     return receipt(request, space_id, receipt_id, STAGE, ACTIVATE)
 
 
@@ -94,18 +113,11 @@ def stage(request, space_id: str):
     form = StageForm(request.POST, request.FILES)
     if not form.is_valid():
         return _page(request, space_id, form, status=400)
-    key = form.cleaned_data["idempotency_key"]
     principal = principal_of(request)
     import_id, last = None, None
-    for ordinal, line in enumerate(form.cleaned_data["file"]):
-        body = {"space_id": space_id, "chunk": line["chunk"]}
-        if ordinal == 0:
-            body["bundle"] = line["bundle"]
-        else:
-            body["import_id"] = import_id
-        body["idempotency_key"] = f"{key}:{ordinal}"[:200]
+    for ordinal in range(len(form.cleaned_data["file"])):
         try:
-            last = call(principal, STAGE, body)["receipt"]
+            last = PORT.imports_stage(principal, form.wire(space_id, ordinal, import_id))["receipt"]
         except WireError as err:
             messages.error(request, f"Line {ordinal + 1}: {describe(err)} Nothing was activated.")
             return _page(request, space_id, form, status=err.status)
@@ -130,12 +142,9 @@ def activate(request, space_id: str):
             messages.error(request, str(errors[0]))
         back = request.POST.get("receipt", "")
         return redirect(f"{url}?receipt={back}" if back else url)
-    result = act(
-        request, ACTIVATE, {"space_id": space_id, "import_id": form.cleaned_data["import_id"]}
-    )
+    result = act(request, PORT.imports_activate, form.wire(space_id))
     if not result.ok:
-        assert result.error is not None
-        messages.error(request, describe(result.error))
+        messages.error(request, describe(result.refusal))
         return redirect(url)
     messages.success(request, "Activation admitted: a worker swaps the space's memory now.")
     return redirect(f"{url}?receipt={result.receipt['receipt_id']}")

@@ -15,11 +15,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from memory.ops.base import call
 from memory.timeutil import now
+from memory.wire import types as t
 from memory.wire.errors import WireError
 from reviews import people
-from reviews.console import describe, new_key, principal_of
+from reviews.console import PORT, attempt, describe, new_key, principal_of
 from reviews.forms import LABELS, BulkForm, QueueFilters
 from reviews.similar import normalized, record_duplicates
 
@@ -42,60 +42,51 @@ def _remember(request, cursor: str | None, following: str | None) -> str | None:
     return before
 
 
-def list_body(space_id: str, filters: QueueFilters, size: int, cursor: str | None = None) -> dict:
-    body = {"space_id": space_id, "states": ["pending"], "page_size": size, **filters.members()}
-    if cursor:
-        body["cursor"] = cursor
-    return body
-
-
-def mark_duplicates(request, space_id: str, candidates: list[dict]) -> None:
-    """`duplicate_record`: an existing record of the same subject, readable by the moderator,
-    whose text is the same once case, spacing and punctuation are set aside
-    (reviews.similar.record_duplicates, two queries per page); else `duplicate_of`: the first
-    earlier candidate on the page of the same subject with that text."""
-    if candidates:
-        found = record_duplicates(principal_of(request), space_id, candidates, now())
-        for c in candidates:
-            if c["candidate_id"] in found:
-                c["duplicate_record"] = found[c["candidate_id"]]
+def mark_duplicates(
+    request, space_id: str, candidates: list[t.MemoryCandidate]
+) -> list[dict[str, object]]:
+    """The page's rows: each candidate, with `duplicate_record`: an existing record of the same
+    subject, readable by the moderator, whose text is the same once case, spacing and
+    punctuation are set aside (reviews.similar.record_duplicates, two queries per page); else
+    `duplicate_of`: the first earlier candidate on the page of the same subject with that
+    text."""
+    found = (
+        record_duplicates(principal_of(request), space_id, candidates, now()) if candidates else {}
+    )
+    rows: list[dict[str, object]] = []
     seen: dict[tuple[str, str], str] = {}
     for c in candidates:
+        row: dict[str, object] = {**c}
+        if c["candidate_id"] in found:
+            row["duplicate_record"] = found[c["candidate_id"]]
         key = (c["subject_id"], normalized(c["proposed"]["content"]["text"]))
         if key[1] and key in seen:
-            c["duplicate_of"] = seen[key]
+            row["duplicate_of"] = seen[key]
         else:
             seen.setdefault(key, c["candidate_id"])
+        rows.append(row)
+    return rows
 
 
 def queue_page(request, space_id: str, params) -> dict:
     """One screen of the queue; raises Http404 when the space is not visible."""
     filters = QueueFilters(params)
-    cursor = params.get("cursor") or None
-    error = None
-    answer: dict = {"candidates": [], "total_authorized": 0, "next_cursor": None}
-    try:
-        answer = call(
-            principal_of(request),
-            "memory.candidates.list",
-            list_body(space_id, filters, PAGE_SIZE, cursor),
-        )
-    except WireError as err:
-        if err.code == "NOT_FOUND" and err.details.get("resource") == "space":
-            raise Http404(err.message) from err
-        error = err
-    candidates = answer["candidates"]
-    mark_duplicates(request, space_id, candidates)
-    people.annotate(candidates, "captured_by_principal_id")
-    before = _remember(request, cursor, answer["next_cursor"])
+    cursor = filters.value("cursor") or None
+    answer, error = attempt(request, PORT.candidates_list, filters.wire(space_id, PAGE_SIZE))
+    if error is not None and error.code == "NOT_FOUND" and error.details.get("resource") == "space":
+        raise Http404(error.message) from error
+    candidates = answer["candidates"] if answer else []
+    next_cursor = answer["next_cursor"] if answer else None
+    before = _remember(request, cursor, next_cursor)
     return {
         "space_id": space_id,
         "filters": filters,
         "q": filters.query(),
         "queue_filters": filters.hidden(),
-        "candidates": candidates,
-        "total": answer["total_authorized"],
-        "next_cursor": answer["next_cursor"],
+        "candidates": mark_duplicates(request, space_id, candidates),
+        "principal_names": people.named(c["captured_by_principal_id"] for c in candidates),
+        "total": answer["total_authorized"] if answer else 0,
+        "next_cursor": next_cursor,
         "cursor": cursor or "",
         "prev_cursor": before,
         "first_page": not cursor,
@@ -127,17 +118,6 @@ def queue(request, space_id: str):
 VERBS = {"promote": "promoted", "drop": "dropped", "dismiss": "dismissed"}
 
 
-def _request(space_id: str, cid: str, form: BulkForm) -> tuple[str, dict]:
-    action, reason = form.cleaned_data["action"], form.cleaned_data["reason"]
-    body: dict = {"space_id": space_id, "candidate_id": cid}
-    if action == "dismiss":
-        return "memory.candidates.dismiss", {**body, **({"reason": reason} if reason else {})}
-    decision: dict = {"action": action}
-    if action == "drop" and reason:
-        decision["reason"] = reason
-    return "memory.candidates.review", {**body, "decision": decision}
-
-
 @login_required
 @require_POST
 def bulk(request, space_id: str):
@@ -150,7 +130,7 @@ def bulk(request, space_id: str):
         messages.error(request, form.problem())
         return redirect(back)
     ids = form.cleaned_data["candidate_ids"]
-    action, key = form.cleaned_data["action"], form.cleaned_data["idempotency_key"]
+    action = form.cleaned_data["action"]
     if action == "drop" and not form.cleaned_data["confirmed"]:
         return render(
             request,
@@ -166,12 +146,13 @@ def bulk(request, space_id: str):
     done, taken, records, failed = 0, 0, 0, []
     principal = principal_of(request)
     for cid in ids:
-        op, body = _request(space_id, cid, form)
-        body["idempotency_key"] = f"{key}:{cid}"[:200]
         try:
-            receipt = call(principal, op, body)["receipt"]
+            if action == "dismiss":
+                receipt = PORT.candidates_dismiss(principal, form.wire_dismiss(space_id, cid))
+            else:
+                receipt = PORT.candidates_review(principal, form.wire_review(space_id, cid))
             done += 1
-            records += sum(1 for r in receipt["refs"] if r["type"] == "record")
+            records += sum(1 for r in receipt["receipt"]["refs"] if r["type"] == "record")
         except WireError as err:
             if err.code == "CANDIDATE_CONSUMED":
                 taken += 1

@@ -17,10 +17,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from memory.ops.base import call
 from memory.timeutil import parse
+from memory.wire import types as t
 from memory.wire.errors import WireError
 from reviews.console import (
+    PORT,
+    attempt,
     describe,
     is_own_receipt,
     own_receipt_ids,
@@ -38,19 +40,16 @@ DISMISS = "memory.candidates.dismiss"
 UNDOABLE = ("promote", "fragment")
 
 
-def _outcome(request, space_id: str, got: dict) -> dict:
-    principal = principal_of(request)
+def _outcome(request, space_id: str, got: t.MemoryReceipt) -> dict:
     cid = ref_id(got, "candidate")
-    records = [r["id"] for r in got.get("refs", []) if r["type"] == "record"]
+    records = [r["id"] for r in got["refs"] if r["type"] == "record"]
     item: dict = {"receipt": got, "candidate_id": cid, "record_ids": records, "action": "dismiss"}
     if got["op"] == REVIEW and cid:
-        try:
-            cand = call(
-                principal, "memory.candidates.get", {"space_id": space_id, "candidate_id": cid}
-            )["candidate"]
-            item["action"] = (cand.get("outcome") or {}).get("action", "review")
-        except WireError:
-            item["action"] = "review"
+        answer, _ = attempt(
+            request, PORT.candidates_get, {"space_id": space_id, "candidate_id": cid}
+        )
+        outcome = answer["candidate"].get("outcome") if answer else None
+        item["action"] = outcome["action"] if outcome else "review"
     age = datetime.now(UTC) - parse(got["created_at"])
     item["undo_until"] = parse(got["created_at"]) + UNDO_WINDOW
     item["undoable"] = (
@@ -59,29 +58,21 @@ def _outcome(request, space_id: str, got: dict) -> dict:
     return item
 
 
-def live_records(request, space_id: str, record_ids: list[str]) -> list[dict]:
+def live_records(request, space_id: str, record_ids: list[str]) -> list[t.RetainedRecord]:
     """The produced records still there (not tombstoned) as the caller reads them."""
     out = []
     for rid in record_ids:
-        try:
-            rec = call(
-                principal_of(request),
-                "memory.records.get",
-                {"space_id": space_id, "record_id": rid},
-            )["record"]
-        except WireError:
-            continue
-        if not rec.get("tombstone"):
-            out.append(rec)
+        answer, _ = attempt(request, PORT.records_get, {"space_id": space_id, "record_id": rid})
+        if answer is not None and not answer["record"].get("tombstone"):
+            out.append(answer["record"])
     return out
 
 
 def recent_actions(request, space_id: str) -> list[dict]:
     items = []
     for rid in own_receipt_ids(request, space_id, [REVIEW, DISMISS], RECENT):
-        try:
-            got = call(principal_of(request), "memory.receipts.get", {"receipt_id": rid})
-        except WireError:
+        got, _ = attempt(request, PORT.receipts_get, {"receipt_id": rid})
+        if got is None:
             continue
         item = _outcome(request, space_id, got["receipt"])
         if item["undoable"]:
@@ -110,7 +101,21 @@ def recent(request, space_id: str):
 
 
 class UndoForm(forms.Form):
+    """Undo a promote: each record it produced is deleted under its own key, derived from the
+    form's one key."""
+
     idempotency_key = forms.CharField(max_length=150)
+
+    def wire(self, space_id: str, record: t.RetainedRecord, reason: str) -> t.RecordsDeleteRequest:
+        """The delete of one produced record, at the revision read."""
+        key = f"{self.cleaned_data['idempotency_key']}:{record['record_id']}"
+        return {
+            "space_id": space_id,
+            "record_id": record["record_id"],
+            "expected_revision": record["revision"],
+            "reason": reason,
+            "idempotency_key": key[:200],
+        }
 
 
 @login_required
@@ -122,7 +127,7 @@ def undo(request, space_id: str, receipt_id: str):
     if not form.is_valid():
         messages.error(request, "The form is incomplete; reload the page and try again.")
         return redirect(back)
-    got = read(request, "memory.receipts.get", {"receipt_id": receipt_id})["receipt"]
+    got = read(request, PORT.receipts_get, {"receipt_id": receipt_id})["receipt"]
     # A space admin reads every receipt of the space; Undo is only for the caller's own
     # (docs/console.md: someone else's receipt has no Undo, a not-found page).
     if got["space_id"] != space_id or got["op"] != REVIEW or not is_own_receipt(request, got):
@@ -142,21 +147,14 @@ def undo(request, space_id: str, receipt_id: str):
             "delete the records from their pages if they should go.",
         )
         return redirect(back)
-    key = form.cleaned_data["idempotency_key"]
     reason = (
         f"undo: {item['action']} of {item['candidate_id']} undone by its reviewer ({receipt_id})"
     )
     deleted, failed = [], []
+    principal = principal_of(request)
     for rec in live_records(request, space_id, item["record_ids"]):
-        body = {
-            "space_id": space_id,
-            "record_id": rec["record_id"],
-            "expected_revision": rec["revision"],
-            "reason": reason,
-            "idempotency_key": f"{key}:{rec['record_id']}"[:200],
-        }
         try:
-            call(principal_of(request), "memory.records.delete", body)
+            PORT.records_delete(principal, form.wire(space_id, rec, reason))
             deleted.append(rec["record_id"])
         except WireError as err:
             failed.append(f"{rec['record_id']}: {describe(err)}")

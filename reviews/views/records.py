@@ -13,40 +13,22 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from memory.ops.base import HANDLERS, call
+from memory.ops.base import HANDLERS
 from memory.selectors.history import readable_revisions
 from memory.timeutil import iso, now
+from memory.wire import types as t
 from memory.wire.errors import WireError
-from reviews.console import act, describe, principal_of, read
-from reviews.forms import ReasonForm, RecordEditForm, id_list
+from reviews.console import PORT, Result, act, describe, principal_of, read
+from reviews.forms import MODES, RecordDeleteForm, RecordEditForm, RecordFilters, first_error
 
-MODES = ["all", "contexts", "shared", "contexts_and_shared"]
-
-
-def _list_body(space_id: str, params) -> dict:
-    body: dict = {"space_id": space_id, "page_size": 50}
-    if params.get("subject", "").strip():
-        body["subject_id"] = params["subject"].strip()
-    mode = params.get("mode", "all")
-    if mode in MODES and mode != "all":
-        body["selection"] = {"mode": mode}
-        contexts = id_list(params.get("contexts", ""))
-        if contexts:
-            body["selection"]["context_ids"] = contexts
-    kinds = id_list(params.get("kinds", ""))
-    if kinds:
-        body["kinds"] = kinds
-    if params.get("tombstoned"):
-        body["include_tombstoned"] = True
-    if params.get("cursor"):
-        body["cursor"] = params["cursor"]
-    return body
+PAGE_SIZE = 50
 
 
 @login_required
 def records(request, space_id: str):
     params = request.GET
-    query = params.get("q", "").strip()
+    filters = RecordFilters(params)
+    query = filters.value("q")
     ctx: dict = {
         "space_id": space_id,
         "params": params,
@@ -61,27 +43,22 @@ def records(request, space_id: str):
     principal = principal_of(request)
     try:
         if query:
-            body = {
-                k: v
-                for k, v in _list_body(space_id, params).items()
-                if k in ("space_id", "subject_id", "selection", "kinds")
-            }
+            search = filters.wire_recall(space_id)
             if "memory.recall" not in HANDLERS:
                 ctx["error"] = (
                     "Text search needs memory.recall, which this provider does not serve yet."
                 )
-            elif "subject_id" not in body:
+            elif search is None:
                 ctx["error"] = "A text search looks in one subject: give the subject id too."
             else:
-                body["query"] = {"text": query}
-                recall = call(principal, "memory.recall", body)["recall"]
+                recall = PORT.recall(principal, search)["recall"]
                 ctx.update(
                     records=[r["record"] for r in recall["results"]],
                     total=recall["total_eligible"],
                     searched=True,
                 )
         else:
-            answer = call(principal, "memory.records.list", _list_body(space_id, params))
+            answer = PORT.records_list(principal, filters.wire(space_id, PAGE_SIZE))
             ctx.update(
                 records=answer["records"],
                 total=answer["total_authorized"],
@@ -94,10 +71,8 @@ def records(request, space_id: str):
     return render(request, "reviews/records.html", ctx)
 
 
-def _record(request, space_id: str, record_id: str) -> dict:
-    return read(request, "memory.records.get", {"space_id": space_id, "record_id": record_id})[
-        "record"
-    ]
+def _record(request, space_id: str, record_id: str) -> t.RetainedRecord:
+    return read(request, PORT.records_get, {"space_id": space_id, "record_id": record_id})["record"]
 
 
 def _history(request, space_id: str, record_id: str) -> list[dict]:
@@ -117,7 +92,12 @@ def _history(request, space_id: str, record_id: str) -> list[dict]:
 
 
 def _detail(
-    request, space_id: str, record: dict, status: int = 200, conflict: dict | None = None, form=None
+    request,
+    space_id: str,
+    record: t.RetainedRecord,
+    status: int = 200,
+    conflict: dict | None = None,
+    form=None,
 ):
     return render(
         request,
@@ -138,7 +118,7 @@ def record(request, space_id: str, record_id: str):
     return _detail(request, space_id, _record(request, space_id, record_id))
 
 
-def _outcome(request, space_id: str, record_id: str, result, done: str):
+def _outcome(request, space_id: str, record_id: str, result: Result, done: str):
     if result.ok:
         messages.success(request, done)
         return redirect("reviews:record", space_id, record_id)
@@ -155,58 +135,42 @@ def _outcome(request, space_id: str, record_id: str, result, done: str):
             ),
         )
     else:
-        messages.error(request, describe(result.error))
+        messages.error(request, describe(result.refusal))
     return _detail(
         request,
         space_id,
         current,
-        status=result.error.status,
+        status=result.refusal.status,
         conflict=conflict,
         form={"text": request.POST.get("text"), "kind": request.POST.get("kind")},
     )
-
-
-def _expected(request) -> int:
-    try:
-        return int(request.POST.get("expected_revision", ""))
-    except ValueError:
-        raise Http404("no revision") from None
 
 
 @login_required
 @require_POST
 def edit(request, space_id: str, record_id: str):
     current = _record(request, space_id, record_id)
-    body: dict = {
-        "space_id": space_id,
-        "record_id": record_id,
-        "expected_revision": _expected(request),
-    }
     form = RecordEditForm(request.POST)
-    form.is_valid()  # both fields optional: the op judges the values
-    text, kind = form.cleaned_data.get("text"), form.cleaned_data.get("kind", "")
-    if "text" in request.POST and text != current["content"]["text"]:
-        body["content"] = {**current["content"], "text": text}
-    if kind and kind != current["kind"]:
-        body["kind"] = kind
-    if "content" not in body and "kind" not in body:
+    if not form.is_valid():  # text and kind are optional: the op judges the values
+        messages.error(request, f"{first_error(form)} Nothing changed.")
+        return redirect("reviews:record", space_id, record_id)
+    body = form.wire(space_id, current)
+    if body is None:
         messages.info(request, "Nothing changed.")
         return redirect("reviews:record", space_id, record_id)
     return _outcome(
-        request, space_id, record_id, act(request, "memory.records.update", body), "Record saved."
+        request, space_id, record_id, act(request, PORT.records_update, body), "Record saved."
     )
 
 
 @login_required
 @require_POST
 def delete(request, space_id: str, record_id: str):
-    body: dict = {
-        "space_id": space_id,
-        "record_id": record_id,
-        "expected_revision": _expected(request),
-    }
-    body.update(ReasonForm.member_of(request.POST))
-    if not request.POST.get("confirmed"):
+    form = RecordDeleteForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"{first_error(form)} Nothing changed.")
+        return redirect("reviews:record", space_id, record_id)
+    if not form.cleaned_data["confirmed"]:
         messages.error(
             request, "Tick the box to delete: the content cannot be restored. Nothing changed."
         )
@@ -215,6 +179,6 @@ def delete(request, space_id: str, record_id: str):
         request,
         space_id,
         record_id,
-        act(request, "memory.records.delete", body),
+        act(request, PORT.records_delete, form.wire(space_id, record_id)),
         "Record deleted: its content is erased, the tombstone stays.",
     )

@@ -16,9 +16,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from memory.ops.base import call
-from memory.wire.errors import WireError
-from reviews.console import TERMINAL, act, describe, principal_of, read, receipt, ref_id
+from memory.wire import types as t
+from reviews.console import PORT, TERMINAL, act, attempt, describe, read, receipt, ref_id
+from reviews.forms import PageForm
 
 GENERATE = "memory.reflections.generate"
 PAGE_SIZE = 20
@@ -26,23 +26,27 @@ PAGE_SIZE = 20
 
 def panel(request, space_id: str, subject_id: str, cursor: str = "") -> dict:
     """State and one page of reflections; raises Http404 when the caller can't read them."""
-    body = {"space_id": space_id, "subject_id": subject_id}
-    state = read(request, "memory.reflections.state", body)["state"]
-    listing: dict[str, Any] = {"reflections": [], "next_cursor": None}
+    state = read(request, PORT.reflections_state, {"space_id": space_id, "subject_id": subject_id})[
+        "state"
+    ]
+    page: t.ReflectionsListRequest = {
+        "space_id": space_id,
+        "subject_id": subject_id,
+        "page_size": PAGE_SIZE,
+    }
+    listing: t.ReflectionsListResponse = {"reflections": [], "next_cursor": None}
     notice = None
-    page = {**body, "page_size": PAGE_SIZE}
     if cursor:
-        try:
-            listing = call(
-                principal_of(request), "memory.reflections.list", {**page, "cursor": cursor}
-            )
-        except WireError as err:
-            if err.code != "CURSOR_INVALID":
-                raise Http404(err.message) from err
+        answer, err = attempt(request, PORT.reflections_list, {**page, "cursor": cursor})
+        if answer is not None:
+            listing = answer
+        elif err is not None and err.code != "CURSOR_INVALID":
+            raise Http404(err.message) from err
+        else:
             notice = "The reflections changed since that page was drawn: showing the newest again."
             cursor = ""
     if not cursor:
-        listing = read(request, "memory.reflections.list", page)
+        listing = read(request, PORT.reflections_list, page)
     return {
         "state": state,
         "reflections": listing["reflections"],
@@ -59,7 +63,7 @@ def reflections(request, space_id: str, subject_id: str):
     # pending (and its poll brings the panel), never as committed above a list that lacks it.
     receipt_id = request.GET.get("receipt", "").strip()
     got = receipt(request, space_id, receipt_id, GENERATE) if receipt_id else None
-    ctx = panel(request, space_id, subject_id, request.GET.get("cursor", ""))
+    ctx = panel(request, space_id, subject_id, PageForm(request.GET).value())
     if got is not None:
         ctx.update(receipt=got, reflection_id=ref_id(got, "reflection"))
     return render(request, "reviews/reflections.html", ctx)
@@ -68,7 +72,11 @@ def reflections(request, space_id: str, subject_id: str):
 @login_required
 @require_POST
 def generate(request, space_id: str, subject_id: str):
-    result = act(request, GENERATE, {"space_id": space_id, "subject_id": subject_id})
+    result = act(
+        request,
+        PORT.reflections_generate,
+        t.ReflectionsGenerateRequest(space_id=space_id, subject_id=subject_id),
+    )
     url = reverse("reviews:reflections", args=[space_id, subject_id])
     if result.ok:
         messages.success(

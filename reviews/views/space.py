@@ -8,14 +8,13 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from memory.ops.base import call
-from memory.wire.errors import WireError
-from reviews.console import act, describe, principal_of, read
-from reviews.forms import ReasonForm
+from memory.wire import types as t
+from reviews.console import PORT, Result, act, attempt, describe, read
+from reviews.forms import FenceForm, FreezeForm, SubjectForm, first_error
 
 
-def space_wire(request, space_id: str) -> dict:
-    for space in read(request, "memory.spaces.list", {})["spaces"]:
+def space_wire(request, space_id: str) -> t.MemorySpace:
+    for space in read(request, PORT.spaces_list, {})["spaces"]:
         if space["space_id"] == space_id:
             return space
     raise Http404("space")
@@ -24,17 +23,13 @@ def space_wire(request, space_id: str) -> dict:
 @login_required
 def space(request, space_id: str):
     sp = space_wire(request, space_id)
+    lookup = SubjectForm(request.GET)
     subject, subject_error = None, None
-    subject_id = request.GET.get("subject", "").strip()
-    if subject_id:
-        try:
-            subject = call(
-                principal_of(request),
-                "memory.subjects.get",
-                {"space_id": space_id, "subject_id": subject_id},
-            )["subject"]
-        except WireError as err:
-            subject_error = describe(err)
+    body = lookup.wire(space_id)
+    if body is not None:
+        answer, err = attempt(request, PORT.subjects_get, body)
+        subject = answer["subject"] if answer else None
+        subject_error = describe(err) if err else None
     return render(
         request,
         "reviews/space.html",
@@ -42,7 +37,7 @@ def space(request, space_id: str):
             "space_id": space_id,
             "space": sp,
             "subject": subject,
-            "subject_id": subject_id,
+            "subject_id": lookup.value(),
             "subject_error": subject_error,
         },
     )
@@ -58,20 +53,21 @@ def pending(request, space_id: str):
     )
 
 
-def _report(request, result, done: str) -> None:
+def _report(request, result: Result, done: str) -> None:
     if result.ok:
         messages.success(request, done)
     else:
-        messages.error(request, describe(result.error))
+        messages.error(request, describe(result.refusal))
 
 
 @login_required
 @require_POST
 def freeze(request, space_id: str):
-    body = {"space_id": space_id, **ReasonForm.member_of(request.POST)}
+    form = FreezeForm(request.POST)
+    form.is_valid()  # the reason is optional, and a long one is cut, never refused
     _report(
         request,
-        act(request, "memory.spaces.freeze", body),
+        act(request, PORT.spaces_freeze, form.wire(space_id)),
         "Space frozen: it accepts no change until unfrozen.",
     )
     return redirect("reviews:space", space_id)
@@ -81,7 +77,9 @@ def freeze(request, space_id: str):
 @require_POST
 def unfreeze(request, space_id: str):
     _report(
-        request, act(request, "memory.spaces.unfreeze", {"space_id": space_id}), "Space unfrozen."
+        request,
+        act(request, PORT.spaces_unfreeze, t.SpacesUnfreezeRequest(space_id=space_id)),
+        "Space unfrozen.",
     )
     return redirect("reviews:space", space_id)
 
@@ -89,25 +87,23 @@ def unfreeze(request, space_id: str):
 @login_required
 @require_POST
 def fence(request, space_id: str):
+    form = FenceForm(request.POST)
     subject_id = request.POST.get("subject_id", "").strip()
-    body = {
-        "space_id": space_id,
-        "subject_id": subject_id,
-        "action": request.POST.get("action", ""),
-    }
-    if request.POST.get("context_id", "").strip():
-        body["context_id"] = request.POST["context_id"].strip()
-    body.update(ReasonForm.member_of(request.POST))
-    if body["action"] == "archive" and not request.POST.get("confirmed"):
+    back = reverse("reviews:space", args=[space_id]) + "?" + _q(subject_id)
+    if not form.is_valid():
+        messages.error(request, f"{first_error(form)} Nothing changed.")
+        return redirect(back)
+    body = form.wire(space_id)
+    if body["action"] == "archive" and not form.cleaned_data["confirmed"]:
         messages.error(request, "Tick the box to archive: archiving is terminal. Nothing changed.")
-        return redirect(reverse("reviews:space", args=[space_id]) + "?" + _q(subject_id))
+        return redirect(back)
     what = f"context {body['context_id']} of " if "context_id" in body else ""
     _report(
         request,
-        act(request, "memory.subjects.fence", body),
-        f"Done: {body['action']} {what}subject {subject_id}.",
+        act(request, PORT.subjects_fence, body),
+        f"Done: {body['action']} {what}subject {body['subject_id']}.",
     )
-    return redirect(reverse("reviews:space", args=[space_id]) + "?" + _q(subject_id))
+    return redirect(back)
 
 
 def _q(subject_id: str) -> str:

@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FORM_LIMIT = 256 * 1024
 IMPORT_LIMIT = 2 * 1024 * 1024
 WIRE_LIMIT = 1_048_576
+BYTE_BUDGET = 8 * WIRE_LIMIT  # limits.max_request_bytes_per_min (test_byte_budget.py)
 
 
 def free_port() -> int:
@@ -50,6 +51,7 @@ def server(tmp_path):
     env = worker_env(
         SPOKE_MEMORY_MAX_FORM_BYTES=str(FORM_LIMIT),
         SPOKE_MEMORY_MAX_IMPORT_UPLOAD_BYTES=str(IMPORT_LIMIT),
+        SPOKE_MEMORY_MAX_REQUEST_BYTES_PER_MIN=str(BYTE_BUDGET),
         WEB_CONCURRENCY="1",
     )
     log = (tmp_path / "gunicorn.log").open("w")
@@ -175,4 +177,38 @@ def test_a_413_on_v1_keeps_the_keep_alive_connection(server):
         assert response.status == 200, described
         assert connection.sock is sock  # the same connection: not closed, not reopened
         assert described["provider"]["limits"]["max_request_bytes"] == WIRE_LIMIT
+    connection.close()
+
+
+def test_a_429_of_the_byte_budget_keeps_the_keep_alive_connection(server):
+    """A principal over its byte budget is refused before its body is parsed (the body is read
+    and discarded), and its keep-alive connection carries the next request; another principal
+    is not affected."""
+    make_space("s1")
+    who, other = make_persona("client"), make_persona("other")
+    connection = http.client.HTTPConnection("127.0.0.1", server, timeout=60)
+
+    def post(persona, body: bytes) -> tuple[int, dict]:
+        headers = {"Authorization": f"Bearer {persona.token}", "Content-Type": "application/json"}
+        connection.request("POST", "/v1/ops/memory.describe", body=body, headers=headers)
+        response = connection.getresponse()
+        assert not response.will_close
+        answer = json.loads(response.read())
+        if response.status == 429:
+            assert 1 <= int(response.headers["Retry-After"]) <= 60
+        return response.status, answer
+
+    invalid = json.dumps({"pad": "a" * (WIRE_LIMIT - 100)}).encode()  # refused: 16x its size
+    status, answer = post(who, invalid)
+    assert (status, answer["error"]["code"]) == (400, "invalid_input")
+    sock = connection.sock
+    for body in (invalid, b"{}"):
+        status, answer = post(who, body)
+        assert (status, answer["error"]["code"]) == (429, "rate_limited")
+        assert connection.sock is sock  # the same connection: not closed, not reopened
+    status, answer = post(other, b"{}")
+    assert (
+        status == 200 and answer["provider"]["limits"]["max_request_bytes_per_min"] == BYTE_BUDGET
+    )
+    assert connection.sock is sock
     connection.close()

@@ -8,6 +8,7 @@ has its own app. The MCP endpoint itself is tested end to end in test_tools.py."
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import threading
 from collections.abc import Callable
@@ -15,6 +16,29 @@ from collections.abc import Callable
 import pytest
 
 from memory.mcp.bridge import current, per_thread
+
+
+def in_own_thread(test: Callable) -> Callable:
+    """Run the test in a thread of its own, as a web thread is: no event loop runs there (in the
+    suite's main thread, the browser tests' Playwright leaves one running)."""
+
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        failure: list[BaseException] = []
+
+        def body() -> None:
+            try:
+                test(*args, **kwargs)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
+                failure.append(exc)
+
+        thread = threading.Thread(target=body)
+        thread.start()
+        thread.join()
+        if failure:
+            raise failure[0]
+
+    return run
 
 
 def environ(body: bytes = b"", path: str = "/mcp/s1", **headers: str) -> dict:
@@ -55,6 +79,7 @@ async def respond(send, status: int = 200, body: bytes = b"ok", more: bool = Fal
     await send({"type": "http.response.body", "body": body, "more_body": more})
 
 
+@in_own_thread
 def test_sync_work_runs_in_the_web_thread_with_no_loop_running():
     seen: dict = {}
 
@@ -88,6 +113,7 @@ def test_sync_work_runs_in_the_web_thread_with_no_loop_running():
     assert current() is None  # only while a request is served
 
 
+@in_own_thread
 def test_the_scope_and_body_arrive_whole_and_the_end_only_after_the_answer():
     events: list = []
 
@@ -120,6 +146,7 @@ def test_the_scope_and_body_arrive_whole_and_the_end_only_after_the_answer():
     ]
 
 
+@in_own_thread
 def test_a_streamed_answer_reaches_the_server_chunk_by_chunk():
     progress: list[str] = []
 
@@ -136,6 +163,7 @@ def test_a_streamed_answer_reaches_the_server_chunk_by_chunk():
             assert progress[-1] == f"sent {n}"  # handed over before the next was made
 
 
+@in_own_thread
 def test_a_client_that_leaves_mid_answer_cancels_the_app():
     ended: list[str] = []
 
@@ -156,6 +184,7 @@ def test_a_client_that_leaves_mid_answer_cancels_the_app():
     assert current() is None
 
 
+@in_own_thread
 def test_an_apps_failure_reaches_the_wsgi_server():
     async def app(scope, receive, send):
         raise RuntimeError("broken app")
@@ -164,6 +193,7 @@ def test_an_apps_failure_reaches_the_wsgi_server():
         answer(per_thread(lambda: app), environ())
 
 
+@in_own_thread
 def test_each_web_thread_has_its_own_app_and_keeps_it():
     made: list[int] = []
 

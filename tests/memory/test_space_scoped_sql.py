@@ -5,7 +5,9 @@ with every SQL statement recorded (`connection.execute_wrapper`; the import load
 statements through its `insert_rows`). A statement touching a space-scoped table without an
 equality predicate on its `space_id` (or a co-located join to one that has it, or `space_id` in an
 INSERT's column list) fails the test, unless it is one of EXCEPTIONS: the genuinely cross-space
-reads, each with its reason (the same list is in docs/scaling.md)."""
+reads, each with its reason (the same list is in docs/scaling.md). Not recorded: the job
+heartbeat thread's statements (its own connection; `memory.tasks.Heartbeat` names the space in
+each) and SQLite's paths (the layout is PostgreSQL's)."""
 
 from __future__ import annotations
 

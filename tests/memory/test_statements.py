@@ -200,6 +200,54 @@ def test_commit_tail_inserts_what_the_orm_would_save(world):
 
 
 @postgres
+def test_commit_tail_bumps_its_subjects_in_the_same_statement(world):
+    """Two subjects, then the space, then the receipt: each bump moves its revision by one as the
+    ORM's update would; a subject whose state or fences moved since the body read them stops the
+    statement before the space (NULL space_revision, no receipt, the space not bumped)."""
+    space = Space.objects.get(space_id="s1")
+    Subject.objects.create(space=space, subject_id="u2", fenced_context_ids=["c9"])
+    subjects = list(Subject.objects.filter(space=space).order_by("pk"))
+    admin, at = world["admin"].principal, now()
+    db_at = connection.ops.adapt_datetimefield_value(at)
+
+    def tail(gates):
+        receipt = Receipt(
+            space_id="s1",
+            principal=admin,
+            op="memory.records.create",
+            status=Receipt.COMMITTED,
+            payload_digest="d" * 64,
+            refs=[],
+            created_at=at,
+            completed_at=at,
+        )
+        params = []
+        for s, (state, fenced) in zip(subjects, gates, strict=True):
+            params += [db_at, s.space_id, s.pk, state, json.dumps(fenced)]
+        params += [db_at, space.pk, space.state, False]
+        params += statements.insert_values(receipt, skip="space_revision")
+        return receipt, statements.execute(statements.commit_tail(False, len(subjects)), params)
+
+    seen = [(s.state, s.fenced_context_ids) for s in subjects]
+    moved = [seen[0], (seen[1][0], [])]  # the second subject's fence moved since
+    receipt, row = tail(moved)
+    assert row == (None, subjects[0].revision + 1, None)
+    assert not Receipt.objects.filter(pk=receipt.receipt_id).exists()
+    assert Space.objects.get(pk="s1").revision == space.revision
+    moved = [(Subject.FENCED, seen[0][1]), seen[1]]  # the first one's state moved
+    receipt, row = tail(moved)
+    assert row == (None, None, None)
+    receipt, row = tail(seen)
+    bumped = subjects[0].revision + 2  # the first call bumped it (its rollback is the caller's)
+    assert row == (space.revision + 1, bumped, subjects[1].revision + 1)
+    after = {s.pk: s for s in Subject.objects.filter(space=space)}
+    assert [after[s.pk].revision for s in subjects] == [bumped, subjects[1].revision + 1]
+    assert all(after[s.pk].updated_at == at for s in subjects)
+    assert Receipt.objects.get(pk=receipt.receipt_id).space_revision == space.revision + 1
+    assert Space.objects.get(pk="s1").revision == space.revision + 1
+
+
+@postgres
 def test_space_key_share_finds_the_row_the_orm_finds(world):
     assert statements.execute(statements.space_key_share(), ["s1"]) == (1,)
     assert Space.objects.filter(pk="s1").exists()

@@ -696,6 +696,7 @@ export interface ProviderDescriptionLimits {
   max_json_depth?: number;
   max_list_items?: number;
   max_grants_per_principal?: number;
+  max_request_bytes_per_min?: number;
 }
 
 /** Identity of this provider. */

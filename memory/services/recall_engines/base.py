@@ -57,8 +57,9 @@ class LoadedRecord:
     live: bool  # not a tombstone
 
 
-# insert(model, field names, rows): one COPY on PostgreSQL, bulk_create elsewhere
-Insert = Callable[[Any, list[str], list[tuple]], None]
+# insert(model, field names, rows): one COPY on PostgreSQL (streaming the rows as they are
+# made), bulk_create elsewhere
+Insert = Callable[[Any, list[str], Iterable[tuple]], None]
 
 
 @dataclass(frozen=True)

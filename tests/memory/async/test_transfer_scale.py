@@ -22,6 +22,7 @@ from memory.models import (
 from memory.services import derived, hybrid_store, term_store
 from memory.services import transfer_load as load
 from memory.services.transfer_codec import canonical
+from memory.timeutil import parse
 from memory.wire.canonical import canonical as reference
 from tests.conftest import embedding_writer
 
@@ -354,3 +355,19 @@ def test_a_candidate_in_a_bundle_declaring_none_rejects(api, admin, sess, source
     assert receipt.failure["message"] == "The objects do not match the bundle's object_counts."
     imp = Import.objects.get(pk=import_id)
     assert imp.state == "rejected" and not Record.objects.filter(space_id="s2").exists()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "2026-12-05T01:02:03.456Z",  # the form every export writes: the C parser
+        "0001-01-01T00:00:00.000Z",
+        "9999-12-31T23:59:59.999Z",
+        "2026-12-05T01:02:03Z",  # any other form: memory.timeutil.parse
+        "2026-12-05T03:02:03.456789+02:00",
+    ],
+)
+def test_activation_reads_times_as_parse_does(value):
+    fast, reference = load._time(value), parse(value)
+    assert fast == reference and fast.utcoffset() == reference.utcoffset()
+    assert fast.microsecond == reference.microsecond and str(fast) == str(reference)

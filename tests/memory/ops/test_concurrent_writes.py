@@ -5,6 +5,7 @@ one writer); the query counts run on both."""
 
 import json
 import threading
+import time
 
 import pytest
 from django.db import connection, connections
@@ -14,6 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from memory.models import IdempotencyKey, Receipt, Record, Space, Subject
 from memory.ops.base import call
 from memory.services.operators import issue_root_grant
+from memory.wire.errors import WireError
 from tests.conftest import make_persona, make_space, requires_postgres
 
 C1 = {"scope": "context", "context_id": "c1"}
@@ -189,9 +191,10 @@ def test_records_create_takes_at_most_eight_queries():
     with CaptureQueriesContext(connection) as queries:
         answer = call(admin.principal, "memory.records.create", body)
     assert answer["receipt"]["status"] == "committed"
-    # PostgreSQL sends the space bump, receipt and key as one statement (mutation._tail); the
-    # record's engine/2 term rows are one bulk INSERT (memory/services/term_store.py)
-    limit = 7 if connection.vendor == "postgresql" else 9
+    # PostgreSQL sends the subject bump, space bump, receipt and key as one statement
+    # (mutation._tail); the record's engine/2 term rows are one bulk INSERT
+    # (memory/services/term_store.py)
+    limit = 6 if connection.vendor == "postgresql" else 9
     assert len(_statements(queries)) <= limit, "\n".join(q[:60] for q in _statements(queries))
     with CaptureQueriesContext(connection) as queries:
         again = call(admin.principal, "memory.records.create", body)
@@ -264,3 +267,102 @@ def test_coverage_with_a_subject_builds_the_orms_subject():
     assert [getattr(loaded, f) for f in fields] == [getattr(orm, f) for f in fields]
     absent = coverage_for("s1", admin.principal, now(), subject_id="nobody")
     assert absent.loaded_subject == ("nobody", None)
+
+
+HANG = 120  # seconds: not a timed assertion, only turns a hang into a failure
+
+GATE_MOVES = {
+    "subject fenced": (
+        "memory.subjects.fence",
+        {"space_id": "s1", "subject_id": "u1", "action": "fence"},
+        "SUBJECT_FENCED",
+    ),
+    "context fenced": (
+        "memory.subjects.fence",
+        {"space_id": "s1", "subject_id": "u1", "action": "fence", "context_id": "c1"},
+        "CONTEXT_FENCED",
+    ),
+    "space frozen": ("memory.spaces.freeze", {"space_id": "s1"}, "SPACE_FROZEN"),
+}
+
+
+def _backend_waits_for_a_lock(pid: int) -> bool:
+    sql = "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [pid])
+        row = cursor.fetchone()
+    return row is not None and row[0] == "Lock"
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("in_flight", [False, True], ids=["committed", "in flight"])
+@pytest.mark.parametrize("move", list(GATE_MOVES))
+def test_a_gate_moved_between_a_writes_body_and_its_commit_refuses_the_write(
+    monkeypatch, move, in_flight
+):
+    """The commit tail (on PostgreSQL one statement: subject bump, space bump, receipt, key)
+    re-checks the subject's state and fences and the space's state. A fence or freeze that
+    committed after the write's gates read them ("committed"), or that commits while the write's
+    tail waits for its row lock ("in flight"), makes the body run again and answer the gate's
+    refusal: no record, no receipt, no revision moved for the write."""
+    from memory.services import mutation
+
+    admin = _world()
+    op, body, code = GATE_MOVES[move]
+    real_commit = mutation._commit
+    write_ready, write_go, mover_ready, mover_go = (threading.Event() for _ in range(4))
+    write_pid: list[int] = []
+
+    def paused_commit(scope, req, outcome):
+        if scope.ctx.op == "memory.records.create" and not write_ready.is_set():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                write_pid.append(cursor.fetchone()[0])
+            write_ready.set()  # the body has run its gates and written; the tail is next
+            assert write_go.wait(HANG)
+        elif scope.ctx.op == op and in_flight:
+            mover_ready.set()  # the mover holds its subject or space row lock until it commits
+            assert mover_go.wait(HANG)
+        return real_commit(scope, req, outcome)
+
+    monkeypatch.setattr(mutation, "_commit", paused_commit)
+    answers: dict = {}
+
+    def run(name, op_name, request):
+        try:
+            answers[name] = call(admin.principal, op_name, request)
+        except WireError as err:
+            answers[name] = err
+        finally:
+            connection.close()
+
+    writer = threading.Thread(
+        target=run, args=("write", "memory.records.create", _create_body("late"))
+    )
+    writer.start()
+    assert write_ready.wait(HANG)
+    before = Space.objects.get(pk="s1").revision
+    mover = threading.Thread(target=run, args=("move", op, body))
+    mover.start()
+    if in_flight:
+        assert mover_ready.wait(HANG)
+        write_go.set()
+        # the write's tail waits for the mover's row lock (or the writer ended: asserted below)
+        waited = time.monotonic() + HANG
+        while writer.is_alive() and not _backend_waits_for_a_lock(write_pid[0]):
+            assert time.monotonic() < waited, "the write's tail never waited for the mover"
+            time.sleep(0.01)
+        mover_go.set()
+        mover.join(HANG)
+    else:
+        mover.join(HANG)
+        write_go.set()
+    writer.join(HANG)
+    assert not writer.is_alive() and not mover.is_alive(), "a thread hung"
+    assert "receipt" in answers["move"], answers
+    refused = answers["write"]
+    assert isinstance(refused, WireError) and refused.code == code, refused
+    assert not Record.objects.filter(text="late").exists()
+    assert not Receipt.objects.filter(op="memory.records.create").exists()
+    assert Space.objects.get(pk="s1").revision == before + 1  # the mover's bump alone
