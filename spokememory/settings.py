@@ -325,9 +325,9 @@ SPOKE_MEMORY_IMPORT_STAGING_TTL_S = env_int("SPOKE_MEMORY_IMPORT_STAGING_TTL_S",
 # What one list page may weigh (its items' JSON, bytes); a page reaching it ends early with a
 # next_cursor (docs/decisions.md). Not a wire limit: clients follow next_cursor either way.
 SPOKE_MEMORY_PAGE_BYTES = env_int("SPOKE_MEMORY_PAGE_BYTES", 1_048_576)
-# Pending work still pending after this long is re-queued (then failed) by the sweeper.
 # Judge every request with both schema validators and fail on a disagreement (the test suite).
 SPOKE_MEMORY_SCHEMA_CROSSCHECK = os.environ.get("SPOKE_MEMORY_SCHEMA_CROSSCHECK", "") == "1"
+# Pending work still pending after this long is re-queued (then failed) by the sweeper.
 SPOKE_MEMORY_JOB_TIMEOUT_S = env_int("SPOKE_MEMORY_JOB_TIMEOUT_S", 300)
 # Content writes wake the derived-copy drain (embeddings) with at most one broker message per
 # this many milliseconds per process: the first write of a burst at once, one more at the end of
