@@ -13,7 +13,9 @@ class RecordEmbedding(SpaceScoped):
     space = copied_space()
     record = models.ForeignKey("memory.Record", on_delete=models.CASCADE, related_name="embeddings")
     # The record's subject, copied so recall checks a subject's stored vectors (the newest id)
-    # with one index probe instead of a join over every vector of the subject.
+    # with one index probe instead of a join over every vector of the subject. The index holds
+    # space_id too, which that statement names as every statement does (docs/scaling.md), so
+    # the check stays index-only (0018: with (subject, id) alone it read the table).
     subject = models.ForeignKey(
         "memory.Subject", on_delete=models.CASCADE, related_name="+", db_index=False
     )
@@ -28,7 +30,9 @@ class RecordEmbedding(SpaceScoped):
                 fields=["record", "revision", "model_id", "space"], name="record_embedding_unique"
             ),
         ]
-        indexes = [models.Index(fields=["subject", "id"], name="record_embedding_subject")]
+        indexes = [
+            models.Index(fields=["subject", "space", "id"], name="record_embedding_subject_space")
+        ]
 
     def __str__(self) -> str:
         return f"{self.record_id}@{self.revision}"

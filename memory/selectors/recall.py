@@ -93,7 +93,7 @@ def eligible_pks(eligible: QuerySet, flt: ReadFilter, ids: list[str]) -> list[tu
 
 def vector_marker(subject: Subject) -> tuple[int, int]:
     """The count and newest id of the subject's stored vectors, of every model (one index-only
-    range of record_embedding_subject, no join)."""
+    range of record_embedding_subject_space, no join)."""
     stored = RecordEmbedding.objects.filter(space_id=subject.space_id, subject=subject).aggregate(
         n=Count("pk"), newest=Max("pk")
     )
