@@ -30,20 +30,57 @@ TUNE, HELD = {0, 1, 2}, {3, 4}
 VARIANTS = ("turn", "previous+turn", "date+turn")
 
 
-def _embed(model: str, texts: list[str], tag: str):
+def cached_embed(cache: Path, prefix: str, model: str, texts: list[str], tag: str):
+    """The model's vectors of `texts`, kept as `<cache>/<prefix>-<key>.npy` (key: the model, the
+    tag and the texts), so a second run embeds nothing."""
     import numpy as np
 
     from memory.engine import embed
 
     key = hashlib.sha256((model + "\0" + tag + "\0" + "\n".join(texts)).encode()).hexdigest()[:16]
-    cache = ROOT / "var" / f"tune3-{key}.npy"
-    if cache.exists():
-        return np.load(cache)
+    path = cache / f"{prefix}-{key}.npy"
+    if path.exists():
+        return np.load(path)
     embed.configure(embed.Config(model=model))
     vectors = embed.embed(texts)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    np.save(cache, vectors)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors)
     return vectors
+
+
+def _embed(model: str, texts: list[str], tag: str):
+    return cached_embed(ROOT / "var", "tune3", model, texts, tag)
+
+
+def score(questions: list[list[tuple[str, set[str], int]]], ranked_of) -> dict:
+    """recall@10 (percent) per (split, category), category 0 = all: `questions` per conversation
+    as (question, evidence ids, category); `ranked_of(conversation, question)` the ids ranked,
+    best first."""
+    sums: dict[tuple[str, int], list[float]] = {}
+    for ci, qas in enumerate(questions):
+        split = "tune" if ci in TUNE else "held"
+        for qi, (_, evidence, category) in enumerate(qas):
+            got = set(ranked_of(ci, qi)[:10])
+            r = len(evidence & got) / len(evidence)
+            for key in ((split, 0), ("all", 0), (split, category), ("all", category)):
+                cell = sums.setdefault(key, [0.0, 0])
+                cell[0] += r
+                cell[1] += 1
+    return {k: 100 * v[0] / v[1] for k, v in sums.items()}
+
+
+def print_table(rows: list[tuple[str, dict]]) -> None:
+    print(
+        "| candidate | tuning (1–3) | held out (4–5) | all five | held-out multi-hop | "
+        "temporal | open-domain | single-hop |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for name, s in rows:
+        print(
+            f"| {name} | {s[('tune', 0)]:.1f} | {s[('held', 0)]:.1f} | {s[('all', 0)]:.1f} | "
+            + " | ".join(f"{s.get(('held', c), float('nan')):.1f}" for c in (1, 2, 3, 4))
+            + " |"
+        )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -90,20 +127,12 @@ def main(argv: list[str] | None = None) -> None:
             [[(r.record_id, r.score) for r in lexical.rank(docs, q)] for q, _, _ in qas]
         )
 
-    def score(fused_of) -> dict:
-        sums: dict[tuple[str, int], list[float]] = {}
-        for ci, (_, qas) in enumerate(convs):
-            split = "tune" if ci in TUNE else "held"
-            for qi, (_, evidence, category) in enumerate(qas):
-                got = {rid for rid, _ in fused_of(ci, qi)[:10]}
-                r = len(evidence & got) / len(evidence)
-                for key in ((split, 0), ("all", 0), (split, category), ("all", category)):
-                    cell = sums.setdefault(key, [0.0, 0])
-                    cell[0] += r
-                    cell[1] += 1
-        return {k: 100 * v[0] / v[1] for k, v in sums.items()}
+    questions_of = [qas for _, qas in convs]
 
-    rows = [("engine/2 alone", score(lambda ci, qi: lexical_rankings[ci][qi]))]
+    def scored(fused_of) -> dict:
+        return score(questions_of, lambda ci, qi: [rid for rid, _ in fused_of(ci, qi)])
+
+    rows = [("engine/2 alone", scored(lambda ci, qi: lexical_rankings[ci][qi]))]
     for model in models:
         questions = [q for _, qas in convs for q, _, _ in qas]
         qvecs = _embed(model, questions, "questions")
@@ -127,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
                 rows.append(
                     (
                         f"{name}, {variant}, RRF k={k}",
-                        score(
+                        scored(
                             lambda ci, qi, k=k, cosine=cosine: hybrid.fuse(
                                 lexical_rankings[ci][qi][:100], cosine[ci][qi], k=k
                             )
@@ -135,17 +164,7 @@ def main(argv: list[str] | None = None) -> None:
                     )
                 )
             print(f"  {name} {variant} done", file=sys.stderr)
-    print(
-        "| candidate | tuning (1–3) | held out (4–5) | all five | held-out multi-hop | "
-        "temporal | open-domain | single-hop |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    for name, s in rows:
-        print(
-            f"| {name} | {s[('tune', 0)]:.1f} | {s[('held', 0)]:.1f} | {s[('all', 0)]:.1f} | "
-            + " | ".join(f"{s.get(('held', c), float('nan')):.1f}" for c in (1, 2, 3, 4))
-            + " |"
-        )
+    print_table(rows)
 
 
 if __name__ == "__main__":

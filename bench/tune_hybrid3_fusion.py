@@ -32,8 +32,8 @@ from collections import Counter
 from pathlib import Path
 
 from bench.locomo import DEFAULT_DATA, evidence_of, turns_of
+from bench.tune_hybrid3 import cached_embed, print_table, score
 
-TUNE, HELD = (0, 1, 2), (3, 4)
 QUESTION_WORDS = frozenset(
     "kind type sort mention mentioned likely think thing things go went get got much many ever "
     "also recently one would could might favorite favourite name names".split()
@@ -43,19 +43,7 @@ PROMPT = "Represent this question for searching relevant conversation turns: "
 
 
 def _embed(cache: Path, model: str, texts: list[str], tag: str):
-    import numpy as np
-
-    from memory.engine import embed
-
-    key = hashlib.sha256((model + "\0" + tag + "\0" + "\n".join(texts)).encode()).hexdigest()[:16]
-    path = cache / f"tune3f-{key}.npy"
-    if path.exists():
-        return np.load(path)
-    embed.configure(embed.Config(model=model))
-    vectors = embed.embed(texts)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.save(path, vectors)
-    return vectors
+    return cached_embed(cache, "tune3f", model, texts, tag)
 
 
 def strip_question(q: str) -> str:
@@ -167,18 +155,10 @@ def main(argv: list[str] | None = None) -> None:
             got = sorted(((turns[i][0], s) for i, s in got), key=lambda x: (-x[1], x[0]))
             assert got == want, q
 
-    def score(ranked_of) -> dict:
-        sums: dict[tuple[str, int], list[float]] = {}
-        for ci, (_, qas, _) in enumerate(convs):
-            split = "tune" if ci in TUNE else "held"
-            for qi, (_, evidence, category) in enumerate(qas):
-                got = set(ranked_of(ci, qi)[:10])
-                r = len(evidence & got) / len(evidence)
-                for key in ((split, 0), ("all", 0), (split, category), ("all", category)):
-                    cell = sums.setdefault(key, [0.0, 0])
-                    cell[0] += r
-                    cell[1] += 1
-        return {k: 100 * v[0] / v[1] for k, v in sums.items()}
+    questions_of = [qas for _, qas, _ in convs]
+
+    def scored(ranked_of) -> dict:
+        return score(questions_of, ranked_of)
 
     # ---- lexical variants: (name) -> per conv, per question: [(dia_id, score)] best first
     def lexical_variant(k1=1.2, b=0.75, whole=False, drop=frozenset(), names=False, rm=None):
@@ -227,7 +207,7 @@ def main(argv: list[str] | None = None) -> None:
 
     rows: list[tuple[str, dict]] = []
     lex_scores = {
-        name: score(lambda ci, qi, v=v: [d for d, _ in v[ci][qi]]) for name, v in lex_grid.items()
+        name: scored(lambda ci, qi, v=v: [d for d, _ in v[ci][qi]]) for name, v in lex_grid.items()
     }
     best_lex = max(lex_scores, key=lambda n: lex_scores[n][("tune", 0)])
     for name in ("engine/2", best_lex, "whole-subject idf", "question words out"):
@@ -299,7 +279,7 @@ def main(argv: list[str] | None = None) -> None:
         base_sims = results[(mname, "question")]
 
         def grid_row(label, lexv, sims, fuser):
-            s = score(lambda ci, qi: fuser(lexv[ci][qi], sims[ci][qi]))
+            s = scored(lambda ci, qi: fuser(lexv[ci][qi], sims[ci][qi]))
             return label, s
 
         cands: list[tuple[str, dict]] = []
@@ -416,11 +396,11 @@ def main(argv: list[str] | None = None) -> None:
                     out[d] = v + beta * sum(val.get(x, 0.0) for x in nb)
                 return [d for d, _ in sorted(out.items(), key=lambda x: (-x[1], x[0]))]
 
-            rows.append((f"{mname}: best CombSUM + neighbour smoothing β={beta}", score(smooth)))
+            rows.append((f"{mname}: best CombSUM + neighbour smoothing β={beta}", scored(smooth)))
         results[(mname, "grids")] = (cands, sums, lexrows)
         # the product's shape: lexical head 100 (as hybrid/2), cosine floor 0.2, min-max
         for a, sn in itertools.product(FINE_ALPHAS, (50, 100, 200)):
-            fine.setdefault((a, sn), {})[mname] = score(
+            fine.setdefault((a, sn), {})[mname] = scored(
                 lambda ci, qi, a=a, sn=sn: fuse_sum(
                     e2[ci][qi], sem_cut(base_sims[ci][qi], sn, 0.2), a, "minmax", 100
                 )
@@ -459,17 +439,7 @@ def main(argv: list[str] | None = None) -> None:
         ),
         file=sys.stderr,
     )
-    print(
-        "| candidate | tuning (1–3) | held out (4–5) | all five | held-out multi-hop | "
-        "temporal | open-domain | single-hop |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    for name, s in rows:
-        print(
-            f"| {name} | {s[('tune', 0)]:.1f} | {s[('held', 0)]:.1f} | {s[('all', 0)]:.1f} | "
-            + " | ".join(f"{s.get(('held', c), float('nan')):.1f}" for c in (1, 2, 3, 4))
-            + " |"
-        )
+    print_table(rows)
     if args.out:
         dump = {}
         for key, val in results.items():

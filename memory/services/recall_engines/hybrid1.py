@@ -3,6 +3,8 @@ cosine ranking of the configured embedding model's vectors (memory.engine.hybrid
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from memory.engine import rank
 from memory.services import hybrid_store, term_store
 from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
@@ -22,14 +24,27 @@ def hybrid1_ranking(q: RecallQuery) -> Ranking:
     return Ranking(ranked, lexical.pks, len(ranked))  # with terms, every match was ranked
 
 
-ENGINE = register(
-    Engine(
-        version="hybrid/1",
-        rank=hybrid1_ranking,
-        summary="engine/1 fused with a cosine ranking over sentence embeddings (RRF k = 10)",
-        copies=(term_store.TERMS, hybrid_store.VECTORS),
-        needs=hybrid_store.needs,
-        describe=hybrid_store.describe,
-        embedder=True,
+def register_embedder(
+    version: str, ranking: Callable[[RecallQuery], Ranking], summary: str
+) -> Engine:
+    """Register a hybrid engine (hybrid/1, hybrid/2, hybrid/3): it keeps the term rows and the
+    vectors of the configured embedding model, needs the semantic extra, and names that model
+    in `memory.describe`."""
+    return register(
+        Engine(
+            version=version,
+            rank=ranking,
+            summary=summary,
+            copies=(term_store.TERMS, hybrid_store.VECTORS),
+            needs=hybrid_store.needs,
+            describe=hybrid_store.describe,
+            embedder=True,
+        )
     )
+
+
+ENGINE = register_embedder(
+    "hybrid/1",
+    hybrid1_ranking,
+    "engine/1 fused with a cosine ranking over sentence embeddings (RRF k = 10)",
 )

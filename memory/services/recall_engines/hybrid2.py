@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from memory.engine import hybrid2, lexicon, rank
-from memory.services import hybrid_store, term_store
-from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
+from memory.services import hybrid_store
+from memory.services.recall_engines.base import Ranking, RecallQuery
 from memory.services.recall_engines.engine2 import lexical_head
-from memory.services.recall_engines.registry import register
+from memory.services.recall_engines.hybrid1 import register_embedder
 
 
 def fused_ranking(
@@ -57,14 +57,8 @@ def hybrid2_ranking(q: RecallQuery) -> Ranking:
     )
 
 
-ENGINE = register(
-    Engine(
-        version="hybrid/2",
-        rank=hybrid2_ranking,
-        summary="engine/2's head fused with a cosine ranking over sentence embeddings (RRF k = 2)",
-        copies=(term_store.TERMS, hybrid_store.VECTORS),
-        needs=hybrid_store.needs,
-        describe=hybrid_store.describe,
-        embedder=True,
-    )
+ENGINE = register_embedder(
+    "hybrid/2",
+    hybrid2_ranking,
+    "engine/2's head fused with a cosine ranking over sentence embeddings (RRF k = 2)",
 )

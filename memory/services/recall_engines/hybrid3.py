@@ -6,10 +6,9 @@ switching between the two needs no re-indexing."""
 from __future__ import annotations
 
 from memory.engine import hybrid3
-from memory.services import hybrid_store, term_store
-from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
+from memory.services.recall_engines.base import Ranking, RecallQuery
+from memory.services.recall_engines.hybrid1 import register_embedder
 from memory.services.recall_engines.hybrid2 import fused_ranking
-from memory.services.recall_engines.registry import register
 
 
 def hybrid3_ranking(q: RecallQuery) -> Ranking:
@@ -22,17 +21,9 @@ def hybrid3_ranking(q: RecallQuery) -> Ranking:
     )
 
 
-ENGINE = register(
-    Engine(
-        version="hybrid/3",
-        rank=hybrid3_ranking,
-        summary=(
-            "engine/2's head and a cosine ranking over sentence embeddings, fused by min-max "
-            "normalised scores and a weighted sum (CombSUM)"
-        ),
-        copies=(term_store.TERMS, hybrid_store.VECTORS),
-        needs=hybrid_store.needs,
-        describe=hybrid_store.describe,
-        embedder=True,
-    )
+ENGINE = register_embedder(
+    "hybrid/3",
+    hybrid3_ranking,
+    "engine/2's head and a cosine ranking over sentence embeddings, fused by min-max "
+    "normalised scores and a weighted sum (CombSUM)",
 )
