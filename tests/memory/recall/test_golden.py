@@ -3,7 +3,8 @@ engines became plug-ins (issue 27), and hybrid/3 as it did when it was added: a 
 (fixed ids, texts, times, placements, cognition), fixed requests, and the answers the code
 before the change gave, stored in `golden/answers.json` (written by running this file on that
 code with SPOKE_GOLDEN_WRITE=path; hybrid/3's entries were added by the same run on the code
-that introduced it, every older entry unchanged).
+that introduced it, every older entry unchanged; its scores may differ by one unit in the sixth
+decimal across CPUs, see `_within_last_digit`).
 
 Run on both databases; the hybrid engines need the semantic extra (they skip without it)."""
 
@@ -202,4 +203,24 @@ def test_engine_1_to_hybrid_2_answers_are_unchanged(settings, api, admin, space)
     assert set(got) <= set(expected)
     assert len(got) >= len(expected) // 2  # the lexical half at least
     for key, answer in got.items():
-        assert answer == expected[key], key
+        if key.startswith("hybrid/3"):
+            answer, want = _within_last_digit(answer, expected[key])
+        else:
+            want = expected[key]
+        assert answer == want, key
+
+
+def _within_last_digit(answer: dict, expected: dict) -> tuple[dict, dict]:
+    """hybrid/3 fuses the cosines themselves (hybrid/1 and hybrid/2 only their ranks), and the
+    sentence model's forward pass is not bit-identical across CPU instruction sets (the same
+    torch build gives 0.213515 on one machine and 0.213516 on another for the same rounded
+    fusion). Ids, ranks, counts and truncation must be equal; a score may differ by one unit in
+    its sixth decimal, no more."""
+    if len(answer["results"]) != len(expected["results"]):
+        return answer, expected
+    results = []
+    for (rid, score, rank), (_, want, _) in zip(
+        answer["results"], expected["results"], strict=True
+    ):
+        results.append([rid, want if abs(score - want) <= 1.000001e-6 else score, rank])
+    return {**answer, "results": results}, expected
