@@ -5,11 +5,21 @@ counter), then LoCoMo questions asked through `memory.recall` (max_records 10) o
 (`--engines`, default engine/1 hybrid/1 engine/2 hybrid/2): p50/p95 of whole calls, plus the parts
 the hybrid engines add (query embedding, cosine over the subject's vectors), and the floor of the
 same run: `memory.records.get` of records of the same subject, through the same `call()`. Records are loaded with the record write service in batches (the derived-copy
-writer embeds each batch), not one op call each: loading is not what is measured."""
+writer embeds each batch), not one op call each: loading is not what is measured.
+
+With `--worker-embed N` the product's own Celery worker (bench._live, started as `make run`
+starts it) makes the vectors of the last N records their writes queued, the others getting
+seeded random vectors of the model's dimension: the bench times the drain (index time per
+1,000 records through the worker, at this subject size), reads the worker's memory, and asks
+the questions only once the backlog (what /readyz shows as `embedding_backlog`) is 0.
+`--reembed-model SPEC` then restarts the worker with another model, as an operator changing
+`SPOKE_MEMORY_EMBED_MODEL` does, and counts the records it re-embeds per second for
+`--reembed-seconds`."""
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import time
@@ -57,22 +67,79 @@ def load(
     return time.perf_counter() - t0
 
 
-def random_vectors(space_id: str, subject_id: str) -> None:
+def random_vectors(space_id: str, subject_id: str, leave: int = 0) -> None:
+    """Seeded random unit vectors of the configured model's dimension for the subject's records,
+    but the last `leave` (by pk), which keep their place in the embedding backlog; the others
+    leave it."""
     import numpy as np
 
     from memory.engine import embed
-    from memory.models import Record
+    from memory.models import PendingEmbedding, Record
     from memory.services.hybrid_store import store_vectors
 
     rng = np.random.default_rng(20261204)
     rows = list(
-        Record.objects.filter(space_id=space_id, subject__subject_id=subject_id).only(
-            "pk", "subject_id", "revision"
-        )
+        Record.objects.filter(space_id=space_id, subject__subject_id=subject_id)
+        .order_by("pk")
+        .only("pk", "space_id", "subject_id", "revision")
     )
-    vectors = rng.standard_normal((len(rows), embed.DIM)).astype(np.float32)
+    rows = rows[: len(rows) - leave]
+    dim = embed.embed(["the model's dimension"]).shape[1]
+    vectors = rng.standard_normal((len(rows), dim)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    store_vectors(rows, vectors)
+    for start in range(0, len(rows), 2000):
+        store_vectors(rows[start : start + 2000], vectors[start : start + 2000])
+        PendingEmbedding.objects.filter(
+            space_id=space_id, record_id__in=[r.pk for r in rows[start : start + 2000]]
+        ).delete()
+
+
+def backlog_rate(samples: list[tuple[float, int]]) -> tuple[float, float]:
+    """(records per second, seconds before the backlog first fell) from (time, backlog) samples
+    taken from the worker's start. The rate is counted from the first fall to the last, batch
+    to batch, so the worker's start and model load are not in it."""
+    drops = [b for a, b in itertools.pairwise(samples) if b[1] < a[1]]
+    if len(drops) < 2:
+        return float("nan"), float("nan")
+    rate = (drops[0][1] - drops[-1][1]) / (drops[-1][0] - drops[0][0])
+    return rate, drops[0][0] - samples[0][0]
+
+
+def poll_backlog(
+    seconds: float, until_zero: bool, until_some: bool = False
+) -> list[tuple[float, int]]:
+    """(time, backlog) every half second: the count /readyz shows as `embedding_backlog`."""
+    from memory.services import hybrid_store
+
+    samples = [(time.monotonic(), hybrid_store.backlog())]
+    deadline = samples[0][0] + seconds
+    while time.monotonic() < deadline:
+        if (until_zero and samples[-1][1] == 0) or (until_some and samples[-1][1] > 0):
+            break
+        time.sleep(0.5)
+        samples.append((time.monotonic(), hybrid_store.backlog()))
+    return samples
+
+
+def worker_env(embed_model: str) -> dict[str, str]:
+    import os
+
+    from django.db import connection
+
+    from bench import _live
+
+    db = connection.settings_dict
+    if connection.vendor == "postgresql":
+        url = f"postgres://{db.get('USER') or 'postgres'}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+        if db.get("PASSWORD"):
+            url = url.replace("@", f":{db['PASSWORD']}@", 1)
+    else:
+        url = f"sqlite:///{db['NAME']}"
+    return _live.product_env(
+        url,
+        SPOKE_MEMORY_ENGINE=os.environ["SPOKE_MEMORY_ENGINE"],  # the engine the bench started on
+        SPOKE_MEMORY_EMBED_MODEL=embed_model,
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -90,14 +157,29 @@ def main(argv: list[str] | None = None) -> None:
         help="load without embedding, then store seeded random unit vectors (latency only: "
         "the cosine pass and the queries cost the same whatever the vectors hold)",
     )
+    parser.add_argument(
+        "--embed-model", default="", help="SPOKE_MEMORY_EMBED_MODEL (default: the bundled model)"
+    )
+    parser.add_argument(
+        "--worker-embed",
+        type=int,
+        default=0,
+        help="the product's worker embeds the last N records (the rest: random vectors)",
+    )
+    parser.add_argument("--reembed-model", default=None, help="then change the model to this")
+    parser.add_argument("--reembed-seconds", type=float, default=60.0)
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args(argv)
+    if args.embed_model:
+        import os
+
+        os.environ["SPOKE_MEMORY_EMBED_MODEL"] = args.embed_model
     hybrid_too = any(e.startswith("hybrid/") for e in args.engines)
-    embed_on_load = hybrid_too and not args.random_vectors
+    embed_on_load = hybrid_too and (args.worker_embed > 0 or not args.random_vectors)
     # A hybrid engine at start-up registers the embedding writer, so the load embeds too.
     django_on(
         fresh_database(args.database_url, "bench-hybrid-latency"),
-        "hybrid/2" if embed_on_load else "engine/2",
+        next(e for e in args.engines if e.startswith("hybrid/")) if embed_on_load else "engine/2",
     )
     from django.conf import settings
     from django.db import connection
@@ -114,7 +196,34 @@ def main(argv: list[str] | None = None) -> None:
     questions = [qa["question"] for s in samples for qa in s["qa"]][: args.queries]
     principal = space_with_admin("latency")
     load_s = load(principal, "latency", "u1", texts, args.records)
-    if hybrid_too and args.random_vectors:
+    notes: list[str] = []
+    if args.worker_embed:
+        from bench import _live
+
+        random_vectors("latency", "u1", leave=args.worker_embed)
+        queued = hybrid_store.backlog()
+        from memory.tasks import drain_derived
+
+        worker = _live.Worker(worker_env(args.embed_model), _live.LOGS / "latency-worker.log")
+        try:
+            drain_derived.delay()  # the writes' own wake-ups are queued too; this is the sweep's
+            samples = poll_backlog(600.0, until_zero=True)
+            memory = worker.memory_mb()
+        finally:
+            worker.stop()
+        if samples[-1][1]:
+            raise SystemExit(f"the worker left {samples[-1][1]} records unembedded")
+        rate, start_up = backlog_rate(samples)
+        notes.append(
+            f"The product's worker embedded the last {queued} records (the others: random "
+            f"vectors) in {samples[-1][0] - samples[0][0]:.0f} s from its start ({start_up:.0f} s "
+            f"to start and load the model): {rate:.1f} records/s, **{1000 / rate:.0f} s per "
+            f"1,000 records**. Worker memory at the end: pool child RSS "
+            f"{memory.get('child_rss', 0):.0f} MiB (peak {memory.get('child_peak', 0):.0f}), "
+            f"all its processes {memory.get('all_rss', 0):.0f} MiB. Questions asked after the "
+            "backlog was 0, the worker stopped."
+        )
+    elif hybrid_too and args.random_vectors:
         random_vectors("latency", "u1")
     elif embed_on_load:
         # The writes queued their vectors (a worker embeds them after commit in the provider);
@@ -181,8 +290,35 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.records} records in one subject ({connection.vendor}); loaded"
         + (" (random vectors)" if args.random_vectors else " and embedded")
         + " in "
-        f"{load_s:.0f} s; {len(questions)} LoCoMo questions, max_records 10.",
+        f"{load_s:.0f} s; {len(questions)} LoCoMo questions, max_records 10. Embedding model: "
+        f"{embed.identity().name} ({embed.identity().digest[:19]}…).",
+        *notes,
     ]
+    if args.reembed_model is not None:
+        from bench import _live
+        from memory.tasks import drain_derived
+
+        worker = _live.Worker(worker_env(args.reembed_model), _live.LOGS / "reembed-worker.log")
+        try:
+            drain_derived.delay()  # what the beat sweep does every 30 s
+            # the worker first queues every live record without a vector of the new model
+            waited = poll_backlog(120.0, until_zero=False, until_some=True)
+            samples = waited + poll_backlog(args.reembed_seconds, until_zero=False)
+            peak = max(samples, key=lambda s: s[1])
+            after = [s for s in samples if s[0] >= peak[0]]
+            rate, _ = backlog_rate(after)
+            done = peak[1] - after[-1][1]
+            memory = worker.memory_mb()
+        finally:
+            worker.stop()
+        name = args.reembed_model or "the bundled all-MiniLM-L6-v2"
+        lines.append(
+            f"Model changed to {name}: the worker queued {peak[1]} live records and re-embedded "
+            f"{done} of them in the next {after[-1][0] - after[0][0]:.0f} s (model load included): "
+            f"**{rate:.1f} records/s** batch to batch ({after[-1][1]} left when the bench stopped "
+            "it; pool child RSS "
+            f"{memory.get('child_rss', 0):.0f} MiB)."
+        )
     text = "\n".join(lines)
     print(text)
     if args.write_docs:

@@ -299,7 +299,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--write-docs", action="store_true", help=f"write the table into {DOCS.name}"
     )
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="through the running product (bench.locomo_live): the web server and a Celery "
+        "worker making the embeddings, writes and questions over HTTP, questions asked once "
+        "/readyz shows no embedding backlog; one engine (--engines ONE, default the product's)",
+    )
+    parser.add_argument("--ks", default="5,10,20", help="max_records asked (--live: default 10)")
+    parser.add_argument(
+        "--clients", type=int, default=2, help="--live: conversations written at once"
+    )
+    parser.add_argument(
+        "--drain-timeout", type=float, default=600.0, help="--live: seconds to wait for the backlog"
+    )
     args = parser.parse_args(argv)
+    if args.live:
+        live(args)
+        return
     # Ingest with a hybrid engine set, so the derived-copy writer queues each record's vector.
     if args.embed_model:
         os.environ["SPOKE_MEMORY_EMBED_MODEL"] = args.embed_model
@@ -329,6 +346,30 @@ def main(argv: list[str] | None = None) -> None:
         if args.database_url:
             command += f" --database-url {public_url(args.database_url)}"  # no credentials
         write_docs(text, command, connection.vendor)
+
+
+def live(args: argparse.Namespace) -> None:
+    from bench import locomo_live
+
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    if args.engines == ",".join(ENGINES):
+        engines = []
+    if len(engines) > 1:
+        raise SystemExit("--live asks one engine: the product's default, or --engines ONE")
+    engine = engines[0] if engines else ""
+    ks = tuple(int(k) for k in args.ks.split(",")) if args.ks != "5,10,20" else (10,)
+    only = tuple(int(n) for n in args.conversations.split(",") if n.strip()) or None
+    url = fresh_database(args.database_url, "bench-locomo-live")
+    from memory.engine import embed
+
+    django_on(url, engine or embed.default_engine())
+    t0 = time.monotonic()
+    tally, facts = locomo_live.run_live(
+        args.data, url, only, args.embed_model, engine, ks, args.clients, args.drain_timeout
+    )
+    text = locomo_live.table(tally, facts, ks)
+    print(text)
+    print(f"whole run: {time.monotonic() - t0:.0f} s", file=sys.stderr)
 
 
 if __name__ == "__main__":
