@@ -214,15 +214,21 @@ def table(tally: Tally, facts: dict, ks: tuple[int, ...]) -> str:
     k = 10 if 10 in ks else ks[0]
     lines += [
         "",
-        f"| system | recall@{k}, tuning conversations (1–3) | recall@{k}, held out (4–5) | all asked |",
-        "|---|---|---|---|",
+        f"| system | recall@{k}, tuning conversations (1–3) | recall@{k}, held out (4–5) | all asked "
+        "| held-out multi-hop | temporal | open-domain | single-hop |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for system in (BASELINE, "live"):
         name = f"{engine}, live" if system == "live" else system
         tuned = tally.figure(f"{system}@tuning", k, main)[0]
         held = tally.figure(f"{system}@held-out", k, main)[0]
         every = tally.figure(system, k, main)[0]
-        lines.append(f"| {name} | {tuned:.1f} | {held:.1f} | {every:.1f} |")
+        per = [tally.figure(f"{system}@held-out", k, (c,))[0] for c in main]
+        lines.append(
+            f"| {name} | {tuned:.1f} | {held:.1f} | {every:.1f} | "
+            + " | ".join(f"{v:.1f}" for v in per)
+            + " |"
+        )
     lat = tally.latency["live"]
     q = facts["questions"]
     mb = facts.get("worker_mb_end") or {}
