@@ -67,6 +67,24 @@ def evidence_of(qa: dict, known: set[str]) -> set[str]:
     return ids & known
 
 
+def turn_text(turn: dict) -> str:
+    return f"{turn['speaker']}: {turn['text']}"
+
+
+def create_request(space_id: str, subject_id: str, session: int, date: str, turn: dict) -> dict:
+    """The `memory.records.create` request that stores one turn."""
+    return {
+        "space_id": space_id,
+        "subject_id": subject_id,
+        "kind": "note",
+        "content": {
+            "text": turn_text(turn),
+            "structured": {"dia_id": turn["dia_id"], "session": session, "session_date": date},
+        },
+        "placement": {"scope": "context", "context_id": f"session_{session}"},
+    }
+
+
 def ingest(sample: dict) -> tuple[object, str, str, dict[str, str], list[str], list[str]]:
     """Write one conversation through the ops layer. Returns the principal, space and subject
     ids, record_id → dia_id, and the turn texts with their dia_ids in order (for BM25)."""
@@ -79,30 +97,42 @@ def ingest(sample: dict) -> tuple[object, str, str, dict[str, str], list[str], l
     dia_of: dict[str, str] = {}
     texts, dias = [], []
     for session, date, turn in turns_of(sample["conversation"]):
-        text = f"{turn['speaker']}: {turn['text']}"
+        text = turn_text(turn)
         receipt = call(
             principal,
             "memory.records.create",
-            {
-                "space_id": space_id,
-                "subject_id": subject_id,
-                "kind": "note",
-                "content": {
-                    "text": text,
-                    "structured": {
-                        "dia_id": turn["dia_id"],
-                        "session": session,
-                        "session_date": date,
-                    },
-                },
-                "placement": {"scope": "context", "context_id": f"session_{session}"},
-            },
+            create_request(space_id, subject_id, session, date, turn),
         )["receipt"]
         record_id = next(ref["id"] for ref in receipt["refs"] if ref["type"] == "record")
         dia_of[record_id] = turn["dia_id"]
         texts.append(text)
         dias.append(turn["dia_id"])
     return principal, space_id, subject_id, dia_of, texts, dias
+
+
+def questions(sample: dict, texts: list[str], dias: list[str], facts, tally, split: str, ks):
+    """(question, category, evidence) of each of the conversation's questions that has evidence,
+    each counted in `facts` and graded for the BM25 baseline (its latency tallied) first."""
+    import numpy as np
+    from rank_bm25 import BM25Okapi
+
+    bm25 = BM25Okapi([tokens(t) for t in texts])
+    known = set(dias)
+    for qa in sample["qa"]:
+        evidence = evidence_of(qa, known)
+        if not evidence:
+            continue
+        category = int(qa["category"])
+        facts["questions"][category] += 1
+        t0 = time.perf_counter()
+        scores = bm25.get_scores(tokens(qa["question"]))
+        order = np.lexsort((np.arange(len(texts)), -scores))  # score desc, then turn order
+        tally.latency[BASELINE].append(1000 * (time.perf_counter() - t0))
+        for k in ks:
+            top = [dias[i] for i in order[:k]]
+            tally.add(BASELINE, k, category, evidence, top)
+            tally.add(f"{BASELINE}@{split}", k, category, evidence, top)
+        yield qa["question"], category, evidence
 
 
 class Tally:
@@ -135,9 +165,7 @@ def run(
     engines: tuple[str, ...] = ENGINES,
     only: tuple[int, ...] | None = None,
 ) -> tuple[Tally, dict]:
-    import numpy as np
     from django.conf import settings
-    from rank_bm25 import BM25Okapi
 
     from memory.ops.base import call
 
@@ -167,24 +195,7 @@ def run(
         facts["embed_s"] += time.perf_counter() - t1
         facts["conversations"] += 1
         facts["turns"] += len(texts)
-        bm25 = BM25Okapi([tokens(t) for t in texts])
-        known = set(dias)
-        for qa in sample["qa"]:
-            evidence = evidence_of(qa, known)
-            if not evidence:
-                continue
-            category = int(qa["category"])
-            facts["questions"][category] += 1
-            question = qa["question"]
-            t0 = time.perf_counter()
-            scores = bm25.get_scores(tokens(question))
-            order = np.lexsort((np.arange(len(texts)), -scores))  # score desc, then turn order
-            tally.latency[BASELINE].append(1000 * (time.perf_counter() - t0))
-            for k in KS:
-                tally.add(BASELINE, k, category, evidence, [dias[i] for i in order[:k]])
-                tally.add(
-                    f"{BASELINE}@{split}", k, category, evidence, [dias[i] for i in order[:k]]
-                )
+        for question, category, evidence in questions(sample, texts, dias, facts, tally, split, KS):
             for engine in engines:
                 settings.SPOKE_MEMORY_ENGINE = engine
                 for k in KS:

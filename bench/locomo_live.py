@@ -21,7 +21,15 @@ from pathlib import Path
 import httpx
 
 from bench import _live
-from bench.locomo import BASELINE, HELD_OUT, Tally, evidence_of, tokens, turns_of
+from bench.locomo import (
+    BASELINE,
+    HELD_OUT,
+    Tally,
+    create_request,
+    questions,
+    turn_text,
+    turns_of,
+)
 
 
 def _admin(space_id: str) -> str:
@@ -54,23 +62,9 @@ def ingest(url: str, token: str, space_id: str, sample: dict) -> tuple[dict, lis
     dia_of: dict[str, str] = {}
     texts, dias = [], []
     for session, date, turn in turns_of(sample["conversation"]):
-        text = f"{turn['speaker']}: {turn['text']}"
+        text = turn_text(turn)
         receipt = client.op(
-            "memory.records.create",
-            {
-                "space_id": space_id,
-                "subject_id": subject_id,
-                "kind": "note",
-                "content": {
-                    "text": text,
-                    "structured": {
-                        "dia_id": turn["dia_id"],
-                        "session": session,
-                        "session_date": date,
-                    },
-                },
-                "placement": {"scope": "context", "context_id": f"session_{session}"},
-            },
+            "memory.records.create", create_request(space_id, subject_id, session, date, turn)
         )["receipt"]
         record_id = next(ref["id"] for ref in receipt["refs"] if ref["type"] == "record")
         dia_of[record_id] = turn["dia_id"]
@@ -89,8 +83,6 @@ def run_live(
     clients: int,
     drain_timeout: float,
 ) -> tuple[Tally, dict]:
-    import numpy as np
-    from rank_bm25 import BM25Okapi
 
     samples = json.loads(data.read_text())
     chosen = [(i, s) for i, s in enumerate(samples) if only is None or i + 1 in only]
@@ -154,21 +146,10 @@ def run_live(
                 space_id, subject_id = f"locomo-{sample['sample_id']}", sample["sample_id"]
                 facts["conversations"] += 1
                 facts["turns"] += len(texts)
-                bm25 = BM25Okapi([tokens(t) for t in texts])
-                known = set(dias)
-                for qa in sample["qa"]:
-                    evidence = evidence_of(qa, known)
-                    if not evidence:
-                        continue
-                    category = int(qa["category"])
-                    facts["questions"][category] += 1
-                    question = qa["question"]
-                    scores = bm25.get_scores(tokens(question))
-                    order = np.lexsort((np.arange(len(texts)), -scores))
+                for question, category, evidence in questions(
+                    sample, texts, dias, facts, tally, split, ks
+                ):
                     for k in ks:
-                        top = [dias[i] for i in order[:k]]
-                        tally.add(BASELINE, k, category, evidence, top)
-                        tally.add(f"{BASELINE}@{split}", k, category, evidence, top)
                         t = time.perf_counter()
                         answer = client.op(
                             "memory.recall",

@@ -5,10 +5,11 @@ model's vectors (memory.engine.hybrid2)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 
 from memory.engine import hybrid2, lexicon, rank
 from memory.services import hybrid_store
-from memory.services.recall_engines.base import Ranking, RecallQuery
+from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
 from memory.services.recall_engines.engine2 import lexical_head
 from memory.services.recall_engines.hybrid1 import register_embedder
 
@@ -47,18 +48,31 @@ def fused_ranking(
     )
 
 
-def hybrid2_ranking(q: RecallQuery) -> Ranking:
-    return fused_ranking(
-        q,
-        lexical_top_n=hybrid2.LEXICAL_TOP_N,
-        semantic_top_n=hybrid2.SEMANTIC_TOP_N,
-        min_cosine=hybrid2.MIN_COSINE,
-        fuse=hybrid2.fuse2,
-    )
+def register_fused(
+    version: str,
+    policy: ModuleType,
+    fuse: Callable[[list[tuple[str, float]], list[tuple[str, float]]], list[tuple[str, float]]],
+    summary: str,
+) -> Engine:
+    """Register an engine that fuses the engine/2 head with the cosine side (hybrid/2, hybrid/3):
+    its depths and cosine floor are the policy module's LEXICAL_TOP_N, SEMANTIC_TOP_N and
+    MIN_COSINE, its fusion `fuse`."""
+
+    def ranking(q: RecallQuery) -> Ranking:
+        return fused_ranking(
+            q,
+            lexical_top_n=policy.LEXICAL_TOP_N,
+            semantic_top_n=policy.SEMANTIC_TOP_N,
+            min_cosine=policy.MIN_COSINE,
+            fuse=fuse,
+        )
+
+    return register_embedder(version, ranking, summary)
 
 
-ENGINE = register_embedder(
+ENGINE = register_fused(
     "hybrid/2",
-    hybrid2_ranking,
+    hybrid2,
+    hybrid2.fuse2,
     "engine/2's head fused with a cosine ranking over sentence embeddings (RRF k = 2)",
 )

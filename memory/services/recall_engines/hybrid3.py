@@ -6,24 +6,12 @@ switching between the two needs no re-indexing."""
 from __future__ import annotations
 
 from memory.engine import hybrid3
-from memory.services.recall_engines.base import Ranking, RecallQuery
-from memory.services.recall_engines.hybrid1 import register_embedder
-from memory.services.recall_engines.hybrid2 import fused_ranking
+from memory.services.recall_engines.hybrid2 import register_fused
 
-
-def hybrid3_ranking(q: RecallQuery) -> Ranking:
-    return fused_ranking(
-        q,
-        lexical_top_n=hybrid3.LEXICAL_TOP_N,
-        semantic_top_n=hybrid3.SEMANTIC_TOP_N,
-        min_cosine=hybrid3.MIN_COSINE,
-        fuse=hybrid3.fuse3,
-    )
-
-
-ENGINE = register_embedder(
+ENGINE = register_fused(
     "hybrid/3",
-    hybrid3_ranking,
+    hybrid3,
+    hybrid3.fuse3,
     "engine/2's head and a cosine ranking over sentence embeddings, fused by min-max "
     "normalised scores and a weighted sum (CombSUM)",
 )
