@@ -214,6 +214,7 @@ def test_the_landing_page_says_what_runs(served):
     for link in ("/console/", "/v1/docs", "/v1/openapi.json", "/v1/manifest"):
         assert f'href="{link}"' in html
     assert "SQLite" in html and "filesystem broker" in html
+    assert "/mcp/&lt;space_id&gt;" in html  # where agents connect
 
 
 def test_the_worker_runs_beside_the_server(served):
