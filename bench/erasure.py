@@ -21,7 +21,7 @@ import statistics
 import sys
 import time
 
-from bench.transfer import _setup_django, drop, fill, stage_export
+from bench.transfer import _setup_django, bench_record, drop, fill, stage_export
 
 
 def deletes(principal, space_id: str, record_ids: list[str]) -> list[float]:
@@ -41,7 +41,7 @@ def deletes(principal, space_id: str, record_ids: list[str]) -> list[float]:
 
 def u2_records(space_id: str, n: int) -> list[str]:
     from memory.ids import new_id
-    from memory.models import Record, RecordRevision, Subject
+    from memory.models import RecordRevision, Subject
     from memory.timeutil import now
 
     at = now()
@@ -50,21 +50,10 @@ def u2_records(space_id: str, n: int) -> list[str]:
     )
     ids = []
     for i in range(n):
-        r = Record.objects.create(
-            space_id=space_id,
-            subject=subject,
-            record_id=new_id("record"),
-            kind="note",
-            content={"text": f"u2 note {i}"},
-            text=f"u2 note {i}",
-            placement_scope="shared",
-            prov_source="authored",
-            prov_author_principal_id="prn_bench",
-            prov_created_at=at,
-            revision=1,
-            created_at=at,
-            updated_at=at,
+        r = bench_record(
+            at, f"u2 note {i}", space_id=space_id, subject=subject, record_id=new_id("record")
         )
+        r.save(force_insert=True)
         RecordRevision.objects.create(
             record=r,
             revision=1,

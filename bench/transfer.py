@@ -134,6 +134,38 @@ def run_in_worker(receipt_id: str, tree: str | None = None) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def bench_record(at, text: str, kind: str = "note", context_id: str | None = None, **fields):
+    """A record the benches write straight into the database (authored by prn_bench at `at`,
+    revision 1; shared unless `context_id`): an op would take far longer for 100k of them."""
+    from memory.models import Record
+
+    return Record(
+        kind=kind,
+        content={"text": text},
+        text=text,
+        placement_scope="context" if context_id else "shared",
+        placement_context_id=context_id,
+        prov_source="authored",
+        prov_author_principal_id="prn_bench",
+        prov_created_at=at,
+        revision=1,
+        created_at=at,
+        updated_at=at,
+        **fields,
+    )
+
+
+KINDS = ["preference", "fact", "plan", "event", "note"]
+
+
+def numbered(i: int, at, **fields):
+    """Record i of a space `fill` makes: its text, kind and placement follow from i."""
+    text = f"record {i}: the subject mentioned something worth keeping, item {i % 977} " + (
+        "z" * 120
+    )
+    return bench_record(at, text, KINDS[i % 5], "c1" if i % 2 else None, **fields)
+
+
 def fill(space_id: str, n: int) -> None:
     from memory.ids import new_id
     from memory.models import Record, RecordRevision, Subject
@@ -143,33 +175,12 @@ def fill(space_id: str, n: int) -> None:
     subject = Subject.objects.create(
         space_id=space_id, subject_id="u1", created_at=at, updated_at=at
     )
-    kinds = ["preference", "fact", "plan", "event", "note"]
     batch = 5000
     for start in range(0, n, batch):
-        records = []
-        for i in range(start, min(n, start + batch)):
-            text = (
-                f"record {i}: the subject mentioned something worth keeping, item {i % 977} "
-                + "z" * 120
-            )
-            records.append(
-                Record(
-                    space_id=space_id,
-                    subject=subject,
-                    record_id=new_id("record"),
-                    kind=kinds[i % 5],
-                    content={"text": text},
-                    text=text,
-                    placement_scope="context" if i % 2 else "shared",
-                    placement_context_id="c1" if i % 2 else None,
-                    prov_source="authored",
-                    prov_author_principal_id="prn_bench",
-                    prov_created_at=at,
-                    revision=1,
-                    created_at=at,
-                    updated_at=at,
-                )
-            )
+        records = [
+            numbered(i, at, space_id=space_id, subject=subject, record_id=new_id("record"))
+            for i in range(start, min(n, start + batch))
+        ]
         made = Record.objects.bulk_create(records)
         RecordRevision.objects.bulk_create(
             [
@@ -191,31 +202,14 @@ def fill(space_id: str, n: int) -> None:
 def record_objects(n: int) -> Iterator[dict]:
     """The export objects of a space `fill` made: subject u1, then n records in id order."""
     from memory.ids import new_id
-    from memory.models import Record, Subject
+    from memory.models import Subject
     from memory.timeutil import now
 
     at = now()
     subject = Subject(subject_id="u1", created_at=at, updated_at=at)
     yield {"type": "subject", "data": subject.to_wire(include_space=False)}
-    kinds = ["preference", "fact", "plan", "event", "note"]
     for i, record_id in enumerate(sorted(new_id("record") for _ in range(n))):
-        text = f"record {i}: the subject mentioned something worth keeping, item {i % 977} " + (
-            "z" * 120
-        )
-        record = Record(
-            record_id=record_id,
-            kind=kinds[i % 5],
-            content={"text": text},
-            text=text,
-            placement_scope="context" if i % 2 else "shared",
-            placement_context_id="c1" if i % 2 else None,
-            prov_source="authored",
-            prov_author_principal_id="prn_bench",
-            prov_created_at=at,
-            revision=1,
-            created_at=at,
-            updated_at=at,
-        )
+        record = numbered(i, at, record_id=record_id)
         yield {"type": "record", "data": record.to_wire("u1", include_space=False)}
 
 
