@@ -39,15 +39,15 @@ def deletes(principal, space_id: str, record_ids: list[str]) -> list[float]:
     return out
 
 
-def u2_records(space_id: str, n: int) -> list[str]:
+def u2_records(principal, space_id: str, n: int) -> list[str]:
     from memory.ids import new_id
     from memory.models import RecordRevision, Subject
     from memory.timeutil import now
+    from tests import factories
 
     at = now()
-    subject = Subject.objects.create(
-        space_id=space_id, subject_id="u2", created_at=at, updated_at=at
-    )
+    factories.ensure_subjects(principal, space_id, ["u2"])
+    subject = Subject.objects.get(space_id=space_id, subject_id="u2")
     ids = []
     for i in range(n):
         r = bench_record(
@@ -80,8 +80,8 @@ def run(n: int, d: int) -> dict:
     principal, _ = factories.make_principal("bench")
     for sid in (src, dst):
         issue_root_grant(factories.make_space(sid), principal)
-    fill(src, n)
-    victims = u2_records(src, 2 * d)
+    fill(principal, src, n)
+    victims = u2_records(principal, src, 2 * d)
     floor = deletes(principal, src, victims[:d])
 
     export_ids = []

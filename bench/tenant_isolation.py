@@ -154,6 +154,7 @@ def main() -> dict:
     setup_django()
     from memory.models import Principal
     from memory.ops.base import call
+    from tests import factories
 
     tag = uuid.uuid4().hex[:8]
     calm, noisy, greedy = seed(f"iso-v-{tag}", 2), seed(f"iso-a-{tag}", 2), seed(f"iso-g-{tag}", 2)
@@ -170,8 +171,7 @@ def main() -> dict:
     )
     record_id = made["receipt"]["refs"][0]["id"]
     # the greedy principal: grants_issue and records_read over the whole space, from an admin
-    hog = Principal.objects.create(display_name=f"bench-hog-{tag}")
-    hog_token = hog.issue_token("bench")
+    hog, hog_token = factories.make_principal(f"bench-hog-{tag}", token_label="bench")
     call(
         Principal.objects.get(pk=greedy.principal_id),
         "memory.grants.grant",

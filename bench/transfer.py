@@ -166,15 +166,16 @@ def numbered(i: int, at, **fields):
     return bench_record(at, text, KINDS[i % 5], "c1" if i % 2 else None, **fields)
 
 
-def fill(space_id: str, n: int) -> None:
+def fill(principal, space_id: str, n: int) -> None:
+    """Subject u1 (ensured through the op, as `principal`) with n records written directly."""
     from memory.ids import new_id
     from memory.models import Record, RecordRevision, Subject
     from memory.timeutil import now
+    from tests import factories
 
     at = now()
-    subject = Subject.objects.create(
-        space_id=space_id, subject_id="u1", created_at=at, updated_at=at
-    )
+    factories.ensure_subjects(principal, space_id, ["u1"])
+    subject = Subject.objects.get(space_id=space_id, subject_id="u1")
     batch = 5000
     for start in range(0, n, batch):
         records = [
@@ -294,18 +295,17 @@ def write_import(principal, space_id: str, n: int, like: str | None = None) -> t
 
 
 def activation_only(n: int, baseline: str, rounds: int, reexport: bool) -> dict:
-    from memory.models import Principal, Space
     from memory.ops.base import call
     from memory.services.operators import issue_root_grant
-    from memory.timeutil import now
+    from tests import factories
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    principal = Principal.objects.create(display_name="bench", kind="service")
+    principal, _ = factories.make_principal("bench")
     # The chunks are written once, into an import that is never activated (an activation
     # deletes its chunks); each activated import copies them.
     holder = f"bench-act-{n}-chunks"
     drop(holder)
-    Space.objects.create(space_id=holder, display_name=holder, created_at=now(), updated_at=now())
+    factories.make_space(holder)
     template, bundle = write_import(principal, holder, n)
     results: dict[str, list] = {"baseline": [], "this": []}
     last = ""
@@ -313,10 +313,7 @@ def activation_only(n: int, baseline: str, rounds: int, reexport: bool) -> dict:
         for name, tree in (("baseline", baseline), ("this", here)):
             sid = f"bench-act-{n}-{name}-{r}"
             drop(sid)
-            space = Space.objects.create(
-                space_id=sid, display_name=sid, created_at=now(), updated_at=now()
-            )
-            issue_root_grant(space, principal)
+            issue_root_grant(factories.make_space(sid), principal)
             import_id, _ = write_import(principal, sid, n, like=template)
             receipt = call(
                 principal, "memory.imports.activate", {"space_id": sid, "import_id": import_id}
@@ -366,22 +363,19 @@ def drop(space_id: str) -> None:
 def one(n: int) -> dict:
     from django.conf import settings
 
-    from memory.models import ExportChunk, Principal, Space
+    from memory.models import ExportChunk
     from memory.ops.base import call
     from memory.services.operators import issue_root_grant
-    from memory.timeutil import now
+    from tests import factories
 
     src, dst = f"bench-src-{n}", f"bench-dst-{n}"
     drop(src)
     drop(dst)
-    principal = Principal.objects.create(display_name="bench", kind="service")
+    principal, _ = factories.make_principal("bench")
     for sid in (src, dst):
-        space = Space.objects.create(
-            space_id=sid, display_name=sid, created_at=now(), updated_at=now()
-        )
-        issue_root_grant(space, principal)
+        issue_root_grant(factories.make_space(sid), principal)
     t = time.perf_counter()
-    fill(src, n)
+    fill(principal, src, n)
     fill_s = time.perf_counter() - t
 
     receipt = call(principal, "memory.exports.create", {"space_id": src})["receipt"]
