@@ -163,6 +163,19 @@ class Api:
             session=session,
         )
 
+    def note(
+        self, who: Persona, text: str, session: str | None = None, placement: dict | None = None
+    ) -> Answer:
+        """memory.records.create of a note of subject u1 in space s1 (shared unless `placement`)."""
+        body = {
+            "space_id": "s1",
+            "subject_id": "u1",
+            "kind": "note",
+            "content": {"text": text},
+            "placement": placement or {"scope": "shared"},
+        }
+        return self(who, "memory.records.create", body, session)
+
     def connect(self, who: Persona, flags: list[str] | None = None) -> str:
         answer = self.raw(
             "/v1/connect", json.dumps({"capabilities": flags or ALL_FLAGS}), token=who.token
