@@ -265,6 +265,19 @@ def for_this_server(code: str, served: Served) -> str:
     )
 
 
+def run_pasted_python(code: str, served: Served) -> str:
+    """Run a Python example of the README against this server, as a reader pasting it would;
+    what it printed."""
+    done = subprocess.run(
+        [sys.executable, "-c", for_this_server(code, served)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
 def test_the_readme_curl_tour_works_when_pasted(served):
     shell, _ = readme_tour()
     done = subprocess.run(
@@ -283,14 +296,7 @@ def test_the_readme_curl_tour_works_when_pasted(served):
 
 def test_the_readme_python_tour_works_when_pasted(served):
     _, python = readme_tour()
-    done = subprocess.run(
-        [sys.executable, "-c", for_this_server(python, served)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "concise answers" in done.stdout
+    assert "concise answers" in run_pasted_python(python, served)
 
 
 def test_a_tour_call_with_a_bad_token_fails_loudly(served):
@@ -372,14 +378,7 @@ def test_an_agent_configured_from_the_readme_recalls_the_demo(served, entry):
 
 def test_the_readme_mcp_python_example_works_when_pasted(served):
     _, python = readme_mcp()
-    done = subprocess.run(
-        [sys.executable, "-c", for_this_server(python, served)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "concise answers" in done.stdout
+    assert "concise answers" in run_pasted_python(python, served)
 
 
 # --- in a browser --------------------------------------------------------------------------
