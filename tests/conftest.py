@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -242,6 +243,13 @@ def ensure_subject(api, admin, space):
         return answer.receipt
 
     return ensure
+
+
+def free_port() -> int:
+    """A TCP port free on the loopback now, for a server a test starts."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def is_postgres() -> bool:

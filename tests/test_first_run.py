@@ -13,7 +13,6 @@ import json
 import os
 import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -26,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 README_BASE = "http://127.0.0.1:8000"
@@ -33,12 +34,6 @@ STAMP = ".venv/.installed"
 RULE = re.compile(r"^-{20,}$")
 
 pytestmark = pytest.mark.worker
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
