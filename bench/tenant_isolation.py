@@ -36,18 +36,19 @@ from bench import (
     Stats,
     closed_loop,
     gunicorn,
+    knob,
     save,
     seed,
     setup_django,
     table,
 )
 
-SECONDS = float(os.environ.get("BENCH_ISO_SECONDS", "30"))
-VICTIMS = int(os.environ.get("BENCH_ISO_VICTIMS", "1"))
-ATTACKERS = int(os.environ.get("BENCH_ISO_ATTACKERS", "4"))
-GRANTS = int(os.environ.get("BENCH_ISO_GRANTS", "2000"))
-WORKERS = int(os.environ.get("BENCH_WORKERS", "2"))
-THREADS = int(os.environ.get("BENCH_THREADS", "4"))
+SECONDS = knob("BENCH_ISO_SECONDS", 30.0)
+VICTIMS = knob("BENCH_ISO_VICTIMS", 1)
+ATTACKERS = knob("BENCH_ISO_ATTACKERS", 4)
+GRANTS = knob("BENCH_ISO_GRANTS", 2000)
+WORKERS = knob("BENCH_WORKERS", 2)
+THREADS = knob("BENCH_THREADS", 4)
 # A checkout of the code before a change: its server runs the same phases first, then this
 # one's, in one run (rows prefixed "before:" / "after:"). BENCH_ISO_GRANTS=0 skips the grants
 # phase (its grants stay in the database, so a second server would start with them).
