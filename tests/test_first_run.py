@@ -402,13 +402,19 @@ def page_factory(served, browser):
 
 
 @pytest.mark.browser
-def test_the_console_is_styled_and_its_shortcuts_work(served, page_factory):
-    page = page_factory()
+def signed_in(served: Served, page):
+    """`page` signed in to the console as the moderator `make run` made, with the password its
+    block printed; at the console's home."""
     page.goto(f"{served.base}/console/login/")
     page.fill("input[name=username]", "moderator")
     page.fill("input[name=password]", served.runs[1].value("Password"))
     page.click("button[type=submit]")
     page.wait_for_url(f"{served.base}/console/")
+    return page
+
+
+def test_the_console_is_styled_and_its_shortcuts_work(served, page_factory):
+    page = signed_in(served, page_factory())
     # The stylesheet applied: the console's own background, not the browser's white.
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     assert background == "rgb(246, 247, 250)"
@@ -464,12 +470,7 @@ def test_the_readme_console_step_promotes_the_capture_with_j_p_p(served, page_fa
     )
     assert text not in recalled_texts(served, question)
 
-    page = page_factory()
-    page.goto(f"{served.base}/console/login/")
-    page.fill("input[name=username]", "moderator")
-    page.fill("input[name=password]", served.runs[1].value("Password"))
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{served.base}/console/")
+    page = signed_in(served, page_factory())
     page.goto(f"{served.base}/console/s/demo/queue/")
     rows = page.locator("tr.candidate-row")
     for _ in range(rows.count()):
@@ -519,12 +520,7 @@ def test_what_an_agent_remembers_waits_in_the_console_queue_until_promoted(serve
     cid = remembered.structured_content["candidate_id"]
     assert "cello" not in json.dumps(before.structured_content)
 
-    page = page_factory()
-    page.goto(f"{served.base}/console/login/")
-    page.fill("input[name=username]", "moderator")
-    page.fill("input[name=password]", served.runs[1].value("Password"))
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{served.base}/console/")
+    page = signed_in(served, page_factory())
     page.goto(f"{served.base}/console/s/demo/queue/")
     rows = page.locator("tr.candidate-row").all_inner_texts()
     assert any(text in row for row in rows), rows
