@@ -294,6 +294,24 @@ def write_import(principal, space_id: str, n: int, like: str | None = None) -> t
     return imp.pk, imp.bundle
 
 
+def exports_as(principal, space_id: str, bundle: dict) -> bool:
+    """Export `space_id` again (its job in a worker process) and say whether the new bundle has
+    the chunk digests and object counts of `bundle`: the round trip was lossless."""
+    from memory.ops.base import call
+
+    again = call(principal, "memory.exports.create", {"space_id": space_id})["receipt"]
+    run_in_worker(again["receipt_id"])
+    again_bundle = call(
+        principal,
+        "memory.exports.get",
+        {"space_id": space_id, "export_id": again["refs"][0]["id"], "ordinal": 0},
+    )["bundle"]
+    return (
+        again_bundle["chunk_digests"] == bundle["chunk_digests"]
+        and again_bundle["object_counts"] == bundle["object_counts"]
+    )
+
+
 def activation_only(n: int, baseline: str, rounds: int, reexport: bool) -> dict:
     from memory.ops.base import call
     from memory.services.operators import issue_root_grant
@@ -333,17 +351,7 @@ def activation_only(n: int, baseline: str, rounds: int, reexport: bool) -> dict:
             print(json.dumps({"records": n, name: results[name][-1]}), flush=True)
     out: dict = {"records": n, "chunks": bundle["chunk_count"], **results}
     if reexport:
-        again = call(principal, "memory.exports.create", {"space_id": last})["receipt"]
-        run_in_worker(again["receipt_id"])
-        again_bundle = call(
-            principal,
-            "memory.exports.get",
-            {"space_id": last, "export_id": again["refs"][0]["id"], "ordinal": 0},
-        )["bundle"]
-        out["lossless"] = (
-            again_bundle["chunk_digests"] == bundle["chunk_digests"]
-            and again_bundle["object_counts"] == bundle["object_counts"]
-        )
+        out["lossless"] = exports_as(principal, last, bundle)
     print(json.dumps(out), flush=True)
     return out
 
@@ -397,17 +405,7 @@ def one(n: int) -> dict:
     )["receipt"]
     act = run_in_worker(act_receipt["receipt_id"])
 
-    again = call(principal, "memory.exports.create", {"space_id": dst})["receipt"]
-    run_in_worker(again["receipt_id"])
-    again_bundle = call(
-        principal,
-        "memory.exports.get",
-        {"space_id": dst, "export_id": again["refs"][0]["id"], "ordinal": 0},
-    )["bundle"]
-    lossless = (
-        again_bundle["chunk_digests"] == bundle["chunk_digests"]
-        and again_bundle["object_counts"] == bundle["object_counts"]
-    )
+    lossless = exports_as(principal, dst, bundle)
     mb = total_bytes / 1e6
 
     def rate(seconds: float) -> dict:
