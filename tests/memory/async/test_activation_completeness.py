@@ -78,7 +78,7 @@ def test_an_import_missing_staged_chunks_is_not_activated(
     assert deleted == len(ordinals)
 
     _receipt, imp = refused(api, admin, sess, run_job_now, import_id, before, old)
-    assert "chunk" in imp.failure["message"]
+    assert "chunks are staged" in imp.failure["message"]
 
     # A rejected import cannot be activated again; it can be discarded.
     again = api(admin, "memory.imports.activate", {"space_id": "s2", "import_id": import_id}, sess)
@@ -86,6 +86,24 @@ def test_an_import_missing_staged_chunks_is_not_activated(
     assert again.error["details"]["state"] == "rejected"
     gone = api(admin, "memory.imports.discard", {"space_id": "s2", "import_id": import_id}, sess)
     assert gone.receipt["status"] == "committed"
+
+
+def test_a_gap_in_the_staged_ordinals_is_found_while_streaming(
+    api, admin, sess, staged, run_job_now
+):
+    """As many staged rows as chunk_count, but one is not of the bundle (an ordinal past it) and
+    one of the bundle is missing: the count alone would pass; the ordinals do not."""
+    import_id, old, bundle = staged
+    before = snapshot("s2")
+    n = bundle["chunk_count"]
+    middle = ImportChunk.objects.get(imp_id=import_id, ordinal=n // 2)
+    middle.delete()
+    ImportChunk.objects.create(
+        space_id="s2", imp_id=import_id, ordinal=n, objects_json="[]", digest=digest([])
+    )
+
+    _receipt, imp = refused(api, admin, sess, run_job_now, import_id, before, old)
+    assert imp.failure["message"] == f"Chunk {n // 2} of {n} is not staged."
 
 
 def test_objects_that_do_not_add_up_to_the_bundles_counts_are_not_activated(
