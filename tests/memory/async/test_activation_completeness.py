@@ -14,10 +14,10 @@ from memory.engine import transfer as policy
 from memory.models import Import, ImportChunk, Record, Space
 from memory.services import transfer_load as load
 from memory.wire.canonical import canonical, digest
+from tests.memory.ops.test_transfer import export, fresh_target, stage_all
 
 from .conftest import make_record, subject_row
 from .test_activation_checks import activate
-from .test_transfer import export, fresh_target, stage_all
 from .test_transfer_scale import snapshot
 
 pytestmark = pytest.mark.django_db(transaction=True)
