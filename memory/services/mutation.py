@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,7 @@ from django.db import (
     connection,
     transaction,
 )
+from django.db.models import Model
 
 from memory import rows, statements
 from memory.access import Coverage, coverage_for
@@ -98,6 +100,8 @@ class MutationScope:
     space: Space | None = None
     touched: dict[int, Subject] = field(default_factory=dict)
     rows_taken: bool = False
+    # rows the body handed to the commit tail (defer_rows): (INSERT statement, its parameters)
+    tail_rows: list[tuple[str, list]] = field(default_factory=list)
 
     def coverage(
         self, space_id: str, subject_id: str | None = None, exclusive: bool = False
@@ -128,6 +132,28 @@ class MutationScope:
         if subject.pk not in self.touched:
             self.touched[subject.pk] = subject
             subject.revision += 1
+
+
+_running = threading.local()  # the mutation whose body runs on this thread (defer_rows)
+
+
+def defer_rows(
+    model: type[Model],
+    fields: tuple[str, ...],
+    columns: list[list],
+    conflict: tuple[str, ...] = (),
+    update: tuple[str, ...] = (),
+) -> bool:
+    """Hand rows of `model` (one list per field, as `statements.unnest_insert` takes them) to the
+    commit-tail statement of the mutation whose body is running on this thread, which inserts
+    them in its own round trip (PostgreSQL). False when there is no such tail (SQLite, or a
+    write outside a mutation: a job): the caller inserts them itself. The rows are inserted
+    only if the tail commits the mutation, like everything else its transaction wrote."""
+    scope = getattr(_running, "scope", None)
+    if scope is None or scope.space is None or connection.vendor != "postgresql":
+        return False
+    scope.tail_rows.append((statements.unnest_insert(model, fields, conflict, update), columns))
+    return True
 
 
 def _rows_first(space_id: str, req: Mapping[str, Any]) -> None:
@@ -223,7 +249,11 @@ def mutate(
         committing = False
         try:
             with transaction.atomic(durable=True):
-                outcome = body(scope)
+                _running.scope = scope
+                try:
+                    outcome = body(scope)
+                finally:
+                    _running.scope = None
                 receipt = _commit(scope, req, outcome)
                 committing = True  # all that is left is COMMIT, sent as the block exits
         except _Rerun:
@@ -285,7 +315,9 @@ def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> R
     if scope.space is not None and connection.vendor == "postgresql":
         # one round trip: the subject bumps, the space bump, the receipt carrying its
         # revision, the key
-        revisions = _tail(receipt, key, touched, db_at, [db_at, *_space_gate(scope.space)])
+        revisions = _tail(
+            receipt, key, touched, db_at, [db_at, *_space_gate(scope.space)], scope.tail_rows
+        )
         if revisions[0] is None:
             raise _Rerun
         for subject, revision in zip(touched, revisions[1:], strict=True):
@@ -337,6 +369,7 @@ def _tail(
     subjects: list[Subject],
     db_at: Any,
     space_params: list,
+    rows: list[tuple[str, list]],
 ) -> tuple:
     """PostgreSQL: the subject bumps, the space bump, the receipt insert (its space_revision
     taken from the bump) and the key insert as one statement, so the subject and space row locks
@@ -349,7 +382,10 @@ def _tail(
     params += [*space_params, *statements.insert_values(receipt, skip="space_revision")]
     if key is not None:
         params += statements.insert_values(key, skip="receipt")
-    row = statements.execute(statements.commit_tail(key is not None, len(subjects)), params)
+    for _, columns in rows:
+        params += columns
+    sql = statements.commit_tail(key is not None, len(subjects), tuple(s for s, _ in rows))
+    row = statements.execute(sql, params)
     if row is None:
         raise RuntimeError("the commit tail answers one row")
     return row
