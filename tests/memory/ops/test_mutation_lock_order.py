@@ -25,6 +25,7 @@ from memory.models import IdempotencyKey, Receipt, Record, Space, Subject
 from memory.ops.base import call
 from memory.services import mutation
 from memory.services.operators import issue_root_grant
+from memory.wire.errors import WireError
 from tests.conftest import make_persona, make_space, requires_postgres
 
 HANG = 120  # seconds: not a timed assertion, only turns a hang into a failure
@@ -276,3 +277,37 @@ def test_a_deadlock_left_on_the_last_attempt_answers_unavailable_and_changes_not
     assert retry.status_code == 200, retry.content
     assert Record.objects.filter(text="refused").count() == 1
     assert Space.objects.get(pk="s1").revision == space_before + 1
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)  # no test transaction: no savepoints in the count
+def test_a_create_with_the_embedding_extra_queues_its_vector_in_the_commit_tail(settings):
+    """The write path at its floor (issue 30 item 3): on PostgreSQL a keyed records.create is
+    five statements with the embedding extra on: the key look-up, coverage, the record with its
+    revision row, its term rows, and the commit tail, which also queues the record for its
+    vector (the backlog row is in the same statement as the receipt, so it commits with it).
+    A refused create queues nothing."""
+    from django.db import connection as conn
+    from django.test.utils import CaptureQueriesContext
+
+    from memory.models import PendingEmbedding
+    from tests.conftest import embedding_writer
+
+    admin = _world()
+    with embedding_writer(settings, "hybrid/2"):
+        call(admin.principal, *_create("warm"))  # caches, first token use
+        with CaptureQueriesContext(conn) as queries:
+            answer = call(admin.principal, *_create("counted", idempotency_key="k-count"))
+        sent = [q["sql"] for q in queries if q["sql"].split()[0] not in ("BEGIN", "COMMIT")]
+        assert len(sent) == 5, "\n".join(q[:60] for q in sent)
+        assert "memory_pendingembedding" in sent[-1] and "memory_receipt" in sent[-1]
+        record = Record.objects.get(text="counted")
+        assert answer["receipt"]["refs"][0]["id"] == record.record_id
+        queued = PendingEmbedding.objects.filter(record_id=record.pk)
+        assert list(queued.values_list("revision", flat=True)) == [1]
+        call(admin.principal, "memory.spaces.freeze", {"space_id": "s1"})
+        with pytest.raises(WireError) as refused:
+            call(admin.principal, *_create("frozen"))
+        assert refused.value.code == "SPACE_FROZEN"
+    assert not Record.objects.filter(text="frozen").exists()
+    assert PendingEmbedding.objects.count() == 2  # "warm" and "counted"
