@@ -214,6 +214,7 @@ def test_the_landing_page_says_what_runs(served):
     for link in ("/console/", "/v1/docs", "/v1/openapi.json", "/v1/manifest"):
         assert f'href="{link}"' in html
     assert "SQLite" in html and "filesystem broker" in html
+    assert "/mcp/&lt;space_id&gt;" in html  # where agents connect
 
 
 def test_the_worker_runs_beside_the_server(served):
@@ -427,6 +428,73 @@ def test_the_console_is_styled_and_its_shortcuts_work(served, page_factory):
     assert page.outside == []
     # The browser asked for no /favicon.ico (a 404 warning on the user's screen otherwise).
     assert "/favicon.ico" not in (served.var.parent / "make-run-2.log").read_text()
+
+
+def demo_call(served: Served, op: str, body: dict) -> dict:
+    token = json.loads((served.var / "demo.json").read_text())["api"]["token"]
+    request = urllib.request.Request(
+        f"{served.base}/v1/ops/{op}",
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.load(answer)
+
+
+def recalled_texts(served: Served, question: str) -> list[str]:
+    found = demo_call(
+        served,
+        "memory.recall",
+        {"space_id": "demo", "subject_id": "user:ada", "query": {"text": question}},
+    )
+    return [hit["record"]["content"]["text"] for hit in found["recall"]["results"]]
+
+
+@pytest.mark.browser
+def test_the_readme_console_step_promotes_the_capture_with_j_p_p(served, page_factory):
+    """The README's console step, key for key: `j` until the captured row is highlighted, `p`
+    opens it with Promote ready, `p` again promotes it; recall then finds it, and not before."""
+    readme = README.read_text(encoding="utf-8")
+    assert "press `j` until the row you just captured" in readme
+    text = "Ada is learning Portuguese."
+    question = "which language is Ada learning?"
+    demo_call(
+        served,
+        "memory.capture",
+        {
+            "space_id": "demo",
+            "subject_id": "user:ada",
+            "capture_scope": {"placement": {"scope": "shared"}},
+            "items": [{"content": {"text": text}}],
+        },
+    )
+    assert text not in recalled_texts(served, question)
+
+    page = page_factory()
+    page.goto(f"{served.base}/console/login/")
+    page.fill("input[name=username]", "moderator")
+    page.fill("input[name=password]", served.runs[1].value("Password"))
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{served.base}/console/")
+    page.goto(f"{served.base}/console/s/demo/queue/")
+    rows = page.locator("tr.candidate-row")
+    for _ in range(rows.count()):
+        page.keyboard.press("j")
+        if text in page.locator("tr.candidate-row.selected").first.inner_text():
+            break
+    selected = page.locator("tr.candidate-row.selected").first
+    assert text in selected.inner_text()
+    candidate = (selected.get_attribute("data-href") or "").rstrip("/").rsplit("/", 1)[-1]
+    page.keyboard.press("p")
+    page.wait_for_url(f"**/candidates/{candidate}/?do=promote")
+    page.keyboard.press("p")
+    page.wait_for_url(lambda url: "do=promote" not in url)
+    got = demo_call(
+        served, "memory.candidates.get", {"space_id": "demo", "candidate_id": candidate}
+    )
+    assert got["candidate"]["state"] == "promoted"
+    assert text in recalled_texts(served, question)
+    assert page.outside == []
 
 
 @pytest.mark.browser

@@ -125,7 +125,12 @@
     });
     var wanted = new URLSearchParams(window.location.search).get("do");
     if (wanted === "fragment" || wanted === "drop") go(wanted);
-    else if (wanted === "promote") document.getElementById("promote-text").focus();
+    else if (wanted === "promote") {
+      // The button, not the text: p (or Enter) again promotes as shown; a click edits the text.
+      var button = document.getElementById("promote-button");
+      button.focus();
+      button.scrollIntoView({ block: "center" });
+    }
   }
 
   function fragments() {

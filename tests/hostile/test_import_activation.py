@@ -19,9 +19,9 @@ from memory.models import Import, ImportChunk, Receipt, Record, Space
 from memory.services.operators import issue_root_grant
 from memory.timeutil import now
 from tests.conftest import requires_postgres
+from tests.memory.ops import test_transfer as _transfer
 
 _async = importlib.import_module("tests.memory.async.conftest")  # `async` is a keyword
-_transfer = importlib.import_module("tests.memory.async.test_transfer")
 start_worker = _async.start_worker  # a fixture
 
 

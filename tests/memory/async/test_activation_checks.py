@@ -15,9 +15,9 @@ from memory.models import Import, Record, RecordRevision, RecordTerm, Space
 from memory.services import term_store
 from memory.services import transfer_load as load
 from tests.conftest import requires_postgres
+from tests.memory.ops.test_transfer import export, fresh_target, stage_all
 
 from .conftest import make_record, subject_row
-from .test_transfer import export, fresh_target, stage_all
 from .test_transfer_scale import snapshot
 
 pytestmark = pytest.mark.django_db(transaction=True)

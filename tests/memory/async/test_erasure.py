@@ -19,6 +19,7 @@ from memory.services import transfer_jobs
 from memory.services.transfer_jobs import sweep_exports
 from memory.timeutil import now
 from tests.conftest import requires_postgres
+from tests.memory.ops.test_transfer import fresh_target, stage_all
 
 from .conftest import (
     make_candidate,
@@ -28,7 +29,6 @@ from .conftest import (
     subject_row,
     wait_for,
 )
-from .test_transfer import fresh_target, stage_all
 
 pytestmark = pytest.mark.django_db
 

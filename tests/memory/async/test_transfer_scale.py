@@ -25,9 +25,15 @@ from memory.services.transfer_codec import canonical
 from memory.timeutil import parse
 from memory.wire.canonical import canonical as reference
 from tests.conftest import embedding_writer
+from tests.memory.ops.test_transfer import (
+    export,
+    fresh_target,
+    import_and_activate,
+    objects,
+    stage_all,
+)
 
 from .conftest import delete_record, make_candidate, make_profile, make_record, subject_row
-from .test_transfer import export, fresh_target, import_and_activate, objects, stage_all
 
 # --- canonical JSON ----------------------------------------------------------------------------
 
@@ -342,7 +348,7 @@ def test_a_bundle_with_nothing_referring_to_records_keeps_no_record_index(
 
 
 def test_a_candidate_in_a_bundle_declaring_none_rejects(api, admin, sess, source, run_job_now):
-    from .test_import_verification import resigned, verify
+    from tests.memory.ops.test_transfer import resigned, verify
 
     bundle, chunks = export(api, admin, sess, run_job_now)
     assert bundle["object_counts"]["candidate"] == 1

@@ -5,8 +5,7 @@ import pytest
 
 from memory.engine.reflect import basis_digest
 from memory.models import Job, Receipt, Reflection, Space, Subject
-
-from .conftest import delete_record, make_profile, make_record, subject_row, update_record
+from tests.memory.jobs import delete_record, make_profile, make_record, subject_row, update_record
 
 pytestmark = pytest.mark.django_db
 
@@ -370,12 +369,12 @@ def bad_synthesizer(**_kw):
 
 def test_the_synthesizer_hook_names_a_callable(api, admin, sess, three, run_job_now, settings):
     settings.SPOKE_MEMORY_REFLECTION_SYNTHESIZER = (
-        "tests.memory.async.test_reflections.fake_synthesizer"
+        "tests.memory.ops.test_reflections.fake_synthesizer"
     )
     reflection = generated(api, admin, sess, run_job_now)
     assert reflection.content["text"] == "3 records about u1"
     settings.SPOKE_MEMORY_REFLECTION_SYNTHESIZER = (
-        "tests.memory.async.test_reflections.bad_synthesizer"
+        "tests.memory.ops.test_reflections.bad_synthesizer"
     )
     receipt = run_job_now(generate(api, admin, sess).receipt["receipt_id"])
     assert receipt.status == "failed" and receipt.failure["code"] == "internal_error"
