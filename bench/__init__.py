@@ -19,6 +19,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 DATABASE_URL = os.environ.get(
@@ -26,6 +27,14 @@ DATABASE_URL = os.environ.get(
 )
 BROKER_URL = os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/6")
 RESULTS = ROOT / "var" / "bench"
+_N = TypeVar("_N", int, float)
+
+
+def knob(name: str, default: _N) -> _N:
+    """A bench setting from the environment: `name`'s value read as the type of `default` (an int
+    or a float), else `default`."""
+    raw = os.environ.get(name)
+    return default if raw is None else type(default)(raw)
 
 
 def server_env(**extra: str) -> dict[str, str]:

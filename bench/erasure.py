@@ -21,7 +21,7 @@ import statistics
 import sys
 import time
 
-from bench.transfer import _setup_django, drop, fill, stage_export
+from bench.transfer import _setup_django, bench_record, drop, fill, stage_export
 
 
 def deletes(principal, space_id: str, record_ids: list[str]) -> list[float]:
@@ -39,32 +39,21 @@ def deletes(principal, space_id: str, record_ids: list[str]) -> list[float]:
     return out
 
 
-def u2_records(space_id: str, n: int) -> list[str]:
+def u2_records(principal, space_id: str, n: int) -> list[str]:
     from memory.ids import new_id
-    from memory.models import Record, RecordRevision, Subject
+    from memory.models import RecordRevision, Subject
     from memory.timeutil import now
+    from tests import factories
 
     at = now()
-    subject = Subject.objects.create(
-        space_id=space_id, subject_id="u2", created_at=at, updated_at=at
-    )
+    factories.ensure_subjects(principal, space_id, ["u2"])
+    subject = Subject.objects.get(space_id=space_id, subject_id="u2")
     ids = []
     for i in range(n):
-        r = Record.objects.create(
-            space_id=space_id,
-            subject=subject,
-            record_id=new_id("record"),
-            kind="note",
-            content={"text": f"u2 note {i}"},
-            text=f"u2 note {i}",
-            placement_scope="shared",
-            prov_source="authored",
-            prov_author_principal_id="prn_bench",
-            prov_created_at=at,
-            revision=1,
-            created_at=at,
-            updated_at=at,
+        r = bench_record(
+            at, f"u2 note {i}", space_id=space_id, subject=subject, record_id=new_id("record")
         )
+        r.save(force_insert=True)
         RecordRevision.objects.create(
             record=r,
             revision=1,
@@ -91,8 +80,8 @@ def run(n: int, d: int) -> dict:
     principal, _ = factories.make_principal("bench")
     for sid in (src, dst):
         issue_root_grant(factories.make_space(sid), principal)
-    fill(src, n)
-    victims = u2_records(src, 2 * d)
+    fill(principal, src, n)
+    victims = u2_records(principal, src, 2 * d)
     floor = deletes(principal, src, victims[:d])
 
     export_ids = []

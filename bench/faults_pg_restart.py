@@ -17,7 +17,6 @@ else is.
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import subprocess
@@ -33,6 +32,7 @@ from bench import (
     RESULTS,
     ROOT,
     free_port,
+    knob,
     save,
     seed,
     setup_django,
@@ -44,13 +44,13 @@ from bench import (
 from bench._faults import audit_receipts, audit_space_revision, client_for, post_op, unclean
 from bench._pgcluster import Cluster
 
-CLIENTS = int(os.environ.get("FAULT_CLIENTS", "8"))
-DOWN_S = float(os.environ.get("FAULT_DOWN_S", "3"))
-STEADY_S = float(os.environ.get("FAULT_STEADY_S", "5"))
-RETRY_S = float(os.environ.get("FAULT_RETRY_S", "60"))
-WORKERS = int(os.environ.get("FAULT_WORKERS", "3"))
-THREADS = int(os.environ.get("FAULT_THREADS", "2"))
-PG_PORT = int(os.environ.get("FAULT_PG_PORT", "5499"))
+CLIENTS = knob("FAULT_CLIENTS", 8)
+DOWN_S = knob("FAULT_DOWN_S", 3.0)
+STEADY_S = knob("FAULT_STEADY_S", 5.0)
+RETRY_S = knob("FAULT_RETRY_S", 60.0)
+WORKERS = knob("FAULT_WORKERS", 3)
+THREADS = knob("FAULT_THREADS", 2)
+PG_PORT = knob("FAULT_PG_PORT", 5499)
 SECRET = "pgfault-content-marker"
 MODES = ("immediate", "fast")
 DBNAME = "spoke_pgfault"

@@ -62,6 +62,7 @@ def build_space(n: int, rebuild: bool) -> tuple[str, list[str], str]:
     from memory.models import Principal, Record, Space, Subject
     from memory.services import term_store
     from memory.services.operators import issue_root_grant
+    from tests import factories
 
     space_id = f"bench-recall-{n}"
     subject_ids = [f"user-{i:05d}" for i in range(n // 100)]
@@ -72,21 +73,22 @@ def build_space(n: int, rebuild: bool) -> tuple[str, list[str], str]:
     if space is not None and Record.objects.filter(space=space).count() == expected:
         return space_id, subject_ids, "big"
     Space.objects.filter(space_id=space_id).delete()
-    space = Space.objects.create(
-        space_id=space_id, display_name=space_id, created_at=T0, updated_at=T0
+    space = factories.make_space(space_id)
+    principal = (
+        Principal.objects.filter(display_name="bench-recall").first()
+        or factories.make_principal("bench-recall")[0]
     )
-    principal = Principal.objects.filter(
-        display_name="bench-recall"
-    ).first() or Principal.objects.create(display_name="bench-recall", kind="service")
     issue_root_grant(space, principal)
     rng = random.Random(SEED + n)
     words, weights = vocabulary(random.Random(SEED))
-    subjects = Subject.objects.bulk_create(
-        [
-            Subject(space=space, subject_id=s, created_at=T0, updated_at=T0)
-            for s in [*subject_ids, "big"]
-        ]
-    )
+    by_id = {
+        s.subject_id: s
+        for s in Subject.objects.filter(
+            space=space,
+            subject_id__in=factories.ensure_subjects(principal, space_id, [*subject_ids, "big"]),
+        )
+    }
+    subjects = [by_id[s] for s in [*subject_ids, "big"]]
     plan = [(subj, 100) for subj in subjects[:-1]] + [(subjects[-1], n // 5)]
     batch: list[Record] = []
     seq = 0

@@ -36,18 +36,19 @@ from bench import (
     Stats,
     closed_loop,
     gunicorn,
+    knob,
     save,
     seed,
     setup_django,
     table,
 )
 
-SECONDS = float(os.environ.get("BENCH_ISO_SECONDS", "30"))
-VICTIMS = int(os.environ.get("BENCH_ISO_VICTIMS", "1"))
-ATTACKERS = int(os.environ.get("BENCH_ISO_ATTACKERS", "4"))
-GRANTS = int(os.environ.get("BENCH_ISO_GRANTS", "2000"))
-WORKERS = int(os.environ.get("BENCH_WORKERS", "2"))
-THREADS = int(os.environ.get("BENCH_THREADS", "4"))
+SECONDS = knob("BENCH_ISO_SECONDS", 30.0)
+VICTIMS = knob("BENCH_ISO_VICTIMS", 1)
+ATTACKERS = knob("BENCH_ISO_ATTACKERS", 4)
+GRANTS = knob("BENCH_ISO_GRANTS", 2000)
+WORKERS = knob("BENCH_WORKERS", 2)
+THREADS = knob("BENCH_THREADS", 4)
 # A checkout of the code before a change: its server runs the same phases first, then this
 # one's, in one run (rows prefixed "before:" / "after:"). BENCH_ISO_GRANTS=0 skips the grants
 # phase (its grants stay in the database, so a second server would start with them).
@@ -154,6 +155,7 @@ def main() -> dict:
     setup_django()
     from memory.models import Principal
     from memory.ops.base import call
+    from tests import factories
 
     tag = uuid.uuid4().hex[:8]
     calm, noisy, greedy = seed(f"iso-v-{tag}", 2), seed(f"iso-a-{tag}", 2), seed(f"iso-g-{tag}", 2)
@@ -170,8 +172,7 @@ def main() -> dict:
     )
     record_id = made["receipt"]["refs"][0]["id"]
     # the greedy principal: grants_issue and records_read over the whole space, from an admin
-    hog = Principal.objects.create(display_name=f"bench-hog-{tag}")
-    hog_token = hog.issue_token("bench")
+    hog, hog_token = factories.make_principal(f"bench-hog-{tag}", token_label="bench")
     call(
         Principal.objects.get(pk=greedy.principal_id),
         "memory.grants.grant",

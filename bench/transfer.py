@@ -134,42 +134,54 @@ def run_in_worker(receipt_id: str, tree: str | None = None) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def fill(space_id: str, n: int) -> None:
+def bench_record(at, text: str, kind: str = "note", context_id: str | None = None, **fields):
+    """A record the benches write straight into the database (authored by prn_bench at `at`,
+    revision 1; shared unless `context_id`): an op would take far longer for 100k of them."""
+    from memory.models import Record
+
+    return Record(
+        kind=kind,
+        content={"text": text},
+        text=text,
+        placement_scope="context" if context_id else "shared",
+        placement_context_id=context_id,
+        prov_source="authored",
+        prov_author_principal_id="prn_bench",
+        prov_created_at=at,
+        revision=1,
+        created_at=at,
+        updated_at=at,
+        **fields,
+    )
+
+
+KINDS = ["preference", "fact", "plan", "event", "note"]
+
+
+def numbered(i: int, at, **fields):
+    """Record i of a space `fill` makes: its text, kind and placement follow from i."""
+    text = f"record {i}: the subject mentioned something worth keeping, item {i % 977} " + (
+        "z" * 120
+    )
+    return bench_record(at, text, KINDS[i % 5], "c1" if i % 2 else None, **fields)
+
+
+def fill(principal, space_id: str, n: int) -> None:
+    """Subject u1 (ensured through the op, as `principal`) with n records written directly."""
     from memory.ids import new_id
     from memory.models import Record, RecordRevision, Subject
     from memory.timeutil import now
+    from tests import factories
 
     at = now()
-    subject = Subject.objects.create(
-        space_id=space_id, subject_id="u1", created_at=at, updated_at=at
-    )
-    kinds = ["preference", "fact", "plan", "event", "note"]
+    factories.ensure_subjects(principal, space_id, ["u1"])
+    subject = Subject.objects.get(space_id=space_id, subject_id="u1")
     batch = 5000
     for start in range(0, n, batch):
-        records = []
-        for i in range(start, min(n, start + batch)):
-            text = (
-                f"record {i}: the subject mentioned something worth keeping, item {i % 977} "
-                + "z" * 120
-            )
-            records.append(
-                Record(
-                    space_id=space_id,
-                    subject=subject,
-                    record_id=new_id("record"),
-                    kind=kinds[i % 5],
-                    content={"text": text},
-                    text=text,
-                    placement_scope="context" if i % 2 else "shared",
-                    placement_context_id="c1" if i % 2 else None,
-                    prov_source="authored",
-                    prov_author_principal_id="prn_bench",
-                    prov_created_at=at,
-                    revision=1,
-                    created_at=at,
-                    updated_at=at,
-                )
-            )
+        records = [
+            numbered(i, at, space_id=space_id, subject=subject, record_id=new_id("record"))
+            for i in range(start, min(n, start + batch))
+        ]
         made = Record.objects.bulk_create(records)
         RecordRevision.objects.bulk_create(
             [
@@ -191,31 +203,14 @@ def fill(space_id: str, n: int) -> None:
 def record_objects(n: int) -> Iterator[dict]:
     """The export objects of a space `fill` made: subject u1, then n records in id order."""
     from memory.ids import new_id
-    from memory.models import Record, Subject
+    from memory.models import Subject
     from memory.timeutil import now
 
     at = now()
     subject = Subject(subject_id="u1", created_at=at, updated_at=at)
     yield {"type": "subject", "data": subject.to_wire(include_space=False)}
-    kinds = ["preference", "fact", "plan", "event", "note"]
     for i, record_id in enumerate(sorted(new_id("record") for _ in range(n))):
-        text = f"record {i}: the subject mentioned something worth keeping, item {i % 977} " + (
-            "z" * 120
-        )
-        record = Record(
-            record_id=record_id,
-            kind=kinds[i % 5],
-            content={"text": text},
-            text=text,
-            placement_scope="context" if i % 2 else "shared",
-            placement_context_id="c1" if i % 2 else None,
-            prov_source="authored",
-            prov_author_principal_id="prn_bench",
-            prov_created_at=at,
-            revision=1,
-            created_at=at,
-            updated_at=at,
-        )
+        record = numbered(i, at, record_id=record_id)
         yield {"type": "record", "data": record.to_wire("u1", include_space=False)}
 
 
@@ -299,19 +294,36 @@ def write_import(principal, space_id: str, n: int, like: str | None = None) -> t
     return imp.pk, imp.bundle
 
 
+def exports_as(principal, space_id: str, bundle: dict) -> bool:
+    """Export `space_id` again (its job in a worker process) and say whether the new bundle has
+    the chunk digests and object counts of `bundle`: the round trip was lossless."""
+    from memory.ops.base import call
+
+    again = call(principal, "memory.exports.create", {"space_id": space_id})["receipt"]
+    run_in_worker(again["receipt_id"])
+    again_bundle = call(
+        principal,
+        "memory.exports.get",
+        {"space_id": space_id, "export_id": again["refs"][0]["id"], "ordinal": 0},
+    )["bundle"]
+    return (
+        again_bundle["chunk_digests"] == bundle["chunk_digests"]
+        and again_bundle["object_counts"] == bundle["object_counts"]
+    )
+
+
 def activation_only(n: int, baseline: str, rounds: int, reexport: bool) -> dict:
-    from memory.models import Principal, Space
     from memory.ops.base import call
     from memory.services.operators import issue_root_grant
-    from memory.timeutil import now
+    from tests import factories
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    principal = Principal.objects.create(display_name="bench", kind="service")
+    principal, _ = factories.make_principal("bench")
     # The chunks are written once, into an import that is never activated (an activation
     # deletes its chunks); each activated import copies them.
     holder = f"bench-act-{n}-chunks"
     drop(holder)
-    Space.objects.create(space_id=holder, display_name=holder, created_at=now(), updated_at=now())
+    factories.make_space(holder)
     template, bundle = write_import(principal, holder, n)
     results: dict[str, list] = {"baseline": [], "this": []}
     last = ""
@@ -319,10 +331,7 @@ def activation_only(n: int, baseline: str, rounds: int, reexport: bool) -> dict:
         for name, tree in (("baseline", baseline), ("this", here)):
             sid = f"bench-act-{n}-{name}-{r}"
             drop(sid)
-            space = Space.objects.create(
-                space_id=sid, display_name=sid, created_at=now(), updated_at=now()
-            )
-            issue_root_grant(space, principal)
+            issue_root_grant(factories.make_space(sid), principal)
             import_id, _ = write_import(principal, sid, n, like=template)
             receipt = call(
                 principal, "memory.imports.activate", {"space_id": sid, "import_id": import_id}
@@ -342,17 +351,7 @@ def activation_only(n: int, baseline: str, rounds: int, reexport: bool) -> dict:
             print(json.dumps({"records": n, name: results[name][-1]}), flush=True)
     out: dict = {"records": n, "chunks": bundle["chunk_count"], **results}
     if reexport:
-        again = call(principal, "memory.exports.create", {"space_id": last})["receipt"]
-        run_in_worker(again["receipt_id"])
-        again_bundle = call(
-            principal,
-            "memory.exports.get",
-            {"space_id": last, "export_id": again["refs"][0]["id"], "ordinal": 0},
-        )["bundle"]
-        out["lossless"] = (
-            again_bundle["chunk_digests"] == bundle["chunk_digests"]
-            and again_bundle["object_counts"] == bundle["object_counts"]
-        )
+        out["lossless"] = exports_as(principal, last, bundle)
     print(json.dumps(out), flush=True)
     return out
 
@@ -372,22 +371,19 @@ def drop(space_id: str) -> None:
 def one(n: int) -> dict:
     from django.conf import settings
 
-    from memory.models import ExportChunk, Principal, Space
+    from memory.models import ExportChunk
     from memory.ops.base import call
     from memory.services.operators import issue_root_grant
-    from memory.timeutil import now
+    from tests import factories
 
     src, dst = f"bench-src-{n}", f"bench-dst-{n}"
     drop(src)
     drop(dst)
-    principal = Principal.objects.create(display_name="bench", kind="service")
+    principal, _ = factories.make_principal("bench")
     for sid in (src, dst):
-        space = Space.objects.create(
-            space_id=sid, display_name=sid, created_at=now(), updated_at=now()
-        )
-        issue_root_grant(space, principal)
+        issue_root_grant(factories.make_space(sid), principal)
     t = time.perf_counter()
-    fill(src, n)
+    fill(principal, src, n)
     fill_s = time.perf_counter() - t
 
     receipt = call(principal, "memory.exports.create", {"space_id": src})["receipt"]
@@ -409,17 +405,7 @@ def one(n: int) -> dict:
     )["receipt"]
     act = run_in_worker(act_receipt["receipt_id"])
 
-    again = call(principal, "memory.exports.create", {"space_id": dst})["receipt"]
-    run_in_worker(again["receipt_id"])
-    again_bundle = call(
-        principal,
-        "memory.exports.get",
-        {"space_id": dst, "export_id": again["refs"][0]["id"], "ordinal": 0},
-    )["bundle"]
-    lossless = (
-        again_bundle["chunk_digests"] == bundle["chunk_digests"]
-        and again_bundle["object_counts"] == bundle["object_counts"]
-    )
+    lossless = exports_as(principal, dst, bundle)
     mb = total_bytes / 1e6
 
     def rate(seconds: float) -> dict:

@@ -23,13 +23,13 @@ import time
 
 import httpx
 
-from bench import closed_loop, gunicorn, merged, save, seed, setup_django, table
+from bench import closed_loop, gunicorn, knob, merged, save, seed, setup_django, table
 
-SECONDS = float(os.environ.get("BENCH_SECONDS", "8"))
-CLIENTS = int(os.environ.get("BENCH_CLIENTS", "8"))
-WORKERS = int(os.environ.get("BENCH_WORKERS", "2"))
-THREADS = int(os.environ.get("BENCH_THREADS", "4"))
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
+SECONDS = knob("BENCH_SECONDS", 8.0)
+CLIENTS = knob("BENCH_CLIENTS", 8)
+WORKERS = knob("BENCH_WORKERS", 2)
+THREADS = knob("BENCH_THREADS", 4)
+ROUNDS = knob("BENCH_ROUNDS", 2)
 ENGINE = os.environ.get("SPOKE_MEMORY_ENGINE", "engine/1")
 
 FLOOR = "floor: bare view, insert record + bump space revision"

@@ -5,8 +5,10 @@ dispatch-layer code: it is about the provider's plumbing, not about the request.
 Only PostgreSQL connection loss counts: errors without a SQLSTATE (connect refused, the server
 closed the connection, using a connection already closed), SQLSTATE class 08 (connection
 exception) and 57P01-57P03 (admin shutdown, crash shutdown, cannot connect now: a server
-stopping or starting). Everything else, including deadlocks and SQLite errors, stays
-`internal_error`: in this provider those are bugs."""
+stopping or starting). A deadlock or serialization failure left on a mutation's last attempt
+answers the same `503 unavailable` (`contended`): it is rolled back and changed nothing.
+Everything else, including SQLite errors, stays `internal_error`: in this provider those are
+bugs."""
 
 from __future__ import annotations
 
@@ -30,6 +32,20 @@ def is_outage(exc: BaseException) -> bool:
         return False
     state = cause.sqlstate
     return state is None or state.startswith("08") or state in SHUTDOWN_STATES
+
+
+def contended() -> WireError:
+    """A mutation that could not be ordered among the space's concurrent writers on its last
+    attempt (a deadlock or serialization failure PostgreSQL resolved against it, or gates that
+    moved on every attempt): it was rolled back, nothing changed and no key was consumed, so a
+    retry, with the same key or without, executes once (docs/decisions.md "Database
+    unavailable")."""
+    err = Unavailable(
+        "The space is too busy with concurrent changes to take this one now; nothing was "
+        "changed. Retry later."
+    )
+    err.headers["Retry-After"] = str(RETRY_AFTER_S)
+    return err
 
 
 def unavailable(in_doubt: bool = False) -> WireError:

@@ -16,7 +16,17 @@ from functools import cache, partial
 from django.db import connection, models
 
 from memory import rows
-from memory.models import ApiToken, Grant, IdempotencyKey, Principal, Receipt, Space, Subject
+from memory.models import (
+    ApiToken,
+    Grant,
+    IdempotencyKey,
+    Principal,
+    Receipt,
+    Record,
+    RecordRevision,
+    Space,
+    Subject,
+)
 
 # A liveness probe of the database (readiness).
 PING = "SELECT 1"
@@ -198,7 +208,7 @@ def insert_values(obj: models.Model, skip: str) -> list:
 
 
 @cache
-def commit_tail(with_key: bool, subjects: int = 0) -> str:
+def commit_tail(with_key: bool, subjects: int = 0, rows: tuple[str, ...] = ()) -> str:
     """PostgreSQL: the whole serialized end of a mutation as one statement, so the subject and
     space row locks are held for one round trip and the COMMIT: each touched subject's bump (in
     the order given, which is key order), the space bump, the receipt insert (its space_revision
@@ -207,9 +217,12 @@ def commit_tail(with_key: bool, subjects: int = 0) -> str:
     previous bump: the row locks are taken in that order, subjects before the space). Parameters:
     per subject [updated_at, space_id, pk, state, fenced_context_ids as JSON text], then the
     space bump's,
-    the receipt's `insert_values` (without space_revision), the key's (without receipt). One row:
-    (space_revision, each subject's new revision); a NULL space_revision: a gate moved, nothing
-    was inserted (and the transaction must roll the bumps back)."""
+    the receipt's `insert_values` (without space_revision), the key's (without receipt), then
+    each of `rows`' parameters: `rows` are INSERT statements (`unnest_insert`) of rows the body
+    handed to the tail (`mutation.defer_rows`: the embedding backlog), each run as a CTE of its
+    own after the rest. One row: (space_revision, each subject's new revision); a NULL
+    space_revision: a gate moved, nothing was inserted (and the transaction must roll the bumps
+    and those rows back)."""
     q = connection.ops.quote_name
     fenced = Subject._meta.get_field("fenced_context_ids").db_type(connection)
     st = q(Subject._meta.db_table)
@@ -226,9 +239,87 @@ def commit_tail(with_key: bool, subjects: int = 0) -> str:
     if with_key:
         receipt_id = f"r.{q('receipt_id')}"
         ctes.append(f"k AS ({_insert_select(IdempotencyKey, 'receipt', receipt_id)} FROM r)")
+    ctes += [f"x{i} AS ({sql})" for i, sql in enumerate(rows)]
     picks = [f"(SELECT {q('space_revision')} FROM r)"]  # noqa: S608 - names from model metadata
     picks += [f"(SELECT {q('revision')} FROM s{i})" for i in range(subjects)]  # noqa: S608 - same
     return f"WITH {', '.join(ctes)} SELECT {', '.join(picks)}"  # noqa: S608 - names from model metadata
+
+
+def _field(model: type[models.Model], name: str) -> models.Field:
+    """A concrete field of `model` by name or attname (a column, not a relation's reverse)."""
+    found = model._meta.get_field(name)
+    if not isinstance(found, models.Field) or not found.column:
+        raise TypeError(f"{model.__name__}.{name} is not a column")
+    return found
+
+
+# A record's first revision row copies these of the record's columns (record_store._snapshot).
+_REVISION_FROM_RECORD = {
+    "space": "space",
+    "record": "id",
+    "revision": "revision",
+    "kind": "kind",
+    "content": "content",
+    "placement_scope": "placement_scope",
+    "placement_context_id": "placement_context_id",
+    "created_at": "updated_at",
+}
+
+
+@cache
+def record_with_revision() -> str:
+    """PostgreSQL: a new record and its revision row as one statement (one round trip, where
+    the ORM sends two): the record INSERT, and the revision row made from what it RETURNING
+    (`record_store._snapshot`'s columns). Parameters: the record's `insert_values` (no skip).
+    One row: the record's primary key."""
+    q = connection.ops.quote_name
+    record, revision = Record._meta, RecordRevision._meta
+    columns = [
+        f for f in record.concrete_fields if not (f.primary_key and isinstance(f, models.AutoField))
+    ]
+    names = ", ".join(q(f.column) for f in columns)
+    marks = ", ".join("%s" for _ in columns)
+    copied = [_field(RecordRevision, n) for n in _REVISION_FROM_RECORD]
+    if {f.name for f in revision.concrete_fields} - {"id", *_REVISION_FROM_RECORD}:
+        raise RuntimeError("a RecordRevision column has no source in the record")
+    sources = [_field(Record, n).column for n in _REVISION_FROM_RECORD.values()]
+    returning = ", ".join(q(c) for c in dict.fromkeys([record.pk.column, *sources]))
+    return (
+        f"WITH r AS (INSERT INTO {q(record.db_table)} ({names}) VALUES ({marks})"  # noqa: S608 - names from model metadata; values are bound
+        f" RETURNING {returning}),"
+        f" v AS (INSERT INTO {q(revision.db_table)} ({', '.join(q(f.column) for f in copied)})"
+        f" SELECT {', '.join(f'r.{q(c)}' for c in sources)} FROM r)"
+        f" SELECT r.{q(record.pk.column)} FROM r"
+    )
+
+
+@cache
+def unnest_insert(
+    model: type[models.Model],
+    fields: tuple[str, ...],
+    conflict: tuple[str, ...] = (),
+    update: tuple[str, ...] = (),
+) -> str:
+    """PostgreSQL: many rows of `model` in one statement whose shape does not depend on how
+    many (the ORM's bulk_create compiles one placeholder per value, on every call): INSERT …
+    SELECT FROM unnest(one array per column). With `conflict` (the fields of a unique
+    constraint) and `update`: ON CONFLICT … DO UPDATE SET each `update` field to the new row's,
+    as bulk_create(update_conflicts=True) says it. Parameters: one list per field, in order."""
+    q = connection.ops.quote_name
+    meta = model._meta
+    columns = [_field(model, n) for n in fields]
+    arrays = ", ".join(f"%s::{f.db_type(connection)}[]" for f in columns)
+    sql = (
+        f"INSERT INTO {q(meta.db_table)} ({', '.join(q(f.column) for f in columns)})"  # noqa: S608 - names from model metadata; values are bound
+        f" SELECT * FROM unnest({arrays})"
+    )
+    if conflict:
+        unique = ", ".join(q(_field(model, n).column) for n in conflict)
+        sets = ", ".join(
+            f"{q(c)} = EXCLUDED.{q(c)}" for c in (_field(model, n).column for n in update)
+        )
+        sql += f" ON CONFLICT ({unique}) DO UPDATE SET {sets}"
+    return sql
 
 
 @cache

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -163,6 +164,19 @@ class Api:
             session=session,
         )
 
+    def note(
+        self, who: Persona, text: str, session: str | None = None, placement: dict | None = None
+    ) -> Answer:
+        """memory.records.create of a note of subject u1 in space s1 (shared unless `placement`)."""
+        body = {
+            "space_id": "s1",
+            "subject_id": "u1",
+            "kind": "note",
+            "content": {"text": text},
+            "placement": placement or {"scope": "shared"},
+        }
+        return self(who, "memory.records.create", body, session)
+
     def connect(self, who: Persona, flags: list[str] | None = None) -> str:
         answer = self.raw(
             "/v1/connect", json.dumps({"capabilities": flags or ALL_FLAGS}), token=who.token
@@ -229,6 +243,13 @@ def ensure_subject(api, admin, space):
         return answer.receipt
 
     return ensure
+
+
+def free_port() -> int:
+    """A TCP port free on the loopback now, for a server a test starts."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def is_postgres() -> bool:

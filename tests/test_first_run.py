@@ -13,7 +13,6 @@ import json
 import os
 import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -26,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 README_BASE = "http://127.0.0.1:8000"
@@ -33,12 +34,6 @@ STAMP = ".venv/.installed"
 RULE = re.compile(r"^-{20,}$")
 
 pytestmark = pytest.mark.worker
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -265,6 +260,19 @@ def for_this_server(code: str, served: Served) -> str:
     )
 
 
+def run_pasted_python(code: str, served: Served) -> str:
+    """Run a Python example of the README against this server, as a reader pasting it would;
+    what it printed."""
+    done = subprocess.run(
+        [sys.executable, "-c", for_this_server(code, served)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
 def test_the_readme_curl_tour_works_when_pasted(served):
     shell, _ = readme_tour()
     done = subprocess.run(
@@ -283,14 +291,7 @@ def test_the_readme_curl_tour_works_when_pasted(served):
 
 def test_the_readme_python_tour_works_when_pasted(served):
     _, python = readme_tour()
-    done = subprocess.run(
-        [sys.executable, "-c", for_this_server(python, served)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "concise answers" in done.stdout
+    assert "concise answers" in run_pasted_python(python, served)
 
 
 def test_a_tour_call_with_a_bad_token_fails_loudly(served):
@@ -372,14 +373,7 @@ def test_an_agent_configured_from_the_readme_recalls_the_demo(served, entry):
 
 def test_the_readme_mcp_python_example_works_when_pasted(served):
     _, python = readme_mcp()
-    done = subprocess.run(
-        [sys.executable, "-c", for_this_server(python, served)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "concise answers" in done.stdout
+    assert "concise answers" in run_pasted_python(python, served)
 
 
 # --- in a browser --------------------------------------------------------------------------
@@ -408,13 +402,19 @@ def page_factory(served, browser):
 
 
 @pytest.mark.browser
-def test_the_console_is_styled_and_its_shortcuts_work(served, page_factory):
-    page = page_factory()
+def signed_in(served: Served, page):
+    """`page` signed in to the console as the moderator `make run` made, with the password its
+    block printed; at the console's home."""
     page.goto(f"{served.base}/console/login/")
     page.fill("input[name=username]", "moderator")
     page.fill("input[name=password]", served.runs[1].value("Password"))
     page.click("button[type=submit]")
     page.wait_for_url(f"{served.base}/console/")
+    return page
+
+
+def test_the_console_is_styled_and_its_shortcuts_work(served, page_factory):
+    page = signed_in(served, page_factory())
     # The stylesheet applied: the console's own background, not the browser's white.
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     assert background == "rgb(246, 247, 250)"
@@ -470,12 +470,7 @@ def test_the_readme_console_step_promotes_the_capture_with_j_p_p(served, page_fa
     )
     assert text not in recalled_texts(served, question)
 
-    page = page_factory()
-    page.goto(f"{served.base}/console/login/")
-    page.fill("input[name=username]", "moderator")
-    page.fill("input[name=password]", served.runs[1].value("Password"))
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{served.base}/console/")
+    page = signed_in(served, page_factory())
     page.goto(f"{served.base}/console/s/demo/queue/")
     rows = page.locator("tr.candidate-row")
     for _ in range(rows.count()):
@@ -525,12 +520,7 @@ def test_what_an_agent_remembers_waits_in_the_console_queue_until_promoted(serve
     cid = remembered.structured_content["candidate_id"]
     assert "cello" not in json.dumps(before.structured_content)
 
-    page = page_factory()
-    page.goto(f"{served.base}/console/login/")
-    page.fill("input[name=username]", "moderator")
-    page.fill("input[name=password]", served.runs[1].value("Password"))
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{served.base}/console/")
+    page = signed_in(served, page_factory())
     page.goto(f"{served.base}/console/s/demo/queue/")
     rows = page.locator("tr.candidate-row").all_inner_texts()
     assert any(text in row for row in rows), rows

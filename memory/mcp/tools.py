@@ -99,23 +99,26 @@ PENDING_NOTE = (
 )
 
 
+def _given(args: dict, *names: str) -> dict[str, Any]:
+    """The optional arguments among `names` the agent gave, for the op's request as they are (one
+    it left out stays out of the request)."""
+    return {name: args[name] for name in names if name in args}
+
+
 def remember(caller: Caller, args: dict) -> dict:
     placement: dict[str, Any] = (
         {"scope": "context", "context_id": args["context_id"]}
         if "context_id" in args
         else {"scope": "shared"}
     )
-    item: dict[str, Any] = {"content": {"text": args["text"]}}
-    if "kind_hint" in args:
-        item["kind_hint"] = args["kind_hint"]
-    body: dict[str, Any] = {
+    item = {"content": {"text": args["text"]}, **_given(args, "kind_hint")}
+    body = {
         "space_id": caller.space_id,
         "subject_id": args["subject_id"],
         "capture_scope": {"placement": placement},
         "items": [item],
+        **_given(args, "idempotency_key"),
     }
-    if "idempotency_key" in args:
-        body["idempotency_key"] = args["idempotency_key"]
     receipt = edge_call(caller.principal, "memory.capture", body)["receipt"]
     [ref] = [r for r in receipt["refs"] if r["type"] == "candidate"]
     return {
@@ -195,13 +198,12 @@ def forget(caller: Caller, args: dict) -> dict:
         "memory.records.get",
         {"space_id": caller.space_id, "record_id": args["record_id"]},
     )["record"]
-    body: dict[str, Any] = {
+    body = {
         "space_id": caller.space_id,
         "record_id": args["record_id"],
         "expected_revision": found["revision"],
+        **_given(args, "reason"),
     }
-    if "reason" in args:
-        body["reason"] = args["reason"]
     receipt = edge_call(caller.principal, "memory.records.delete", body)["receipt"]
     return {"record_id": args["record_id"], "forgotten": True, "receipt_id": receipt["receipt_id"]}
 
@@ -247,12 +249,13 @@ def list_candidates(caller: Caller, args: dict) -> dict:
 
 def review_candidate(caller: Caller, args: dict) -> dict:
     decision = args["decision"]
-    body: dict[str, Any] = {"space_id": caller.space_id, "candidate_id": args["candidate_id"]}
-    if "idempotency_key" in args:
-        body["idempotency_key"] = args["idempotency_key"]
+    body: dict[str, Any] = {
+        "space_id": caller.space_id,
+        "candidate_id": args["candidate_id"],
+        **_given(args, "idempotency_key"),
+    }
     if decision == "dismiss":
-        if "reason" in args:
-            body["reason"] = args["reason"]
+        body.update(_given(args, "reason"))
         op = "memory.candidates.dismiss"
     else:
         action: dict[str, Any] = {"action": decision}

@@ -112,9 +112,12 @@ def grant(ctx: OpContext, req: t.GrantsGrantRequest, scope: MutationScope) -> Ou
     }
     cov = scope.coverage(req["space_id"])
     parent = choose_parent(cov, want, req.get("parent_grant_id"))
-    # The grantee's row lock orders concurrent grants to one principal, so the bound holds.
+    # The grantee's row lock orders concurrent grants to one principal, so the bound holds. No
+    # key: the grantee's own writes check their receipts' foreign key to this row (a key-share
+    # lock) at COMMIT, while they hold the space row this grant waits for at its commit tail;
+    # FOR UPDATE would close that cycle (tests/memory/ops/test_mutation_lock_order.py).
     grantee = (
-        Principal.objects.select_for_update()
+        Principal.objects.select_for_update(no_key=True)
         .filter(principal_id=req["grantee_principal_id"])
         .first()
     )

@@ -9,10 +9,11 @@ its own objects, validates, and writes. The space row is touched once, last, by 
 that takes the next space revision and re-checks the state the body's gates saw (`UPDATE …
 SET revision = revision + 1 WHERE … AND state = <seen> AND activation_pending = <seen>
 RETURNING revision`); touched subjects are bumped (and re-checked) just before it, in the same
-statement on PostgreSQL. If a gate's
-state changed in between, the body runs again and decides on the new state. Ops that change the space itself take the space row lock
-first (`scope.coverage(..., exclusive=True)`), as every mutation did before. The lock order and
-why each lock is there: docs/architecture.md "Why mutations serialize per space".
+statement on PostgreSQL. If a gate's state changed in between, the body runs again and decides
+on the new state. Ops that change the space itself, and every last attempt, take the space row
+lock before the body (`scope.coverage(..., exclusive=True)`), after the rows their request
+names (`_rows_first`), so they keep the writers' lock order. The lock order and why each lock is
+there: docs/architecture.md "Why mutations serialize per space".
 
 The idempotency key is looked up once before the transaction; a racing duplicate is settled by
 the key table's unique constraint (the loser rolls back and replays the winner's receipt), and a
@@ -22,12 +23,15 @@ receipt, no consumed key. So does losing the database before COMMIT; losing it d
 leaves the outcome unknown (`503 unavailable`, `details.outcome: "unknown"`), and a retry with
 the key resolves it. A deadlock or serialization failure (PostgreSQL), or a unique violation
 from a racer that created the same object (two `subjects.ensure` of a new subject), runs the
-body again, which then sees the racer's committed row."""
+body again, which then sees the racer's committed row; left on the last attempt, a deadlock or
+serialization failure answers `503 unavailable` with `Retry-After` (`outage.contended`): rolled
+back, nothing changed."""
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,12 +43,23 @@ from django.db import (
     connection,
     transaction,
 )
+from django.db.models import Model
 
 from memory import rows, statements
 from memory.access import Coverage, coverage_for
 from memory.context import OpContext
-from memory.models import IdempotencyKey, Job, Receipt, Space, Subject
-from memory.outage import is_outage, unavailable
+from memory.models import (
+    Candidate,
+    Grant,
+    IdempotencyKey,
+    Job,
+    Principal,
+    Receipt,
+    Record,
+    Space,
+    Subject,
+)
+from memory.outage import contended, is_outage, unavailable
 from memory.timeutil import now
 from memory.wire.canonical import digest
 from memory.wire.errors import IdempotencyKeyReused, WireError
@@ -70,7 +85,7 @@ class _Rerun(Exception):
     """What the body's gates read changed before the commit took its locks: run it again."""
 
 
-ATTEMPTS = 5  # the last attempt takes the space lock first, so it cannot be overtaken again
+ATTEMPTS = 5  # the last attempt holds the space row across its body, so no gate moves under it
 RETRY_SQLSTATES = {"40P01", "40001"}  # deadlock detected, serialization failure
 
 
@@ -81,16 +96,25 @@ class MutationScope:
     payload_digest: str
     space_id: str
     exclusive: bool = False
+    req: Mapping[str, Any] = field(default_factory=dict)
     space: Space | None = None
     touched: dict[int, Subject] = field(default_factory=dict)
+    rows_taken: bool = False
+    # rows the body handed to the commit tail (defer_rows): (INSERT statement, its parameters)
+    tail_rows: list[tuple[str, list]] = field(default_factory=list)
 
     def coverage(
         self, space_id: str, subject_id: str | None = None, exclusive: bool = False
     ) -> Coverage:
         """Load coverage for the mutation (with `subject_id`'s row in the same query).
-        `exclusive` takes the space row lock first, for ops that change the space itself;
-        otherwise the grants are share-locked and the space row is left for the commit."""
+        `exclusive` (ops that change the space itself, and every last attempt) locks the space
+        row before the body reads anything, after the rows the request names (`_rows_first`:
+        the writers' order); otherwise the grants are share-locked and the space row is left
+        for the commit."""
         self.exclusive = self.exclusive or exclusive
+        if self.exclusive and not self.rows_taken:
+            self.rows_taken = True
+            _rows_first(space_id, self.req)
         cov = coverage_for(
             space_id,
             self.ctx.principal,
@@ -108,6 +132,71 @@ class MutationScope:
         if subject.pk not in self.touched:
             self.touched[subject.pk] = subject
             subject.revision += 1
+
+
+_running = threading.local()  # the mutation whose body runs on this thread (defer_rows)
+
+
+def defer_rows(
+    model: type[Model],
+    fields: tuple[str, ...],
+    columns: list[list],
+    conflict: tuple[str, ...] = (),
+    update: tuple[str, ...] = (),
+) -> bool:
+    """Hand rows of `model` (one list per field, as `statements.unnest_insert` takes them) to the
+    commit-tail statement of the mutation whose body is running on this thread, which inserts
+    them in its own round trip (PostgreSQL). False when there is no such tail (SQLite, or a
+    write outside a mutation: a job): the caller inserts them itself. The rows are inserted
+    only if the tail commits the mutation, like everything else its transaction wrote."""
+    scope = getattr(_running, "scope", None)
+    if scope is None or scope.space is None or connection.vendor != "postgresql":
+        return False
+    scope.tail_rows.append((statements.unnest_insert(model, fields, conflict, update), columns))
+    return True
+
+
+def _rows_first(space_id: str, req: Mapping[str, Any]) -> None:
+    """Before an exclusive attempt locks the space row: lock the rows its request names that
+    its body or its commit tail will lock, in the order every writer takes them (its own object,
+    then its subject; a grant's grantee), so that a writer holding one of them and waiting for
+    the space at its commit tail is waited for, instead of closing a cycle with a holder of the
+    space that reaches for its row (docs/architecture.md "Why mutations serialize per space").
+    The object row FOR UPDATE, as the body's `access_*(lock=True)` takes it; the subject and the
+    principal FOR NO KEY UPDATE, as the commit tail's bump and a grant take them (a no-key lock
+    lets other transactions' foreign-key checks, deferred to their COMMIT, go on). Only rows:
+    whether the caller may see them is decided by the body as before. PostgreSQL only (SQLite
+    has one writer)."""
+    if connection.vendor != "postgresql":
+        return
+    subject_pk = None
+    for model, name in ((Record, "record_id"), (Candidate, "candidate_id")):
+        if isinstance(req.get(name), str):
+            subject_pk = (
+                model.objects.select_for_update()
+                .filter(space_id=space_id, **{name: req[name]})
+                .values_list("subject_id", flat=True)
+                .first()
+            )
+    if isinstance(req.get("grant_id"), str):
+        grant_id = req["grant_id"]
+        list(
+            Grant.objects.select_for_update()
+            .filter(space_id=space_id, grant_id=grant_id)
+            .values_list("pk")
+        )
+    subjects = Subject.objects.select_for_update(no_key=True).filter(space_id=space_id)
+    if subject_pk is not None:
+        list(subjects.filter(pk=subject_pk).values_list("pk"))
+    elif isinstance(req.get("subject_id"), str):
+        list(subjects.filter(subject_id=req["subject_id"]).values_list("pk"))
+    if isinstance(req.get("grantee_principal_id"), str):
+        grantee = req["grantee_principal_id"]
+        list(
+            Principal.objects.select_for_update(no_key=True)
+            .filter(principal_id=grantee)
+            .values_list("pk")
+        )
 
 
 def payload_digest(req: Mapping[str, Any]) -> str:
@@ -155,12 +244,16 @@ def mutate(
     for attempt in range(1, ATTEMPTS + 1):
         last = attempt == ATTEMPTS
         scope = MutationScope(
-            ctx=ctx, key=key, payload_digest=pdigest, space_id=space_id, exclusive=last
+            ctx=ctx, key=key, payload_digest=pdigest, space_id=space_id, exclusive=last, req=req
         )
         committing = False
         try:
             with transaction.atomic(durable=True):
-                outcome = body(scope)
+                _running.scope = scope
+                try:
+                    outcome = body(scope)
+                finally:
+                    _running.scope = None
                 receipt = _commit(scope, req, outcome)
                 committing = True  # all that is left is COMMIT, sent as the block exits
         except _Rerun:
@@ -176,12 +269,16 @@ def mutate(
         except (OperationalError, InterfaceError) as exc:
             if committing and is_outage(exc):
                 raise unavailable(in_doubt=True) from exc
-            if _retryable(exc) and not last:
-                log.info("mutation retried after %s", type(exc.__cause__).__name__)
-                continue
+            if _retryable(exc):
+                # rolled back (at COMMIT too: the server refused it), so nothing took
+                if not last:
+                    log.info("mutation retried after %s", type(exc.__cause__).__name__)
+                    continue
+                log.warning("mutation refused after %s", type(exc.__cause__).__name__)
+                raise contended() from exc
             raise
         return {"receipt": receipt.to_wire()}
-    raise RuntimeError("unreachable: the last attempt is exclusive")
+    raise contended()  # the gates moved on every attempt
 
 
 def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> Receipt:
@@ -218,7 +315,9 @@ def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> R
     if scope.space is not None and connection.vendor == "postgresql":
         # one round trip: the subject bumps, the space bump, the receipt carrying its
         # revision, the key
-        revisions = _tail(receipt, key, touched, db_at, [db_at, *_space_gate(scope.space)])
+        revisions = _tail(
+            receipt, key, touched, db_at, [db_at, *_space_gate(scope.space)], scope.tail_rows
+        )
         if revisions[0] is None:
             raise _Rerun
         for subject, revision in zip(touched, revisions[1:], strict=True):
@@ -270,6 +369,7 @@ def _tail(
     subjects: list[Subject],
     db_at: Any,
     space_params: list,
+    rows: list[tuple[str, list]],
 ) -> tuple:
     """PostgreSQL: the subject bumps, the space bump, the receipt insert (its space_revision
     taken from the bump) and the key insert as one statement, so the subject and space row locks
@@ -282,7 +382,10 @@ def _tail(
     params += [*space_params, *statements.insert_values(receipt, skip="space_revision")]
     if key is not None:
         params += statements.insert_values(key, skip="receipt")
-    row = statements.execute(statements.commit_tail(key is not None, len(subjects)), params)
+    for _, columns in rows:
+        params += columns
+    sql = statements.commit_tail(key is not None, len(subjects), tuple(s for s, _ in rows))
+    row = statements.execute(sql, params)
     if row is None:
         raise RuntimeError("the commit tail answers one row")
     return row

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.db import connection
+
+from memory import statements
 from memory.ids import new_id
 from memory.models import Candidate, Record, RecordRevision, Space, Subject
 from memory.models.records import SHARED
@@ -87,9 +90,19 @@ def create_records(
         )
         for record_id, (kind, content) in zip(ids, items, strict=True)
     ]
-    for record in records:
-        record.save(force_insert=True)
-    RecordRevision.objects.bulk_create([_snapshot(r) for r in records])
+    if connection.vendor == "postgresql":
+        # each record with its revision row in one statement (statements.record_with_revision)
+        sql = statements.record_with_revision()
+        for record in records:
+            row = statements.execute(sql, statements.insert_values(record, skip=""))
+            if row is None:
+                raise RuntimeError("the record insert answers its key")
+            record.pk = row[0]
+            record._state.adding, record._state.db = False, connection.alias
+    else:
+        for record in records:
+            record.save(force_insert=True)
+        RecordRevision.objects.bulk_create([_snapshot(r) for r in records])
     derived.content_written(records)
     return records
 

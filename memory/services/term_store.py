@@ -13,6 +13,9 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
+from django.db import connection
+
+from memory import statements
 from memory.engine import lexicon
 from memory.models import Record, RecordTerm, Space, Subject
 from memory.models.scoped import by_space
@@ -63,7 +66,21 @@ def write_terms(records: Iterable[Record]) -> None:
         return
     if any(r.revision > 1 for r in records):
         erase_terms(records)
-    RecordTerm.objects.bulk_create([row for r in records for row in term_rows(r)], batch_size=2000)
+    if connection.vendor != "postgresql":
+        rows = [row for r in records for row in term_rows(r)]
+        RecordTerm.objects.bulk_create(rows, batch_size=2000)
+        return
+    # the same rows as term_rows, as one statement of fixed shape (statements.unnest_insert):
+    # the ORM's bulk_create compiled one placeholder per value on every write
+    columns: list[list] = [[] for _ in TERM_FIELDS]
+    for r in records:
+        if r.deleted_at is not None:
+            continue
+        for term in term_values(r.text, r.created_at):
+            for column, value in zip(columns, (r.space_id, r.pk, r.subject_id, *term), strict=True):
+                column.append(value)
+    if columns[0]:
+        statements.execute(statements.unnest_insert(RecordTerm, tuple(TERM_FIELDS)), columns)
 
 
 def erase_terms(records: Iterable[Record]) -> None:

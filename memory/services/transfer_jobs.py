@@ -218,10 +218,19 @@ def _reject_import(job: Job, failure: dict) -> None:
 
 def staged_objects(imp: Import) -> Iterator[tuple[int, list[dict]]]:
     """The staged chunks' objects, one chunk at a time, digest-checked against the chunk and the
-    bundle, translated to the current format."""
+    bundle, translated to the current format. The chunks must be exactly the bundle's: ordinals
+    0 to chunk_count - 1, each present (a chunk lost between verification and activation
+    rejects, raised when the gap is reached or, for missing last chunks, once the last staged one
+    is consumed: a consumer must exhaust this generator before trusting what it read)."""
     bundle = imp.bundle
+    expected = 0
     chunks = ImportChunk.objects.filter(space_id=imp.space_id, imp=imp).order_by("ordinal")
     for chunk in chunks.iterator(chunk_size=4):
+        if chunk.ordinal != expected:
+            raise reject(f"Chunk {expected} of {bundle['chunk_count']} is not staged.")
+        expected += 1
+        if chunk.ordinal >= bundle["chunk_count"]:
+            raise reject(f"Chunk {chunk.ordinal} is past the bundle's chunk_count.")
         computed = digest_bytes(chunk.objects_json.encode("utf-8"))
         if computed != chunk.digest or computed != bundle["chunk_digests"][chunk.ordinal]:
             raise reject(
@@ -233,15 +242,16 @@ def staged_objects(imp: Import) -> Iterator[tuple[int, list[dict]]]:
         except policy.UnsupportedFormat:
             raise reject("The bundle's format_version is not supported.")
         yield chunk.ordinal, objects
+    if expected != bundle["chunk_count"]:
+        raise reject(
+            f"{expected} of the bundle's {bundle['chunk_count']} chunks are staged: "
+            f"chunk {expected} is not."
+        )
 
 
-@job_handler(VERIFY, on_failure=_reject_import)
-def run_verify(job: Job) -> list[dict]:
-    imp = Import.objects.select_for_update().get(space_id=job.space_id, pk=job.params["import_id"])
-    ref = [import_ref(imp.import_id)]
-    if imp.state != "verifying":
-        raise ImportStateConflict("The import is not being verified.", state=imp.state)
-    b = imp.bundle
+def check_bundle(b: dict) -> None:
+    """The bundle's own consistency: its chunk digests number its chunk_count, and its digest is
+    the digest of its members."""
     if len(b["chunk_digests"]) != b["chunk_count"]:
         raise reject("The bundle's chunk_digests do not match its chunk_count.")
     if (
@@ -255,13 +265,27 @@ def run_verify(job: Job) -> list[dict]:
         != b["bundle_digest"]
     ):
         raise reject("The bundle digest does not match the bundle.")
+
+
+def declared_counts(b: dict) -> dict[str, int]:
+    if set(b["object_counts"]) - set(policy.TYPE_ORDER):
+        raise reject(COUNTS_MISMATCH)
+    return {t: b["object_counts"].get(t, 0) for t in policy.TYPE_ORDER}
+
+
+@job_handler(VERIFY, on_failure=_reject_import)
+def run_verify(job: Job) -> list[dict]:
+    imp = Import.objects.select_for_update().get(space_id=job.space_id, pk=job.params["import_id"])
+    ref = [import_ref(imp.import_id)]
+    if imp.state != "verifying":
+        raise ImportStateConflict("The import is not being verified.", state=imp.state)
+    b = imp.bundle
+    check_bundle(b)
     checker = BundleChecker(b["object_counts"])
     for ordinal, objects in staged_objects(imp):
         for index, obj in enumerate(objects):
             checker.check(f"Chunk {ordinal}, object {index}", obj)
-    counts = checker.counts
-    declared = {t: b["object_counts"].get(t, 0) for t in policy.TYPE_ORDER}
-    if counts != declared or set(b["object_counts"]) - set(policy.TYPE_ORDER):
+    if checker.counts != declared_counts(b):
         raise reject(COUNTS_MISMATCH)
     imp.state, imp.updated_at = "verified", now()
     imp.save(update_fields=["state", "updated_at"])
@@ -288,10 +312,15 @@ def activation_ended(space_id: str) -> None:
 
 
 def _activation_failed(job: Job, failure: dict) -> None:
+    """The activation changed nothing. The import is `verified` again (activate it again), unless
+    its staged data proved not to be the verified bundle any more (INVALID_INPUT: a chunk
+    missing or altered, objects not adding up to object_counts): then it is `rejected`, as
+    verification would have left it (discard it and stage the bundle again)."""
     imp = Import.objects.filter(space_id=job.space_id, pk=job.params["import_id"]).first()
+    state = "rejected" if failure["code"] == "INVALID_INPUT" else "verified"
     Import.objects.filter(
         space_id=job.space_id, pk=job.params["import_id"], state="activating"
-    ).update(state="verified", failure=failure, updated_at=now())
+    ).update(state=state, failure=failure, updated_at=now())
     if imp is not None:
         activation_ended(imp.space_id)
 
@@ -302,12 +331,26 @@ def run_activate(job: Job) -> list[dict]:
     imp = Import.objects.select_for_update().get(space_id=job.space_id, pk=job.params["import_id"])
     if imp.state != "activating":
         raise ImportStateConflict("The import is not being activated.", state=imp.state)
+    # Verification passed once, but the staged rows are read again here: only the whole bundle
+    # is loaded (every chunk, digests and object_counts checked again while streaming; any
+    # mismatch rejects and the job's transaction rolls the clear and the load back).
+    b = imp.bundle
+    check_bundle(b)
+    declared = declared_counts(b)
+    staged = ImportChunk.objects.filter(space_id=imp.space_id, imp=imp).count()
+    if staged != b["chunk_count"]:
+        raise reject(f"{staged} of the bundle's {b['chunk_count']} chunks are staged.")
     load.clear_space(space)
+    counts = policy.empty_counts()
     with load.checked_once(space):  # foreign keys checked set-wise, once per batch (PostgreSQL)
         loader = load.Loader(space)
         for _ordinal, objects in staged_objects(imp):
+            for obj in objects:
+                counts[obj["type"]] += 1
             loader.add(objects)
         loader.flush()
+    if counts != declared:
+        raise reject(COUNTS_MISMATCH)
     at = now()
     Space.objects.filter(pk=space.pk).update(
         authority_generation=F("authority_generation") + 1,

@@ -282,7 +282,7 @@ class InternalError(WireError):
 
 
 class Unavailable(WireError):
-    """503 unavailable: Not in SPEC §1.5: the database is unreachable (memory/outage.py); details.outcome 'unknown' when a write may have committed."""
+    """503 unavailable: Not in SPEC §1.5: the database is unreachable, or a mutation could not be ordered among the space's concurrent writers and was rolled back (memory/outage.py); details.outcome 'unknown' when a write may have committed."""
 
     code = "unavailable"
     http_status = 503

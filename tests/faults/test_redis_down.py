@@ -23,6 +23,7 @@ from django.test import Client, override_settings
 
 from memory.models import Job
 from spokememory.celery import app
+from tests.conftest import free_port
 from tests.reviews.conftest import PASSWORD, make_user
 
 pytestmark = [
@@ -34,17 +35,11 @@ pytestmark = [
 REDIS_SERVER = shutil.which("redis-server") or "redis-server"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class PrivateRedis:
     """A redis-server of the test's own, on a free loopback port, without persistence."""
 
     def __init__(self) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.dir = tempfile.mkdtemp(prefix="spoke-redis-")
         self.proc: subprocess.Popen | None = None

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_persona, make_space
+from tests.conftest import free_port, make_persona, make_space
 from tests.reviews.jobs import _jobs
 
 worker_env = _jobs.worker_env
@@ -36,12 +36,6 @@ FORM_LIMIT = 256 * 1024
 IMPORT_LIMIT = 2 * 1024 * 1024
 WIRE_LIMIT = 1_048_576
 BYTE_BUDGET = 8 * WIRE_LIMIT  # limits.max_request_bytes_per_min (test_byte_budget.py)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

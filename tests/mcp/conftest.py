@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -28,15 +27,11 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.conftest import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 worker_env = importlib.import_module("tests.memory.async.conftest").worker_env
 MODERN = "2026-07-28"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

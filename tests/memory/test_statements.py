@@ -16,8 +16,11 @@ from memory.models import (
     ApiToken,
     Grant,
     IdempotencyKey,
+    PendingEmbedding,
     Receipt,
     Record,
+    RecordRevision,
+    RecordTerm,
     Space,
     Subject,
 )
@@ -245,6 +248,85 @@ def test_commit_tail_bumps_its_subjects_in_the_same_statement(world):
     assert all(after[s.pk].updated_at == at for s in subjects)
     assert Receipt.objects.get(pk=receipt.receipt_id).space_revision == space.revision + 1
     assert Space.objects.get(pk="s1").revision == space.revision + 1
+
+
+@postgres
+def test_record_with_revision_writes_what_the_orm_writes(world):
+    """One statement writes the record row and its revision row as `record.save()` and the
+    revision's `save()` (record_store._snapshot) would: compared field by field with a record
+    the op made through the same path's ORM twin."""
+    from memory.services.record_store import _snapshot
+
+    made = Record.objects.get(record_id=world["record_id"])
+    twins = []
+    for via_statement in (False, True):
+        record = Record.objects.get(pk=made.pk)
+        record.pk, record.record_id = None, f"rec_twin_{via_statement}"
+        record._state.adding = True
+        if via_statement:
+            (record.pk,) = statements.execute(
+                statements.record_with_revision(), statements.insert_values(record, skip="")
+            )
+        else:
+            record.save(force_insert=True)
+            _snapshot(record).save(force_insert=True)
+        twins.append(record.pk)
+    by_orm, by_sql = (Record.objects.get(pk=pk) for pk in twins)
+    skip = {"id", "record_id"}
+    fields = [f.attname for f in Record._meta.concrete_fields if f.attname not in skip]
+    assert [getattr(by_sql, f) for f in fields] == [getattr(by_orm, f) for f in fields]
+    revisions = [
+        RecordRevision.objects.filter(record_id=pk).values(
+            "space_id",
+            "revision",
+            "kind",
+            "content",
+            "placement_scope",
+            "placement_context_id",
+            "created_at",
+        )
+        for pk in twins
+    ]
+    assert list(revisions[1]) == list(revisions[0]) and len(revisions[0]) == 1
+
+
+@postgres
+def test_unnest_insert_writes_the_rows_bulk_create_writes(world):
+    """The term rows of a text, and an upsert of the embedding backlog (a second revision of a
+    record already queued replaces its revision), as bulk_create writes them."""
+    from memory.services import term_store
+
+    record = Record.objects.get(record_id=world["record_id"])
+    text = "tea and more tea in porto"
+    rows = term_store.term_values(text, record.created_at)
+    RecordTerm.objects.filter(record_id=record.pk).delete()
+    columns = [
+        [record.space_id] * len(rows),
+        [record.pk] * len(rows),
+        [record.subject_id] * len(rows),
+        *(list(c) for c in zip(*rows, strict=True)),
+    ]
+    sql = statements.unnest_insert(RecordTerm, tuple(term_store.TERM_FIELDS))
+    statements.execute(sql, columns)
+    stored = list(
+        RecordTerm.objects.filter(record_id=record.pk)
+        .order_by("term")
+        .values_list("space_id", "record_id", "subject_id", "term", "tf", "length", "created_ms")
+    )
+    record.text = text
+    assert stored == [
+        (t.space_id, t.record_id, t.subject_id, t.term, t.tf, t.length, t.created_ms)
+        for t in term_store.term_rows(record)
+    ]
+    PendingEmbedding.objects.filter(record_id=record.pk).delete()
+    upsert = statements.unnest_insert(
+        PendingEmbedding, ("space_id", "record_id", "revision"), ("record",), ("revision",)
+    )
+    for revision in (1, 2):
+        statements.execute(upsert, [[record.space_id], [record.pk], [revision]])
+        assert list(
+            PendingEmbedding.objects.filter(record_id=record.pk).values_list("space_id", "revision")
+        ) == [(record.space_id, revision)]
 
 
 @postgres

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.test import Client, override_settings
 
 from reviews import ratelimit
+from tests.conftest import free_port
 from tests.reviews.conftest import PASSWORD, make_user
 from tests.reviews.jobs import _jobs
 
@@ -153,12 +154,6 @@ def _redis_url() -> str | None:
     return url
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Browser:
     """A plain HTTP client with cookies, for the server subprocess (CSRF token from the form)."""
 
@@ -206,7 +201,7 @@ def test_two_processes_share_the_counts_through_redis(space):
         }
     }
     make_user("operator", staff=True, superuser=True)
-    port = _free_port()
+    port = free_port()
     env = _jobs.worker_env(SPOKE_MEMORY_CACHE_URL=url, SPOKE_MEMORY_CACHE_PREFIX=prefix)
     env["DJANGO_SETTINGS_MODULE"] = "spokememory.settings"
     server = subprocess.Popen(

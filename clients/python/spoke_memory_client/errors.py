@@ -111,7 +111,7 @@ class InternalError(SpokeError):
 
 
 class Unavailable(SpokeError):
-    """503 unavailable: Not in SPEC §1.5: the database is unreachable (memory/outage.py); details.outcome 'unknown' when a write may have committed."""
+    """503 unavailable: Not in SPEC §1.5: the database is unreachable, or a mutation could not be ordered among the space's concurrent writers and was rolled back (memory/outage.py); details.outcome 'unknown' when a write may have committed."""
 
     code = "unavailable"
 

@@ -140,7 +140,7 @@ export declare class InternalError extends SpokeError {
     readonly code: "internal_error";
     readonly details: InternalErrorDetails;
 }
-/** `503 unavailable`: Not in SPEC §1.5: the database is unreachable (memory/outage.py); details.outcome 'unknown' when a write may have committed. */
+/** `503 unavailable`: Not in SPEC §1.5: the database is unreachable, or a mutation could not be ordered among the space's concurrent writers and was rolled back (memory/outage.py); details.outcome 'unknown' when a write may have committed. */
 export declare class Unavailable extends SpokeError {
     static readonly code = "unavailable";
     static readonly status = 503;

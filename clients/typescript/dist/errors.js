@@ -50,7 +50,7 @@ export class InternalError extends SpokeError {
     static code = "internal_error";
     static status = 500;
 }
-/** `503 unavailable`: Not in SPEC §1.5: the database is unreachable (memory/outage.py); details.outcome 'unknown' when a write may have committed. */
+/** `503 unavailable`: Not in SPEC §1.5: the database is unreachable, or a mutation could not be ordered among the space's concurrent writers and was rolled back (memory/outage.py); details.outcome 'unknown' when a write may have committed. */
 export class Unavailable extends SpokeError {
     static code = "unavailable";
     static status = 503;

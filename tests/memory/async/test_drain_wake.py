@@ -114,18 +114,7 @@ def test_a_real_worker_embeds_every_write_of_a_burst_woken_by_two_messages(
             assert ensured.status == 200
             n = 20
             for i in range(n):
-                answer = api(
-                    admin,
-                    "memory.records.create",
-                    {
-                        "space_id": "s1",
-                        "subject_id": "u1",
-                        "kind": "note",
-                        "content": {"text": f"burst note number {i} about the garden"},
-                        "placement": {"scope": "shared"},
-                    },
-                    session,
-                )
+                answer = api.note(admin, f"burst note number {i} about the garden", session)
                 assert answer.status == 200, answer.body
             drains = [s for s in published if s == "memory.tasks.drain_derived"]
             assert len(drains) == 1  # the burst's first write woke the drain; the rest waited

@@ -31,18 +31,7 @@ def test_a_model_change_stales_reflections_and_a_worker_reembeds_everything(
     )
 
     def write(text: str) -> str:
-        answer = api(
-            admin,
-            "memory.records.create",
-            {
-                "space_id": "s1",
-                "subject_id": "u1",
-                "kind": "note",
-                "content": {"text": text},
-                "placement": {"scope": "context", "context_id": "c1"},
-            },
-            session,
-        )
+        answer = api.note(admin, text, session, placement={"scope": "context", "context_id": "c1"})
         assert answer.status == 200, answer.body
         return answer.receipt["refs"][0]["id"]
 

@@ -26,17 +26,7 @@ def subject_with_records(api, admin, space):
         )
         ids = []
         for i in range(n):
-            answer = api(
-                admin,
-                "memory.records.create",
-                {
-                    "space_id": "s1",
-                    "subject_id": "u1",
-                    "kind": "note",
-                    "content": {"text": f"hello number {i}"},
-                    "placement": {"scope": "shared"},
-                },
-            )
+            answer = api.note(admin, f"hello number {i}")
             ids.append(answer.receipt["refs"][-1]["id"])
         return ids
 

@@ -13,13 +13,23 @@ needs_semantic = pytest.mark.skipif(
 )
 
 
-def _engine_on(settings, version: str):
+def _engine_on(settings, monkeypatch, version: str):
     """SPOKE_MEMORY_ENGINE=version for one test, with the embedding writer registered as
     MemoryConfig.ready() registers it when the provider starts on a hybrid engine, and the
     worker's drain run right after each write (the test transaction never commits, so the
-    post-commit task would never be woken; test_async_embeddings covers that path)."""
-    from memory.services import derived, hybrid_store
+    post-commit task would never be woken; test_async_embeddings covers that path): after a
+    mutation's commit tail, which inserts the backlog rows its body handed it
+    (`mutation.defer_rows`), and after any other write's derived copies."""
+    from memory.services import derived, hybrid_store, mutation
 
+    real_commit = mutation._commit
+
+    def commit_then_drain(scope, req, outcome):
+        receipt = real_commit(scope, req, outcome)
+        hybrid_store.drain()
+        return receipt
+
+    monkeypatch.setattr(mutation, "_commit", commit_then_drain)
     settings.SPOKE_MEMORY_ENGINE = version
     # The per-process vector cache is keyed on stored state (subject revision, vector count and
     # newest id); a rolled-back test leaves keys a later test's fresh rows can repeat exactly.
@@ -41,13 +51,13 @@ def _drain_now(records) -> None:
 
 
 @pytest.fixture
-def hybrid_engine(settings):
-    yield from _engine_on(settings, "hybrid/1")
+def hybrid_engine(settings, monkeypatch):
+    yield from _engine_on(settings, monkeypatch, "hybrid/1")
 
 
 @pytest.fixture
-def hybrid2_engine(settings):
-    yield from _engine_on(settings, "hybrid/2")
+def hybrid2_engine(settings, monkeypatch):
+    yield from _engine_on(settings, monkeypatch, "hybrid/2")
 
 
 @pytest.fixture
@@ -107,5 +117,5 @@ def ids(recall: dict) -> list[str]:
 
 
 @pytest.fixture
-def hybrid3_engine(settings):
-    yield from _engine_on(settings, "hybrid/3")
+def hybrid3_engine(settings, monkeypatch):
+    yield from _engine_on(settings, monkeypatch, "hybrid/3")

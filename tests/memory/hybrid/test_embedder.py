@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -18,17 +17,12 @@ import pytest
 from memory.engine import embed
 from memory.models import RecordEmbedding
 from memory.services import hybrid_store
+from tests.conftest import free_port
 
 from .conftest import ids, needs_semantic
 from .test_hybrid_recall import CORPUS, PARAPHRASE
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:

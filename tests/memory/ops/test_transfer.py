@@ -308,6 +308,17 @@ def unchanged(api, admin, sess, run_job_now, before):
     assert after["authority_generation"] == before["authority_generation"]
 
 
+def stage_first(api, who, session, target) -> str:
+    """Stage the first chunk of the target's bundle into s2 (a new import, still staging); its id."""
+    first = api(
+        who,
+        "memory.imports.stage",
+        {"space_id": "s2", "bundle": target["source"], "chunk": target["chunks"][0]},
+        session,
+    )
+    return first.receipt["refs"][0]["id"]
+
+
 def test_a_digest_that_does_not_match_rejects_the_import(api, admin, sess, target, run_job_now):
     chunks = copy.deepcopy(target["chunks"])
     chunks[1]["objects"][0]["data"]["extensions"] = {"evil": {"x": 1}}  # still schema-valid
@@ -334,13 +345,7 @@ def test_a_tampered_bundle_digest_rejects(api, admin, sess, target, run_job_now)
 
 def test_a_chunk_out_of_order_rejects_and_consumes_nothing(api, admin, sess, target, run_job_now):
     chunks = target["chunks"]
-    first = api(
-        admin,
-        "memory.imports.stage",
-        {"space_id": "s2", "bundle": target["source"], "chunk": chunks[0]},
-        sess,
-    )
-    import_id = first.receipt["refs"][0]["id"]
+    import_id = stage_first(api, admin, sess, target)
     body = {"space_id": "s2", "import_id": import_id, "chunk": chunks[2], "idempotency_key": "k2"}
     answer = api(admin, "memory.imports.stage", body, sess)
     assert answer.status == 409 and answer.code == "IMPORT_ORDER_VIOLATION"
@@ -357,13 +362,7 @@ def test_a_chunk_out_of_order_rejects_and_consumes_nothing(api, admin, sess, tar
 
 def test_a_chunk_from_another_export_rejects(api, admin, sess, target, run_job_now):
     other, other_chunks = export(api, admin, sess, run_job_now)
-    first = api(
-        admin,
-        "memory.imports.stage",
-        {"space_id": "s2", "bundle": target["source"], "chunk": target["chunks"][0]},
-        sess,
-    )
-    import_id = first.receipt["refs"][0]["id"]
+    import_id = stage_first(api, admin, sess, target)
     answer = api(
         admin,
         "memory.imports.stage",
@@ -427,13 +426,7 @@ def test_the_worker_checks_references_order_and_schema_too(api, admin, sess, tar
 
 
 def test_activation_of_an_unverified_import_rejects(api, admin, sess, target, run_job_now):
-    first = api(
-        admin,
-        "memory.imports.stage",
-        {"space_id": "s2", "bundle": target["source"], "chunk": target["chunks"][0]},
-        sess,
-    )
-    import_id = first.receipt["refs"][0]["id"]
+    import_id = stage_first(api, admin, sess, target)
     answer = api(admin, "memory.imports.activate", {"space_id": "s2", "import_id": import_id}, sess)
     assert answer.code == "IMPORT_STATE_CONFLICT" and answer.error["details"]["state"] == "staging"
     assert not Job.objects.filter(kind="import.activate", state="queued").exists()
@@ -441,13 +434,7 @@ def test_activation_of_an_unverified_import_rejects(api, admin, sess, target, ru
 
 
 def test_discard_before_activation_and_not_after(api, admin, sess, target, run_job_now):
-    first = api(
-        admin,
-        "memory.imports.stage",
-        {"space_id": "s2", "bundle": target["source"], "chunk": target["chunks"][0]},
-        sess,
-    )
-    import_id = first.receipt["refs"][0]["id"]
+    import_id = stage_first(api, admin, sess, target)
     answer = api(admin, "memory.imports.discard", {"space_id": "s2", "import_id": import_id}, sess)
     assert answer.receipt["status"] == "committed"
     imp = Import.objects.get(pk=import_id)
