@@ -65,10 +65,12 @@ def erase_reflections(record: Record) -> int:
 
 
 def hold_space_against_writers(space_id: str) -> None:
-    """For a job about to write derived data it read without locks: wait until every mutation
+    """For a job about to write derived data it read without locks: wait until every erasure
     in flight in the space has committed, and keep new ones waiting until this transaction ends
-    (PostgreSQL FOR KEY SHARE on the space row, which every mutation locks FOR UPDATE first, so
-    the lock order is the mutations' own: no deadlock). Nothing to do on SQLite, where write
+    that can erase (PostgreSQL FOR KEY SHARE on the space row: `records.delete`, the one op that
+    erases a record, is exclusive and holds the space row FOR UPDATE across its erasure, which a
+    key-share lock waits for; ordinary writers' commit-tail bumps take FOR NO KEY UPDATE and are
+    not waited for, which is fine, since they erase nothing). Nothing to do on SQLite, where write
     transactions never interleave."""
     if connection.vendor != "postgresql":
         return
