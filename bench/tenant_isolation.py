@@ -52,6 +52,9 @@ THREADS = knob("BENCH_THREADS", 4)
 # A checkout of the code before a change: its server runs the same phases first, then this
 # one's, in one run (rows prefixed "before:" / "after:"). BENCH_ISO_GRANTS=0 skips the grants
 # phase (its grants stay in the database, so a second server would start with them).
+# The attackers' own request rate (`manage.py spoke set-rate`), e.g. "50/s"; empty: the
+# server's rate, which the bench sets out of the way (bench.server_env).
+ATTACKER_RATE = os.environ.get("BENCH_ISO_ATTACKER_RATE", "")
 BEFORE = os.environ.get("BENCH_ISO_BEFORE", "")
 # The servers' cache (the throttle's counters, the byte budget) is a Redis, as deployed, so all
 # their processes share one count.
@@ -183,6 +186,11 @@ def main() -> dict:
             "shared_access": True,
         },
     )
+    if ATTACKER_RATE:
+        from memory.services import operators
+
+        for attacker in (noisy.principal_id, hog.principal_id):
+            operators.set_rate(Principal.objects.get(pk=attacker), ATTACKER_RATE)
     rows: list[dict] = []
     out: dict[str, Any] = {}
     trees = {"before": Path(BEFORE), "after": ROOT} if BEFORE else {"": ROOT}

@@ -269,6 +269,11 @@ class WireView(APIView):
             raise
 
     def throttled(self, request, wait) -> NoReturn:
+        # Read and discard the unparsed body first, as the byte budget's refusal does: answered
+        # with the body unread, gunicorn closes the connection under a client still sending it,
+        # which then sees a broken connection instead of the 429 and its Retry-After. The body
+        # is bounded: one over max_request_bytes never gets here (spokememory/body_limits.py).
+        drain(request._request.META["wsgi.input"], declared_length(request))
         raise rate_limited(wait)
 
     def refused_body(self, request) -> None:

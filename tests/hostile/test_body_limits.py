@@ -206,3 +206,41 @@ def test_a_429_of_the_byte_budget_keeps_the_keep_alive_connection(server):
     )
     assert connection.sock is sock
     connection.close()
+
+
+def test_a_429_of_the_request_rate_keeps_the_keep_alive_connection(server):
+    """A principal over its own request rate gets `429 rate_limited` with Retry-After, its body
+    read and discarded unparsed, and the keep-alive connection carries the next request. Before,
+    the throttle answered without reading the body and gunicorn closed the connection under a
+    client still sending it, which saw a broken connection instead of the 429 (and could not
+    know to back off)."""
+    from memory.services import operators
+
+    make_space("s1")
+    who, other = make_persona("client"), make_persona("other")
+    operators.set_rate(who.principal, "2/min")
+    connection = http.client.HTTPConnection("127.0.0.1", server, timeout=60)
+    padded = b"{}" + b" " * (WIRE_LIMIT // 4)  # valid JSON, a quarter of the size limit
+
+    def post(persona, body: bytes) -> tuple[int, dict]:
+        headers = {"Authorization": f"Bearer {persona.token}", "Content-Type": "application/json"}
+        connection.request("POST", "/v1/ops/memory.describe", body=body, headers=headers)
+        response = connection.getresponse()
+        assert not response.will_close
+        answer = json.loads(response.read())
+        if response.status == 429:
+            assert 1 <= int(response.headers["Retry-After"]) <= 60
+        return response.status, answer
+
+    for _ in range(2):
+        status, answer = post(who, padded)
+        assert status == 200, answer
+    sock = connection.sock
+    for _ in range(2):
+        status, answer = post(who, padded)
+        assert (status, answer["error"]["code"]) == (429, "rate_limited")
+        assert connection.sock is sock  # the same connection: not closed, not reopened
+    status, answer = post(other, padded)
+    assert status == 200 and "provider" in answer
+    assert connection.sock is sock
+    connection.close()
