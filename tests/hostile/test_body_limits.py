@@ -174,6 +174,21 @@ def test_a_413_on_v1_keeps_the_keep_alive_connection(server):
     connection.close()
 
 
+def describe_keeping_alive(
+    connection: http.client.HTTPConnection, persona, body: bytes
+) -> tuple[int, dict]:
+    """POST memory.describe on the open connection; the answer must leave it open, and a 429
+    must carry a Retry-After within the minute."""
+    headers = {"Authorization": f"Bearer {persona.token}", "Content-Type": "application/json"}
+    connection.request("POST", "/v1/ops/memory.describe", body=body, headers=headers)
+    response = connection.getresponse()
+    assert not response.will_close
+    answer = json.loads(response.read())
+    if response.status == 429:
+        assert 1 <= int(response.headers["Retry-After"]) <= 60
+    return response.status, answer
+
+
 def test_a_429_of_the_byte_budget_keeps_the_keep_alive_connection(server):
     """A principal over its byte budget is refused before its body is parsed (the body is read
     and discarded), and its keep-alive connection carries the next request; another principal
@@ -183,14 +198,7 @@ def test_a_429_of_the_byte_budget_keeps_the_keep_alive_connection(server):
     connection = http.client.HTTPConnection("127.0.0.1", server, timeout=60)
 
     def post(persona, body: bytes) -> tuple[int, dict]:
-        headers = {"Authorization": f"Bearer {persona.token}", "Content-Type": "application/json"}
-        connection.request("POST", "/v1/ops/memory.describe", body=body, headers=headers)
-        response = connection.getresponse()
-        assert not response.will_close
-        answer = json.loads(response.read())
-        if response.status == 429:
-            assert 1 <= int(response.headers["Retry-After"]) <= 60
-        return response.status, answer
+        return describe_keeping_alive(connection, persona, body)
 
     invalid = json.dumps({"pad": "a" * (WIRE_LIMIT - 100)}).encode()  # refused: 16x its size
     status, answer = post(who, invalid)
@@ -223,14 +231,7 @@ def test_a_429_of_the_request_rate_keeps_the_keep_alive_connection(server):
     padded = b"{}" + b" " * (WIRE_LIMIT // 4)  # valid JSON, a quarter of the size limit
 
     def post(persona, body: bytes) -> tuple[int, dict]:
-        headers = {"Authorization": f"Bearer {persona.token}", "Content-Type": "application/json"}
-        connection.request("POST", "/v1/ops/memory.describe", body=body, headers=headers)
-        response = connection.getresponse()
-        assert not response.will_close
-        answer = json.loads(response.read())
-        if response.status == 429:
-            assert 1 <= int(response.headers["Retry-After"]) <= 60
-        return response.status, answer
+        return describe_keeping_alive(connection, persona, body)
 
     for _ in range(2):
         status, answer = post(who, padded)
