@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NoReturn
 
 from django.conf import settings
@@ -151,6 +154,53 @@ def charge_refused(principal: Principal, size: int) -> None:
         charge_bytes(principal, extra)
 
 
+TOO_MANY_IN_FLIGHT = (
+    "Too many requests of this caller in flight at once: wait for an answer before sending more."
+)
+
+
+class InFlight:
+    """Each principal's requests in flight in this process (docs/decisions.md "Requests in
+    flight"): a principal may hold at most SPOKE_MEMORY_MAX_IN_FLIGHT of the process's threads
+    at once (default: GUNICORN_THREADS less one), so another tenant always finds one free; past
+    it, `429 rate_limited` at once. Counted per process, in memory: a thread is a process's."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[str, int] = {}
+
+    def enter(self, principal_id: str) -> bool:
+        """Take a slot for this principal; False (nothing taken) when it holds its limit."""
+        limit = settings.SPOKE_MEMORY_MAX_IN_FLIGHT
+        with self._lock:
+            held = self._held.get(principal_id, 0)
+            if 0 < limit <= held:
+                return False
+            self._held[principal_id] = held + 1
+            return True
+
+    def leave(self, principal_id: str) -> None:
+        with self._lock:
+            held = self._held.get(principal_id, 0) - 1
+            if held > 0:
+                self._held[principal_id] = held
+            else:
+                self._held.pop(principal_id, None)
+
+    @contextmanager
+    def slot(self, principal: Principal) -> Iterator[None]:
+        """The principal's slot for the length of the block; RateLimited when it has none."""
+        if not self.enter(principal.principal_id):
+            raise rate_limited(1, TOO_MANY_IN_FLIGHT)
+        try:
+            yield
+        finally:
+            self.leave(principal.principal_id)
+
+
+IN_FLIGHT = InFlight()
+
+
 def declared_length(request) -> int:
     try:
         return max(0, int(request.META.get("CONTENT_LENGTH") or 0))
@@ -241,10 +291,12 @@ class AnswerAsJson(BaseContentNegotiation):
 class WireView(APIView):
     """Base for the wire endpoints, on DRF's own hooks in the SPEC §1.4 gate order: `initial`
     checks the route and the method, then DRF's `initial` runs authentication (the classes above)
-    and the throttle; the handler reads the body; `handle_exception` turns every error into the
+    and the throttle, then the byte budget and the principal's slot among its requests in flight
+    (`InFlight`, released by `dispatch`); the handler reads the body; `handle_exception` turns every error into the
     wire's envelope. Permissions are not DRF's: grants are judged per op by admission."""
 
     http_method_names = ["post"]  # DRF's `Allow: POST` on every answer, the 405s included
+    holding: str | None = None  # the principal whose in-flight slot this request holds
     authentication_classes = [BearerToken]
     permission_classes: list = []
     throttle_classes = [PrincipalThrottle]
@@ -264,9 +316,24 @@ class WireView(APIView):
         size = declared_length(request)
         try:
             check_byte_budget(request.user, size)
+            # Then a slot among the principal's requests in flight, held until the answer
+            # (`dispatch`): past its limit, refused at once, before the body is read.
+            if not IN_FLIGHT.enter(request.user.principal_id):
+                raise rate_limited(1, TOO_MANY_IN_FLIGHT)
+            self.holding = request.user.principal_id
         except RateLimited:
             drain(request._request.META["wsgi.input"], size)
             raise
+
+    def dispatch(self, request, *args, **kwargs):
+        # DRF's dispatch, and the in-flight slot `initial` took released whatever happens: a
+        # slot never given back would refuse the principal in this process until it restarts.
+        self.holding = None
+        try:
+            return super().dispatch(request, *args, **kwargs)
+        finally:
+            if self.holding is not None:
+                IN_FLIGHT.leave(self.holding)
 
     def throttled(self, request, wait) -> NoReturn:
         # Read and discard the unparsed body first, as the byte budget's refusal does: answered
