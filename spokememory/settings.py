@@ -320,6 +320,10 @@ SPOKE_MEMORY_LIMITS = {
 SPOKE_MEMORY_MAX_IN_FLIGHT = env_int(
     "SPOKE_MEMORY_MAX_IN_FLIGHT", max(1, env_int("GUNICORN_THREADS", 4) - 1)
 )
+# How long a request of a principal over its request rate or byte budget waits before its 429
+# (ms; memory/dispatch/views.py InFlight.park): within its in-flight slots and the process's
+# SPOKE_MEMORY_MAX_IN_FLIGHT parking places, else answered at once; 0: at once. Not a wire limit.
+SPOKE_MEMORY_REFUSAL_DELAY_MS = env_int("SPOKE_MEMORY_REFUSAL_DELAY_MS", 1000)
 # A body refused as invalid (400 invalid_input, 413) costs the byte budget this many times its
 # size in all (docs/decisions.md "Byte budget"). Not a wire limit.
 SPOKE_MEMORY_REFUSED_BODY_WEIGHT = env_int("SPOKE_MEMORY_REFUSED_BODY_WEIGHT", 16)

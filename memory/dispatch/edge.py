@@ -20,7 +20,7 @@ from memory.dispatch.views import (
     PrincipalThrottle,
     charge_refused,
     check_byte_budget,
-    rate_limited,
+    refuse,
 )
 from memory.models import Principal
 from memory.ops.base import call
@@ -31,7 +31,7 @@ def throttle(principal: Principal) -> None:
     """The principal's request rate, counted in the same window REST counts it in."""
     limiter = PrincipalThrottle()
     if not limiter.allow_request(SimpleNamespace(user=principal), None):
-        raise rate_limited(limiter.wait())
+        raise refuse(principal, limiter.wait())
 
 
 def edge_call(principal: Principal, op: str, body: dict) -> dict:

@@ -139,10 +139,10 @@ def charge_bytes(principal: Principal, size: int) -> float | None:
 
 
 def check_byte_budget(principal: Principal, size: int) -> None:
-    """`charge_bytes`, raising the 429 of a principal over its budget."""
+    """`charge_bytes`, raising the 429 of a principal over its budget (after `refuse`'s wait)."""
     wait = charge_bytes(principal, size)
     if wait is not None:
-        raise rate_limited(wait, OVER_BUDGET)
+        raise refuse(principal, wait, OVER_BUDGET)
 
 
 def charge_refused(principal: Principal, size: int) -> None:
@@ -168,6 +168,7 @@ class InFlight:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._held: dict[str, int] = {}
+        self._parked = 0
 
     def enter(self, principal_id: str) -> bool:
         """Take a slot for this principal; False (nothing taken) when it holds its limit."""
@@ -187,6 +188,34 @@ class InFlight:
             else:
                 self._held.pop(principal_id, None)
 
+    def park(self, principal_id: str, wait: float) -> float:
+        """Hold a refused request of a principal over its rate or byte budget for
+        SPOKE_MEMORY_REFUSAL_DELAY_MS (at most `wait`) before its 429, in one of its slots, and in
+        one of the process's SPOKE_MEMORY_MAX_IN_FLIGHT parking places (shared by every
+        principal, so one thread is never parked); with either taken, not at all. Answers the
+        seconds it waited. A client that does not wait for Retry-After thus sends one request per
+        slot and delay instead of as fast as it is refused (docs/decisions.md "Requests in
+        flight")."""
+        delay = min(settings.SPOKE_MEMORY_REFUSAL_DELAY_MS / 1000, wait)
+        places = settings.SPOKE_MEMORY_MAX_IN_FLIGHT
+        if delay <= 0 or places <= 0:
+            return 0.0
+        with self._lock:
+            if self._parked >= places:
+                return 0.0
+            self._parked += 1
+        try:
+            if not self.enter(principal_id):
+                return 0.0
+            try:
+                time.sleep(delay)
+            finally:
+                self.leave(principal_id)
+        finally:
+            with self._lock:
+                self._parked -= 1
+        return delay
+
     @contextmanager
     def slot(self, principal: Principal) -> Iterator[None]:
         """The principal's slot for the length of the block; RateLimited when it has none."""
@@ -199,6 +228,17 @@ class InFlight:
 
 
 IN_FLIGHT = InFlight()
+
+
+def refuse(
+    principal: Principal,
+    wait: float,
+    message: str = "Too many requests: slow down and retry later.",
+) -> RateLimited:
+    """The 429 of a principal over its request rate or byte budget, once `InFlight.park` has
+    held it; its Retry-After counts from the answer."""
+    slept = IN_FLIGHT.park(principal.principal_id, wait)
+    return rate_limited(max(0.0, wait - slept), message)
 
 
 def declared_length(request) -> int:
@@ -314,16 +354,16 @@ class WireView(APIView):
         # The byte budget, from the declared length, before anything reads the body (a body
         # longer than max_request_bytes never gets here: spokememory/body_limits.py).
         size = declared_length(request)
-        try:
-            check_byte_budget(request.user, size)
-            # Then a slot among the principal's requests in flight, held until the answer
-            # (`dispatch`): past its limit, refused at once, before the body is read.
-            if not IN_FLIGHT.enter(request.user.principal_id):
-                raise rate_limited(1, TOO_MANY_IN_FLIGHT)
-            self.holding = request.user.principal_id
-        except RateLimited:
+        wait = charge_bytes(request.user, size)
+        if wait is not None:
             drain(request._request.META["wsgi.input"], size)
-            raise
+            raise refuse(request.user, wait, OVER_BUDGET)
+        # Then a slot among the principal's requests in flight, held until the answer
+        # (`dispatch`): past its limit, refused at once, before the body is read.
+        if not IN_FLIGHT.enter(request.user.principal_id):
+            drain(request._request.META["wsgi.input"], size)
+            raise rate_limited(1, TOO_MANY_IN_FLIGHT)
+        self.holding = request.user.principal_id
 
     def dispatch(self, request, *args, **kwargs):
         # DRF's dispatch, and the in-flight slot `initial` took released whatever happens: a
@@ -341,7 +381,7 @@ class WireView(APIView):
         # which then sees a broken connection instead of the 429 and its Retry-After. The body
         # is bounded: one over max_request_bytes never gets here (spokememory/body_limits.py).
         drain(request._request.META["wsgi.input"], declared_length(request))
-        raise rate_limited(wait)
+        raise refuse(request.user, wait or 1.0)
 
     def refused_body(self, request) -> None:
         charge_refused(request.user, declared_length(request))

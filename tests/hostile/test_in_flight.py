@@ -15,6 +15,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -34,13 +35,13 @@ ROOT = Path(__file__).resolve().parents[2]
 THREADS = 4
 
 
-@pytest.fixture
-def server(tmp_path):
+def start(tmp_path, **extra: str):
     """gunicorn with the deployed configuration (one process of THREADS threads, the in-flight
-    limit at its default), on the test database."""
+    limit at its default unless `extra` sets it), on the test database; yields its port."""
     port = free_port()
     env = _jobs.worker_env(WEB_CONCURRENCY="1", GUNICORN_THREADS=str(THREADS))
     env.pop("SPOKE_MEMORY_MAX_IN_FLIGHT", None)
+    env.update(extra)
     log = (tmp_path / "gunicorn.log").open("w")
     proc = subprocess.Popen(
         [
@@ -73,6 +74,19 @@ def server(tmp_path):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=60)
+
+
+@pytest.fixture
+def server(tmp_path):
+    yield from start(tmp_path)
+
+
+@pytest.fixture
+def parking_server(tmp_path):
+    """One slot per principal, one parking place, a refused request held 10 s."""
+    yield from start(
+        tmp_path, SPOKE_MEMORY_MAX_IN_FLIGHT="1", SPOKE_MEMORY_REFUSAL_DELAY_MS="10000"
+    )
 
 
 def held_open(port: int, token: str, body: bytes) -> socket.socket:
@@ -189,3 +203,38 @@ def test_mcp_tool_calls_take_slots_in_the_same_count(settings):
         for _ in held:
             IN_FLIGHT.leave(who.id)
     assert "provider" in edge_call(who.principal, "memory.describe", {})
+
+
+def test_a_caller_over_its_rate_waits_for_its_429_in_its_own_slot(parking_server):
+    """A request of a principal over its rate is held (SPOKE_MEMORY_REFUSAL_DELAY_MS) before its
+    429, in one of the principal's in-flight slots and one of the process's parking places, so a
+    client that ignores Retry-After cannot make the server refuse it as fast as it sends; with
+    the places taken, the next refusal is at once; another tenant is served meanwhile. Before,
+    every 429 was answered at once."""
+    from memory.services import operators
+
+    make_space("s1")
+    hog, other = make_persona("hog"), make_persona("other")
+    operators.set_rate(hog.principal, "1/day")  # no window ends during the test
+    connection = http.client.HTTPConnection("127.0.0.1", parking_server, timeout=30)
+    body = b"{}"
+    try:
+        status, answer, _ = describe(connection, hog.token)
+        assert status == 200, answer
+        parked = held_open(parking_server, hog.token, body + b" ")
+        parked.sendall(b" ")  # the whole request: over its rate, held before its answer
+        time.sleep(1.0)  # it has reached its thread
+        # the next one finds the only parking place taken: refused at once
+        status, answer, headers = describe(connection, hog.token)
+        assert (status, answer["error"]["code"]) == (429, "rate_limited"), answer
+        assert int(headers["Retry-After"]) >= 1
+        # another tenant is served while the hog's request is held
+        status, answer, _ = describe(connection, other.token)
+        assert status == 200 and "provider" in answer, answer
+        readable, _, _ = select.select([parked], [], [], 0)
+        assert not readable, "the held request was answered before the later ones"
+        answer = finish(parked, b"")
+        assert answer.startswith(b"HTTP/1.1 429"), answer[:200]
+        assert b"retry-after:" in answer.lower()
+    finally:
+        connection.close()
