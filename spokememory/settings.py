@@ -313,13 +313,16 @@ SPOKE_MEMORY_LIMITS = {
     # read (docs/decisions.md "Byte budget"); 0: no budget.
     "max_request_bytes_per_min": env_int("SPOKE_MEMORY_MAX_REQUEST_BYTES_PER_MIN", 67_108_864),
 }
-# How many of a web process's threads one principal's requests may hold at once
-# (memory/dispatch/views.py InFlight; docs/decisions.md "Requests in flight"); past it 429 at
-# once. Default: one less than the process's threads (GUNICORN_THREADS), so another tenant always
-# finds a thread; 0: no limit. Not a wire limit (per process).
+# How many of a web process's threads one principal's requests may hold at once while the
+# process serves other principals too (memory/dispatch/views.py InFlight; docs/decisions.md
+# "Requests in flight"); past it 429 at once. Default: one less than the process's threads
+# (GUNICORN_THREADS), so another tenant always finds a thread; 0: no limit. Not a wire limit (per
+# process). A principal the process served alone for SPOKE_MEMORY_IN_FLIGHT_WINDOW_S seconds
+# (an app with its one token) may use every thread.
 SPOKE_MEMORY_MAX_IN_FLIGHT = env_int(
     "SPOKE_MEMORY_MAX_IN_FLIGHT", max(1, env_int("GUNICORN_THREADS", 4) - 1)
 )
+SPOKE_MEMORY_IN_FLIGHT_WINDOW_S = env_int("SPOKE_MEMORY_IN_FLIGHT_WINDOW_S", 60)
 # How long a request of a principal over its request rate or byte budget waits before its 429
 # (ms; memory/dispatch/views.py InFlight.park): within its in-flight slots and the process's
 # SPOKE_MEMORY_MAX_IN_FLIGHT parking places, else answered at once; 0: at once. Not a wire limit.

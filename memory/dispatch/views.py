@@ -9,7 +9,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import NoReturn
 
@@ -161,23 +161,43 @@ TOO_MANY_IN_FLIGHT = (
 
 class InFlight:
     """Each principal's requests in flight in this process (docs/decisions.md "Requests in
-    flight"): a principal may hold at most SPOKE_MEMORY_MAX_IN_FLIGHT of the process's threads
-    at once (default: GUNICORN_THREADS less one), so another tenant always finds one free; past
-    it, `429 rate_limited` at once. Counted per process, in memory: a thread is a process's."""
+    flight"): while the process serves other principals too, a principal may hold at most
+    SPOKE_MEMORY_MAX_IN_FLIGHT of its threads at once (default: GUNICORN_THREADS less one), so
+    another tenant always finds one free; past it, `429 rate_limited` at once. A principal the
+    process has served alone for SPOKE_MEMORY_IN_FLIGHT_WINDOW_S (an app calling with its one
+    token) may use every thread: there is nobody to keep one for. Counted per process, in
+    memory: a thread is a process's."""
 
-    def __init__(self) -> None:
+    PRUNE_AT = 64  # principals remembered before the ones not seen within the window are dropped
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
         self._lock = threading.Lock()
         self._held: dict[str, int] = {}
+        self._seen: dict[str, float] = {}  # principal → when its last request took a slot
         self._parked = 0
 
+    def _shared(self, principal_id: str, at: float) -> bool:
+        """Whether another principal has a request in flight here, or took a slot within the
+        window (under the lock)."""
+        since = at - settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
+        if len(self._seen) > self.PRUNE_AT:
+            self._seen = {p: t for p, t in self._seen.items() if t >= since or p in self._held}
+        if any(p != principal_id for p in self._held):
+            return True
+        return any(p != principal_id and t >= since for p, t in self._seen.items())
+
     def enter(self, principal_id: str) -> bool:
-        """Take a slot for this principal; False (nothing taken) when it holds its limit."""
+        """Take a slot for this principal; False (nothing taken) when it holds its limit while
+        the process serves others too."""
         limit = settings.SPOKE_MEMORY_MAX_IN_FLIGHT
+        at = self._clock()
         with self._lock:
             held = self._held.get(principal_id, 0)
-            if 0 < limit <= held:
+            if 0 < limit <= held and self._shared(principal_id, at):
                 return False
             self._held[principal_id] = held + 1
+            self._seen[principal_id] = at
             return True
 
     def leave(self, principal_id: str) -> None:

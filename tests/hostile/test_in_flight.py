@@ -4,7 +4,8 @@ process's threads at once (default GUNICORN_THREADS less one), so another tenant
 thread; past the limit a request is answered `429 rate_limited` at once, its body read and
 discarded, its keep-alive connection kept (docs/decisions.md "Requests in flight"). Before, four
 slow clients of one principal held all four threads of a process and every other tenant's request
-waited behind them. And a web worker lets its threads take turns every 0.5 ms, not Python's 5 ms
+waited behind them. A principal the process serves alone (an app with its one token) may still use
+every thread. And a web worker lets its threads take turns every 0.5 ms, not Python's 5 ms
 (spokememory/warm.py `switch_threads`)."""
 
 # Loopback URLs only.
@@ -127,9 +128,12 @@ def test_one_principal_cannot_hold_every_thread(server):
     make_space("s1")
     hog, other = make_persona("hog"), make_persona("other")
     body = b"{}" + b" " * 64
+    connection = http.client.HTTPConnection("127.0.0.1", server, timeout=30)
+    # another tenant was served a moment ago: the process keeps a thread for it from now on
+    status, answer, _ = describe(connection, other.token)
+    assert status == 200, answer
     held = [held_open(server, hog.token, body) for _ in range(THREADS - 1)]
     time.sleep(1.0)  # every held request has reached its thread and waits for its body
-    connection = http.client.HTTPConnection("127.0.0.1", server, timeout=30)
     try:
         # the hog holds THREADS - 1 threads: its next request is refused at once, and the
         # keep-alive connection carries the next one
@@ -152,6 +156,53 @@ def test_one_principal_cannot_hold_every_thread(server):
         for one in held:
             one.close()
         connection.close()
+
+
+def test_a_principal_served_alone_may_use_every_thread(server):
+    """An app calling with its one token, with nobody else served by the process, is not
+    refused for its concurrency: every thread is its (the limit keeps a thread for another
+    tenant, and there is none). Before, its fourth call at once was a 429."""
+    make_space("s1")
+    app = make_persona("app")
+    body = b"{}" + b" " * 64
+    held = [held_open(server, app.token, body) for _ in range(THREADS - 1)]
+    time.sleep(1.0)  # every held request has reached its thread and waits for its body
+    connection = http.client.HTTPConnection("127.0.0.1", server, timeout=30)
+    try:
+        status, answer, _ = describe(connection, app.token)
+        assert status == 200 and "provider" in answer, answer
+        for one in held:
+            assert finish(one, body).startswith(b"HTTP/1.1 200"), "a held request failed"
+        held = []
+    finally:
+        for one in held:
+            one.close()
+        connection.close()
+
+
+def test_the_limit_applies_while_another_principal_was_served_within_the_window(settings):
+    """The rule itself (memory/dispatch/views.py InFlight), on a fresh count: alone, a principal
+    takes every slot it asks for; with another principal in flight, or served within
+    SPOKE_MEMORY_IN_FLIGHT_WINDOW_S, it is refused past SPOKE_MEMORY_MAX_IN_FLIGHT; once the
+    window has passed without the other, it is alone again."""
+    from memory.dispatch import views
+
+    settings.SPOKE_MEMORY_MAX_IN_FLIGHT = 2
+    settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S = 60
+    clock = [1000.0]
+    count = views.InFlight(clock=lambda: clock[0])
+    assert all(count.enter("app") for _ in range(5))  # alone: five at once
+    for _ in range(5):
+        count.leave("app")
+    assert count.enter("other")  # another tenant in flight
+    assert count.enter("app") and count.enter("app")
+    assert not count.enter("app")  # its limit, while the other is served
+    count.leave("other")
+    clock[0] += 59  # the other answered, seen 59 s ago: still within the window
+    assert not count.enter("app")
+    clock[0] += 2  # 61 s: the process has served the app alone for the window
+    assert count.enter("app")
+    assert count._held == {"app": 3}  # a refusal took nothing
 
 
 def test_a_web_worker_switches_threads_every_half_millisecond():
@@ -191,7 +242,8 @@ def test_mcp_tool_calls_take_slots_in_the_same_count(settings):
 
     settings.SPOKE_MEMORY_MAX_IN_FLIGHT = 2
     make_space("s1")
-    who = make_persona("client")
+    who, other = make_persona("client"), make_persona("other")
+    assert IN_FLIGHT.enter(other.id)  # another tenant's request in flight: the limit applies
     held = [IN_FLIGHT.enter(who.id) for _ in range(2)]  # two REST requests of its, in flight
     assert held == [True, True]
     try:
@@ -202,6 +254,7 @@ def test_mcp_tool_calls_take_slots_in_the_same_count(settings):
     finally:
         for _ in held:
             IN_FLIGHT.leave(who.id)
+        IN_FLIGHT.leave(other.id)
     assert "provider" in edge_call(who.principal, "memory.describe", {})
 
 
