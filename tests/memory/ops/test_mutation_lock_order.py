@@ -312,3 +312,39 @@ def test_a_create_with_the_embedding_extra_queues_its_vector_in_the_commit_tail(
         assert refused.value.code == "SPACE_FROZEN"
     assert not Record.objects.filter(text="frozen").exists()
     assert PendingEmbedding.objects.count() == 2  # "warm" and "counted"
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)  # no test transaction: no savepoints in the count
+def test_a_delete_reads_its_record_once():
+    """records.delete is exclusive: `_rows_first` locks the record (with its subject) before the
+    space, and the body's access_record(lock=True) takes that row instead of reading it again.
+    What it takes is what a second read would find: the subject's state as locked (a fence
+    committed before the delete still refuses it)."""
+    from django.db import connection as conn
+    from django.test.utils import CaptureQueriesContext
+
+    admin = _world()
+    made = [
+        call(admin.principal, *_create(text))["receipt"]["refs"][0]["id"]
+        for text in ("first", "second")
+    ]
+
+    def delete(record_id: str) -> list[str]:
+        body = {"space_id": "s1", "record_id": record_id, "expected_revision": 1}
+        with CaptureQueriesContext(conn) as queries:
+            call(admin.principal, "memory.records.delete", body)
+        return [q["sql"] for q in queries]
+
+    sent = delete(made[0])
+    reads = [q for q in sent if q.startswith("SELECT") and 'FROM "memory_record"' in q]
+    assert len(reads) == 1, "\n".join(q[:90] for q in reads)
+    assert "FOR UPDATE" in reads[0]
+    assert Record.objects.get(record_id=made[0]).deleted_at is not None
+
+    fence = {"space_id": "s1", "subject_id": "u1", "action": "fence"}
+    call(admin.principal, "memory.subjects.fence", fence)
+    with pytest.raises(WireError) as refused:
+        delete(made[1])
+    assert refused.value.code == "SUBJECT_FENCED"
+    assert Record.objects.get(record_id=made[1]).deleted_at is None
