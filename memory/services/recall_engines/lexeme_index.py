@@ -56,10 +56,10 @@ def reconcile(using: str = "default") -> str | None:
     it did ("built", "rebuilt", "dropped") or None when nothing needed doing (or not
     PostgreSQL)."""
     now = state(using)
-    want = wanted()
+    connection = connections[using]
+    want = wanted() and now is not None and _function_exists(connection)
     if now is None or now == ("valid" if want else "absent"):
         return None
-    connection = connections[using]
     how = "" if connection.in_atomic_block else "CONCURRENTLY"
     table = connection.ops.quote_name(Record._meta.db_table)
     with connection.cursor() as cur:
@@ -73,6 +73,14 @@ def reconcile(using: str = "default") -> str | None:
     if not want:
         return "dropped"
     return "rebuilt" if now == "invalid" else "built"
+
+
+def _function_exists(connection: Any) -> bool:
+    """Migration 0002 made the function (a database migrated back before it has none: then
+    there is no index to keep either)."""
+    with connection.cursor() as cur:
+        cur.execute("SELECT to_regprocedure('spoke_recall_lexemes(text)') IS NOT NULL")
+        return bool(cur.fetchone()[0])
 
 
 def after_migrate(sender: Any, using: str = "default", **kwargs: Any) -> None:

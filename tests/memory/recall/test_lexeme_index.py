@@ -75,3 +75,14 @@ def test_a_flush_leaves_the_index_alone(settings):
     assert lexeme_index.state() == "valid"
     lexeme_index.after_migrate(sender=None, using="default", verbosity=0, plan=[])
     assert lexeme_index.state() == "absent"
+
+
+@pytest.mark.django_db
+def test_a_database_migrated_back_before_the_function_is_left_without_an_index(settings):
+    """`migrate memory 0001` unapplies 0002, which drops the function and the index: the
+    reconciliation after it then has nothing to build (no error under engine/1)."""
+    with connection.cursor() as cur:
+        cur.execute(f"DROP INDEX {lexeme_index.NAME}")
+        cur.execute("DROP FUNCTION spoke_recall_lexemes(text)")
+    assert lexeme_index.reconcile() is None
+    assert lexeme_index.state() == "absent"
