@@ -11,7 +11,10 @@
   purely lexical engine);
 - `needs()`: why it cannot run on this install (a missing extra), or None;
 - `embedder`: whether it ranks with the configured embedding model (whose identity reflections
-  then pin)."""
+  then pin);
+- `lexeme_index`: whether it narrows its candidates through the GIN index over
+  `spoke_recall_lexemes(text)` (PostgreSQL), which then exists while it is the configured engine
+  (memory.services.recall_engines.lexeme_index)."""
 
 from __future__ import annotations
 
@@ -93,4 +96,5 @@ class Engine:
     needs: Callable[[], str | None] = _ready
     describe: Callable[[], dict] = _nothing
     embedder: bool = False
+    lexeme_index: bool = False
     tags: tuple[str, ...] = field(default=())

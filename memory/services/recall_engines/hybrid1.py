@@ -25,7 +25,10 @@ def hybrid1_ranking(q: RecallQuery) -> Ranking:
 
 
 def register_embedder(
-    version: str, ranking: Callable[[RecallQuery], Ranking], summary: str
+    version: str,
+    ranking: Callable[[RecallQuery], Ranking],
+    summary: str,
+    lexeme_index: bool = False,
 ) -> Engine:
     """Register a hybrid engine (hybrid/1, hybrid/2, hybrid/3): it keeps the term rows and the
     vectors of the configured embedding model, needs the semantic extra, and names that model
@@ -39,6 +42,7 @@ def register_embedder(
             needs=hybrid_store.needs,
             describe=hybrid_store.describe,
             embedder=True,
+            lexeme_index=lexeme_index,
         )
     )
 
@@ -47,4 +51,5 @@ ENGINE = register_embedder(
     "hybrid/1",
     hybrid1_ranking,
     "engine/1 fused with a cosine ranking over sentence embeddings (RRF k = 10)",
+    lexeme_index=True,
 )
