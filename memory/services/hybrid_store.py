@@ -302,9 +302,7 @@ def erase_space_embeddings(space: Space) -> None:
 
 def needs() -> str | None:
     """Why a hybrid engine cannot run here, or None."""
-    if not embed.available():
-        return "the semantic extra: pip install '.[semantic]'"
-    return None
+    return embed.unavailable()
 
 
 def describe() -> dict:

@@ -11,7 +11,9 @@
   purely lexical engine);
 - `needs()`: why it cannot run on this install (a missing extra), or None;
 - `embedder`: whether it ranks with the configured embedding model (whose identity reflections
-  then pin)."""
+  then pin);
+- `embed_model`: the model it ranks with when `SPOKE_MEMORY_EMBED_MODEL` is empty (part of the
+  policy: hybrid/1–hybrid/3 the bundled torch model, hybrid/4 its int8 ONNX form)."""
 
 from __future__ import annotations
 
@@ -93,4 +95,5 @@ class Engine:
     needs: Callable[[], str | None] = _ready
     describe: Callable[[], dict] = _nothing
     embedder: bool = False
+    embed_model: str = ""
     tags: tuple[str, ...] = field(default=())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memory.engine import rank
+from memory.engine import embed, rank
 from memory.services import hybrid_store, term_store
 from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
 from memory.services.recall_engines.engine1 import lexical_ranking
@@ -25,11 +25,14 @@ def hybrid1_ranking(q: RecallQuery) -> Ranking:
 
 
 def register_embedder(
-    version: str, ranking: Callable[[RecallQuery], Ranking], summary: str
+    version: str,
+    ranking: Callable[[RecallQuery], Ranking],
+    summary: str,
+    embed_model: str = embed.BUNDLED_NAME,
 ) -> Engine:
-    """Register a hybrid engine (hybrid/1, hybrid/2, hybrid/3): it keeps the term rows and the
-    vectors of the configured embedding model, needs the semantic extra, and names that model
-    in `memory.describe`."""
+    """Register a hybrid engine (hybrid/1 … hybrid/4): it keeps the term rows and the vectors of
+    the configured embedding model (`embed_model` when none is configured), needs the semantic
+    extra, and names that model in `memory.describe`."""
     return register(
         Engine(
             version=version,
@@ -39,6 +42,7 @@ def register_embedder(
             needs=hybrid_store.needs,
             describe=hybrid_store.describe,
             embedder=True,
+            embed_model=embed_model,
         )
     )
 
