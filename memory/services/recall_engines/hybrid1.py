@@ -39,7 +39,7 @@ def register_embedder(
             rank=ranking,
             summary=summary,
             copies=(term_store.TERMS, hybrid_store.VECTORS),
-            needs=hybrid_store.needs,
+            needs=lambda: hybrid_store.needs(embed_model),
             describe=hybrid_store.describe,
             embedder=True,
             embed_model=embed_model,
