@@ -238,6 +238,13 @@ def _bundled_digest() -> str | None:
         return None
 
 
+def bundled_digest() -> str:
+    """The bundled model's files digest (read once per process)."""
+    digest = _bundled_digest()
+    assert digest is not None, "the bundled model is not installed"
+    return digest
+
+
 def identity() -> Identity:
     """The identity of the model in use (computed once per model and configuration: it reads
     the files)."""

@@ -74,6 +74,7 @@ def cache_root() -> Path:
     return Path(os.environ.get("SPOKE_MEMORY_VAR_DIR") or ROOT / "var") / "models"
 
 
+@lru_cache(maxsize=4)
 def export_key(source_digest: str) -> str:
     said = json.dumps(
         {"recipe": RECIPE, "source": source_digest, "tools": tool_versions()}, sort_keys=True
@@ -107,7 +108,7 @@ def ensure(root: Path | None = None) -> Path:
     from memory.engine import embed
 
     root = root or cache_root()
-    key = export_key(embed.files_digest(embed.bundled_dir()))
+    key = export_key(embed.bundled_digest())  # the bundled files hashed once per process
     final = root / f"{NAME}-{key}"
     if (final / MODEL_FILE).is_file():
         return final

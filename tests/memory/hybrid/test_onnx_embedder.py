@@ -218,3 +218,18 @@ def test_prepare_embedder_makes_the_int8_form_ready_and_prints_its_identity(sett
         "engine_policy_version": "engine/2",
         "embedding_model": None,
     }
+
+
+def test_embedding_a_query_reads_no_model_file_again(monkeypatch):
+    """The int8 form's directory is found without hashing the bundled model on every call (it
+    did: ~100 ms of sha256 per query, ten times the forward pass)."""
+    with configured(model=embed.INT8_NAME):
+        embed.embed(["first"])
+        embed.identity()  # read once per model and configuration
+        hashed = []
+        real = embed.files_digest
+        monkeypatch.setattr(embed, "files_digest", lambda d: hashed.append(d) or real(d))
+        for text in ("a puppy", "a dog", "a cat"):
+            embed.embed([text])
+        embed.identity()
+        assert hashed == []
