@@ -18,6 +18,7 @@ from memory.models import PendingEmbedding, Record, RecordEmbedding
 from memory.services import hybrid_store
 from tests.conftest import embedding_writer, requires_postgres
 from tests.memory.hybrid.conftest import needs_semantic
+from tests.memory.jobs import a_session_waits_for_a_lock
 
 _async = importlib.import_module("tests.memory.async.conftest")  # `async` is a keyword
 make_record, subject_row, wait_for = _async.make_record, _async.subject_row, _async.wait_for
@@ -132,15 +133,7 @@ def test_a_delete_in_flight_makes_the_worker_wait_then_store_nothing_for_it(
     assert in_delete.wait(60)
     draining, drained = in_thread(hybrid_store.drain)
 
-    def worker_waits() -> bool:
-        with connection.cursor() as cur:
-            cur.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                " AND wait_event_type = 'Lock'"
-            )
-            return cur.fetchone()[0] > 0
-
-    wait_for(worker_waits, what="the worker to wait for the delete")
+    wait_for(a_session_waits_for_a_lock, what="the worker to wait for the delete")
     release_delete.set()
     deleting.join(60)
     draining.join(60)

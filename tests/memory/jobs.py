@@ -277,6 +277,17 @@ def wait_for(predicate, timeout: float = 120.0, what: str = "condition"):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def a_session_waits_for_a_lock() -> bool:
+    """PostgreSQL: whether a session of this test database waits for a lock now (a thread's
+    transaction has reached the lock another holds): what race tests wait for, never time."""
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND wait_event_type = 'Lock'"
+        )
+        return cur.fetchone()[0] > 0
+
+
 def receipt_status(receipt_id: str) -> str:
     return Receipt.objects.get(pk=receipt_id).status
 

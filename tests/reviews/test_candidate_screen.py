@@ -1,6 +1,8 @@
 """Candidate screen: content shown as text, structured, cognition; promote/fragment/drop/dismiss;
 the 'another reviewer got there first' notice."""
 
+import re
+
 import pytest
 
 from memory.models import Candidate, Receipt, Record, Space
@@ -224,6 +226,20 @@ def test_similar_records_with_score_and_a_duplicate_mark(mod, capture, record):
     assert 'id="duplicate-mark"' in html and f"Drop as duplicate of {same}" in html
     assert "at least 0.85" in html  # the threshold is stated
     assert f'href="/console/s/s1/records/{same}/"' in html
+
+
+def test_only_a_likely_duplicate_gets_the_loud_drop_button(mod, capture, record):
+    """Every similar record can be named in a drop, but a record that merely resembles the
+    candidate (recall finds something for any text of the subject) must not look like the
+    obvious next click."""
+    same = record("Ada prefers green tea in the morning.", kind="preference")
+    other = record("Ada prefers to travel by train in the spring.", kind="preference")
+    (cid,) = capture("Ada prefers green tea in the morning!")
+    html = page(mod, cid).content.decode()
+    found = re.findall(r'class="([^"]*)"[^>]*>Drop as duplicate of (rec_[0-9A-Z]+)<', html)
+    by_record = {rid: cls for cls, rid in found}
+    assert by_record[same] == "danger"
+    assert by_record[other] == "danger-quiet"
 
 
 def test_drop_as_duplicate_records_which_one(mod, capture, record):

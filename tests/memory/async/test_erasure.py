@@ -19,6 +19,7 @@ from memory.services import transfer_jobs
 from memory.services.transfer_jobs import sweep_exports
 from memory.timeutil import now
 from tests.conftest import requires_postgres
+from tests.memory.jobs import a_session_waits_for_a_lock
 from tests.memory.ops.test_transfer import fresh_target, stage_all
 
 from .conftest import (
@@ -517,15 +518,7 @@ def test_a_reflection_job_and_a_delete_in_flight_do_not_deadlock(api, admin, mon
     job = threading.Thread(target=run_job)
     job.start()
 
-    def job_waits() -> bool:
-        with connection.cursor() as cur:
-            cur.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                " AND wait_event_type = 'Lock'"
-            )
-            return cur.fetchone()[0] > 0
-
-    wait_for(job_waits, what="the job to wait for the delete")
+    wait_for(a_session_waits_for_a_lock, what="the job to wait for the delete")
     release_delete.set()
     deleting.join(60)
     job.join(60)
