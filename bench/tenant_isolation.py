@@ -22,9 +22,12 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import resource
+import socket
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -56,9 +59,88 @@ THREADS = knob("BENCH_THREADS", 4)
 # server's rate, which the bench sets out of the way (bench.server_env).
 ATTACKER_RATE = os.environ.get("BENCH_ISO_ATTACKER_RATE", "")
 BEFORE = os.environ.get("BENCH_ISO_BEFORE", "")
+# Server environments to run the phases under in turn, "|"-separated, each "NAME=VALUE ...",
+# e.g. "SPOKE_MEMORY_SWITCH_INTERVAL_MS=5|SPOKE_MEMORY_SWITCH_INTERVAL_MS=0.5"; empty: one run.
+VARIANTS = os.environ.get("BENCH_ISO_VARIANTS", "").split("|")
+# Which phases run (comma-separated): quiet, invalid, grants.
+PHASES = os.environ.get("BENCH_ISO_PHASES", "quiet,invalid,grants").split(",")
 # The servers' cache (the throttle's counters, the byte budget) is a Redis, as deployed, so all
 # their processes share one count.
 CACHE_URL = os.environ.get("BENCH_CACHE_URL", BROKER_URL)
+
+
+# The clients: "httpx" (as an app would call), or "raw": each request encoded once and sent
+# over a plain keep-alive socket, the answer's status line and headers parsed by hand, so the
+# load generators take as little of the machine's CPU as they can (the nearest this machine
+# gets to clients on other hosts).
+CLIENT = os.environ.get("BENCH_ISO_CLIENT", "httpx")
+# CPUs for the attackers' process and for this (the victim's) process, e.g. "1" (taskset's
+# list syntax, comma-separated); empty: any.
+ATTACKER_CPUS = os.environ.get("BENCH_ISO_ATTACKER_CPUS", "")
+VICTIM_CPUS = os.environ.get("BENCH_ISO_VICTIM_CPUS", "")
+# BENCH_ISO_SPLIT=1: the attackers call a second server of their own (its own processes, the same
+# database): a diagnosis of what the shared server's threads and GIL cost the victim.
+SPLIT = os.environ.get("BENCH_ISO_SPLIT", "") == "1"
+# BENCH_TIMING=1: the servers answer Bench-Timing (bench.timed); the victim's row splits its
+# latency into outside the app, the handler's CPU, its SQL, and its other waits.
+TIMING = os.environ.get("BENCH_TIMING", "") == "1"
+
+
+def cpus(spec: str) -> set[int]:
+    return {int(c) for c in spec.split(",") if c.strip()}
+
+
+class Raw:
+    """A keep-alive HTTP/1.1 connection sending pre-encoded requests; `send` answers the status
+    and the headers (lower-cased names)."""
+
+    def __init__(self, url: str) -> None:
+        host, port = url.removeprefix("http://").split(":")
+        self.address = (host, int(port))
+        self.sock: socket.socket | None = None
+
+    def encode(self, path: str, headers: dict[str, str], body: bytes) -> bytes:
+        host = f"{self.address[0]}:{self.address[1]}"
+        head = f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {len(body)}\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        return (head + "\r\n").encode() + body
+
+    def send(self, message: bytes) -> tuple[int, dict[str, str]]:
+        if self.sock is None:
+            self.sock = socket.create_connection(self.address, timeout=120)
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            self.sock.sendall(message)
+            buf = b""
+            while b"\r\n\r\n" not in buf:
+                got = self.sock.recv(65536)
+                if not got:
+                    raise ConnectionError("closed")
+                buf += got
+            head, rest = buf.split(b"\r\n\r\n", 1)
+            lines = head.decode("latin-1").split("\r\n")
+            status = int(lines[0].split()[1])
+            headers = {}
+            for line in lines[1:]:
+                k, _, v = line.partition(":")
+                headers[k.strip().lower()] = v.strip()
+            left = int(headers.get("content-length", "0")) - len(rest)
+            while left > 0:
+                got = self.sock.recv(min(left, 1 << 20))
+                if not got:
+                    raise ConnectionError("closed")
+                left -= len(got)
+        except OSError:
+            self.close()
+            raise
+        if headers.get("connection", "").lower() == "close":
+            self.close()
+        return status, headers
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
 
 
 def client(url: str, token: str) -> httpx.Client:
@@ -120,44 +202,140 @@ def invalid_bodies(space_id: str) -> list[tuple[str, bytes]]:
     return [(op, json.dumps(body).encode()) for op, body in out]
 
 
-def victim(url: str, token: str, space_id: str, record_id: str):
-    def make(_i: int):
-        c = client(url, token)
+JSON = {"Content-Type": "application/json"}
+
+
+def sender(url: str, token: str, session: str | None = None):
+    """A function sending one op's body (a dict, or bytes encoded once) and answering its status
+    and its Bench-Timing header: over httpx, or over a Raw socket (BENCH_ISO_CLIENT)."""
+    headers = {"Authorization": f"Bearer {token}", **JSON}
+    if session:
+        headers["Spoke-Session"] = session
+    if CLIENT == "raw":
+        raw, encoded = Raw(url), {}
+
+        def send_raw(op: str, body: dict | bytes) -> tuple[int, str | None]:
+            key = (op, id(body))
+            if key not in encoded:
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
+                encoded[key] = raw.encode(f"/v1/ops/{op}", headers, data)
+            status, got = raw.send(encoded[key])
+            return status, got.get("bench-timing")
+
+        return send_raw
+    c = httpx.Client(base_url=url, headers=headers, timeout=120)
+
+    def send_httpx(op: str, body: dict | bytes) -> tuple[int, str | None]:
+        content = body if isinstance(body, bytes) else json.dumps(body).encode()
+        r = c.post(f"/v1/ops/{op}", content=content)
+        return r.status_code, r.headers.get("bench-timing")
+
+    return send_httpx
+
+
+ATTACK_TIMINGS: list[dict[str, int]] = []  # in the attackers' process
+
+
+def timing_of(header: str | None) -> dict[str, int] | None:
+    if not header:
+        return None
+    return {k: int(v) for k, v in (p.split("=") for p in header.split(";"))}
+
+
+class Victim:
+    """The victim's closed loop: memory.records.get of one record. With TIMING, each answer's
+    client latency and the server's Bench-Timing are kept (`samples`) for `split()`."""
+
+    def __init__(self, url: str, token: str, space_id: str, record_id: str) -> None:
+        self.url, self.token = url, token
+        self.body = {"space_id": space_id, "record_id": record_id}
+        self.samples: list[tuple[float, dict[str, int]]] = []
+
+    def __call__(self, _i: int):
+        send = sender(self.url, self.token)
 
         def work() -> str | None:
-            r = post(c, "memory.records.get", {"space_id": space_id, "record_id": record_id})
-            return None if r.status_code == 200 else f"http_{r.status_code}"
+            at = time.perf_counter()
+            status, timing = send("memory.records.get", self.body)
+            took = time.perf_counter() - at
+            parts = timing_of(timing)
+            if parts:
+                self.samples.append((took, parts))
+            return None if status == 200 else f"http_{status}"
 
         return work
 
-    return make
+    def split(self) -> dict:
+        """What the victim's latency is made of, in ms: the means over every request and over
+        its slowest 5% (at or above its p95): outside the app (queueing for a gunicorn thread,
+        parsing, the network, the client), the handler's CPU, its SQL, its other waits (the
+        GIL, the cache, the CPU's other takers)."""
+        if not self.samples:
+            return {}
+        ordered = sorted(self.samples, key=lambda s: s[0])
+        out = {}
+        for label, part in (("all", ordered), ("slowest5", ordered[int(0.95 * len(ordered)) :])):
+            n = len(part)
+            total = sum(t for t, _ in part) * 1e3 / n
+            wall = sum(m["wall"] for _, m in part) / 1e3 / n
+            cpu = sum(m["cpu"] for _, m in part) / 1e3 / n
+            db = sum(m["db"] for _, m in part) / 1e3 / n
+            out[label] = {
+                "client_ms": round(total, 2),
+                "outside_ms": round(total - wall, 2),
+                "cpu_ms": round(cpu, 2),
+                "db_ms": round(db, 2),
+                "other_wait_ms": round(wall - cpu - db, 2),
+            }
+        return out
 
 
 def _attack(name: str, attacker_make, out) -> None:
-    out.put(closed_loop(name, ATTACKERS, SECONDS, attacker_make).row())
+    if ATTACKER_CPUS:
+        os.sched_setaffinity(0, cpus(ATTACKER_CPUS))
+    row = closed_loop(name, ATTACKERS, SECONDS, attacker_make).row()
+    if ATTACK_TIMINGS:  # the server's own time for the attackers' requests (BENCH_TIMING)
+        n = len(ATTACK_TIMINGS)
+        row["server_ms"] = {
+            k: round(sum(t.get(k, 0) for t in ATTACK_TIMINGS) / 1e3 / n, 2)
+            for k in ("wall", "cpu", "db")
+        }
+    used = resource.getrusage(resource.RUSAGE_SELF)  # this (forked) process's own
+    row["client_cpu_s"] = round(used.ru_utime + used.ru_stime, 1)
+    out.put(row)
 
 
-def measured(name: str, url: str, victim_make, attacker_make=None) -> tuple[Stats, dict | None]:
+def measured(name: str, victim: Victim, attacker_make=None) -> tuple[Stats, dict | None]:
     """The victim's closed loop for SECONDS, with the attackers' loop beside it in a process of
     their own (forked), so building and sending their bodies does not hold this process's GIL
     while the victim's client measures."""
-    if attacker_make is None:
-        return closed_loop(name, VICTIMS, SECONDS, victim_make), None
-    fork = multiprocessing.get_context("fork")
-    out = fork.Queue()
-    attackers = fork.Process(target=_attack, args=(f"{name} (attackers)", attacker_make, out))
-    attackers.start()
-    time.sleep(1.0)  # the attack is under way before the victim measures
-    got = closed_loop(name, VICTIMS, SECONDS - 2.0, victim_make)
-    row = out.get(timeout=SECONDS + 300)
-    attackers.join()
+    victim.samples = []
+    row = None
+    if attacker_make is not None:
+        fork = multiprocessing.get_context("fork")
+        out = fork.Queue()
+        attackers = fork.Process(target=_attack, args=(f"{name} (attackers)", attacker_make, out))
+        attackers.start()
+        time.sleep(1.0)  # the attack is under way before the victim measures
+    everywhere = os.sched_getaffinity(0)
+    if VICTIM_CPUS:  # this thread's, inherited by the victim's threads
+        os.sched_setaffinity(0, cpus(VICTIM_CPUS))
+    try:
+        got = closed_loop(name, VICTIMS, SECONDS - (2.0 if attacker_make else 0.0), victim)
+    finally:
+        os.sched_setaffinity(0, everywhere)
+    if attacker_make is not None:
+        row = out.get(timeout=SECONDS + 300)
+        attackers.join()
     return got, row
 
 
 def main() -> dict:
     setup_django()
+    from memory.access import grants_held
     from memory.models import Principal
     from memory.ops.base import call
+    from memory.timeutil import now
     from tests import factories
 
     tag = uuid.uuid4().hex[:8]
@@ -194,38 +372,64 @@ def main() -> dict:
     rows: list[dict] = []
     out: dict[str, Any] = {}
     trees = {"before": Path(BEFORE), "after": ROOT} if BEFORE else {"": ROOT}
-    for label, root in trees.items():
-        tag_ = f"{label}: " if label else ""
-        with gunicorn(
-            workers=WORKERS, threads=THREADS, root=root, SPOKE_MEMORY_CACHE_URL=CACHE_URL
-        ) as url:
-            victim_make = victim(url, calm.token, calm.space_id, record_id)
-            closed_loop("warm-up", VICTIMS, 3.0, victim_make)
-            quiet, _ = measured("quiet", url, victim_make)
-            rows.append({**quiet.row(), "phase": f"{tag_}quiet"})
+    runs = [(label, root, env) for label, root in trees.items() for env in VARIANTS]
+    for label, root, variant in runs:
+        tag_ = " ".join(t for t in (label, variant) if t)
+        tag_ = f"{tag_}: " if tag_ else ""
+        extra = dict(kv.split("=", 1) for kv in variant.split() if kv)
+        with ExitStack() as servers:
+
+            def serve() -> str:
+                return servers.enter_context(
+                    gunicorn(
+                        workers=WORKERS,
+                        threads=THREADS,
+                        root=root,  # noqa: B023 - used in this pass only
+                        SPOKE_MEMORY_CACHE_URL=CACHE_URL,
+                        **({"BENCH_TIMING": "1"} if TIMING else {}),
+                        **extra,  # noqa: B023 - used in this pass only
+                    )
+                )
+
+            url = serve()
+            hostile = serve() if SPLIT else url
+            victim = Victim(url, calm.token, calm.space_id, record_id)
+            closed_loop("warm-up", VICTIMS, 3.0, victim)
+
+            def phase(name: str, attacker_make=None, victim: Victim = victim) -> dict | None:
+                got, attack = measured(name, victim, attacker_make)
+                rows.append({**got.row(), "phase": f"{tag_}{name}", "split": victim.split()})  # noqa: B023
+                return attack
+
+            if "quiet" in PHASES:
+                phase("quiet")
 
             bodies = invalid_bodies(noisy.space_id)
 
             def attacker_invalid(i: int):
-                c = client(url, noisy.token)
+                c = client(hostile, noisy.token)  # noqa: B023 - used in this pass only
                 flags = ["spoke-memory", "spoke-memory-transfer", "spoke-memory-reflection"]
                 opened = c.post("/v1/connect", json={"capabilities": flags})
-                c.headers["Spoke-Session"] = opened.json()["session"]["session_id"]
+                session = opened.json()["session"]["session_id"]
+                send = sender(hostile, noisy.token, session)  # noqa: B023
                 n = [i]
 
                 def work() -> str | None:
                     op, body = bodies[n[0] % len(bodies)]  # noqa: B023 - used in this pass
                     n[0] += 1
-                    r = post(c, op, body)
+                    status, timing = send(op, body)
+                    if TIMING:
+                        ATTACK_TIMINGS.append(timing_of(timing) or {})
                     # refused as invalid (400, 413), or over its byte budget (429) once it exists
-                    return None if r.status_code in (400, 413, 429) else f"http_{r.status_code}"
+                    return None if status in (400, 413, 429) else f"http_{status}"
 
                 return work
 
-            loud, attack = measured("invalid bodies", url, victim_make, attacker_invalid)
-            rows.append({**loud.row(), "phase": f"{tag_}4 clients, invalid 1 MB bodies"})
-            out[f"{tag_}invalid_attackers"] = attack
-            if not GRANTS:
+            if "invalid" in PHASES:
+                out[f"{tag_}invalid_attackers"] = phase(
+                    f"{ATTACKERS} clients, invalid 1 MB bodies", attacker_invalid
+                )
+            if not GRANTS or "grants" not in PHASES:
                 continue
 
             # many grants: the hog issues itself GRANTS grants, one subject each, 4 at a time
@@ -254,31 +458,37 @@ def main() -> dict:
                 "refused_422": codes.count(422),
                 "seconds": round(time.monotonic() - started, 1),
             }
+            held = grants_held(greedy.space_id, hog, now())  # this run's and any before it
 
             def attacker_list(_i: int):
-                c = client(url, hog_token)
+                send = sender(hostile, hog_token)  # noqa: B023 - used in this pass only
+                body = {"space_id": greedy.space_id}
 
                 def work() -> str | None:
-                    r = post(c, "memory.records.list", {"space_id": greedy.space_id})
-                    return None if r.status_code == 200 else f"http_{r.status_code}"
+                    status, timing = send("memory.records.list", body)
+                    if TIMING:
+                        ATTACK_TIMINGS.append(timing_of(timing) or {})
+                    return None if status == 200 else f"http_{status}"
 
                 return work
 
-            granted, attack = measured("many grants", url, victim_make, attacker_list)
-            held = out["grants_issued"]["accepted"] + 1
-            rows.append(
-                {**granted.row(), "phase": f"{tag_}4 clients of a principal with {held} grants"}
+            out[f"{tag_}grant_attackers"] = phase(
+                f"{ATTACKERS} clients of a principal with {held} grants", attacker_list
             )
-            out[f"{tag_}grant_attackers"] = attack
 
     out["victim"] = rows
     columns = ["phase", "requests", "p50_ms", "p95_ms", "p99_ms", "error_rate"]
     print(table(rows, columns))
+    for row in rows:
+        if row.get("split"):
+            print(f"{row['phase']}: {json.dumps(row['split'])}")
     for key in [k for k in out if k.endswith("_attackers")]:
         row = out.get(key)
         if row:
             print(
-                f"{key}: {row['requests']} requests, p50 {row['p50_ms']} ms, errors {row['errors']}"
+                f"{key}: {row['requests']} requests, p50 {row['p50_ms']} ms, "
+                f"errors {row['errors']}, their client's CPU {row['client_cpu_s']} s, "
+                f"server per request {row.get('server_ms')}"
             )
     print("grants:", out.get("grants_issued"))
     save("tenant_isolation", out)

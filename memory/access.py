@@ -6,7 +6,7 @@ caller cannot read answer NOT_FOUND exactly as absent ones do."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import get_args
 
@@ -166,6 +166,9 @@ class Coverage:
     at: datetime
     # the subject loaded with the coverage (one query), when the caller named one: (id, row)
     loaded_subject: tuple[str, Subject | None] | None = None
+    # rows an exclusive mutation locked before the coverage (mutation._rows_first), by (model,
+    # wire id), with their subject: `access_*(lock=True)` takes them instead of reading again
+    held: dict[tuple[type, str], Record | Candidate] = field(default_factory=dict)
 
     @property
     def space_id(self) -> str:
@@ -464,18 +467,28 @@ def _access_placed(
     lock: bool,
 ):
     """The object, if it is in the space and one grant with any of `capabilities` covers its
-    subject and placement; NOT_FOUND otherwise. `lock` takes its row lock (not the subject's).
-    One fixed-shape query with its subject joined (rows.py says why not the ORM's)."""
-    o, sub = rows.columns(model, "o"), rows.columns(Subject, "sub")
-    found = rows.fetch(statements.placed(model, id_field, lock), [cov.space_id, object_id])
-    obj = None
-    if found:
-        obj = o.build(found[0])
-        model.subject.field.set_cached_value(obj, sub.build(found[0], o.width))
+    subject and placement; NOT_FOUND otherwise. `lock` takes its row lock (not the subject's):
+    the row the mutation already locked (`cov.held`), or one fixed-shape query with its subject
+    joined (rows.py says why not the ORM's)."""
+    obj = cov.held.pop((model, object_id), None) if lock else None
+    if obj is None:
+        obj = placed_object(model, cov.space_id, id_field, object_id, lock)
     if obj is None or not cov.covers_any(
         capabilities, obj.subject.subject_id, getattr(obj, scope_attr), getattr(obj, context_attr)
     ):
         raise not_found(resource)
+    return obj
+
+
+def placed_object(model, space_id: str, id_field: str, object_id: str, lock: bool = True):
+    """The object of the space by its wire id with its subject (one fixed-shape query:
+    statements.placed), its row locked FOR UPDATE with `lock`; None when there is none."""
+    o, sub = rows.columns(model, "o"), rows.columns(Subject, "sub")
+    found = rows.fetch(statements.placed(model, id_field, lock), [space_id, object_id])
+    if not found:
+        return None
+    obj = o.build(found[0])
+    model.subject.field.set_cached_value(obj, sub.build(found[0], o.width))
     return obj
 
 

@@ -24,6 +24,7 @@ from memory.models import (
     Receipt,
     Record,
     RecordRevision,
+    RecordTerm,
     Space,
     Subject,
 )
@@ -266,12 +267,21 @@ _REVISION_FROM_RECORD = {
 }
 
 
+# A new record's term rows (memory.services.term_store.TERM_FIELDS): the first three columns
+# from the record the statement inserts, the others from one array each.
+_TERMS_FROM_RECORD = {"space": "space", "record": "id", "subject": "subject"}
+_TERMS_FROM_ARRAYS = ("term", "tf", "length", "created_ms")
+
+
 @cache
-def record_with_revision() -> str:
+def record_with_revision(terms: bool = False) -> str:
     """PostgreSQL: a new record and its revision row as one statement (one round trip, where
     the ORM sends two): the record INSERT, and the revision row made from what it RETURNING
-    (`record_store._snapshot`'s columns). Parameters: the record's `insert_values` (no skip).
-    One row: the record's primary key."""
+    (`record_store._snapshot`'s columns). With `terms`, its term rows too (engine/2's derived
+    copy, `term_store.term_rows`): the record's space, id and subject, and the term, tf, length
+    and created_ms of each row from one array each (empty arrays: no row). Parameters: the
+    record's `insert_values` (no skip), then with `terms` the four arrays. One row: the
+    record's primary key."""
     q = connection.ops.quote_name
     record, revision = Record._meta, RecordRevision._meta
     columns = [
@@ -283,14 +293,25 @@ def record_with_revision() -> str:
     if {f.name for f in revision.concrete_fields} - {"id", *_REVISION_FROM_RECORD}:
         raise RuntimeError("a RecordRevision column has no source in the record")
     sources = [_field(Record, n).column for n in _REVISION_FROM_RECORD.values()]
-    returning = ", ".join(q(c) for c in dict.fromkeys([record.pk.column, *sources]))
-    return (
+    term_sources = [_field(Record, n).column for n in _TERMS_FROM_RECORD.values()]
+    kept = [record.pk.column, *sources, *(term_sources if terms else ())]
+    returning = ", ".join(q(c) for c in dict.fromkeys(kept))
+    sql = (
         f"WITH r AS (INSERT INTO {q(record.db_table)} ({names}) VALUES ({marks})"  # noqa: S608 - names from model metadata; values are bound
         f" RETURNING {returning}),"
         f" v AS (INSERT INTO {q(revision.db_table)} ({', '.join(q(f.column) for f in copied)})"
         f" SELECT {', '.join(f'r.{q(c)}' for c in sources)} FROM r)"
-        f" SELECT r.{q(record.pk.column)} FROM r"
     )
+    if terms:
+        filled = [_field(RecordTerm, n) for n in (*_TERMS_FROM_RECORD, *_TERMS_FROM_ARRAYS)]
+        arrays = [_field(RecordTerm, n) for n in _TERMS_FROM_ARRAYS]
+        sql += (
+            f", t AS (INSERT INTO {q(RecordTerm._meta.db_table)}"  # noqa: S608 - names from model metadata; values are bound
+            f" ({', '.join(q(f.column) for f in filled)})"
+            f" SELECT {', '.join(f'r.{q(c)}' for c in term_sources)}, u.*"
+            f" FROM r, unnest({', '.join(f'%s::{f.db_type(connection)}[]' for f in arrays)}) u)"
+        )
+    return sql + f" SELECT r.{q(record.pk.column)} FROM r"  # noqa: S608 - names from model metadata
 
 
 @cache

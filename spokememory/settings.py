@@ -313,6 +313,17 @@ SPOKE_MEMORY_LIMITS = {
     # read (docs/decisions.md "Byte budget"); 0: no budget.
     "max_request_bytes_per_min": env_int("SPOKE_MEMORY_MAX_REQUEST_BYTES_PER_MIN", 67_108_864),
 }
+# How many of a web process's threads one principal's requests may hold at once
+# (memory/dispatch/views.py InFlight; docs/decisions.md "Requests in flight"); past it 429 at
+# once. Default: one less than the process's threads (GUNICORN_THREADS), so another tenant always
+# finds a thread; 0: no limit. Not a wire limit (per process).
+SPOKE_MEMORY_MAX_IN_FLIGHT = env_int(
+    "SPOKE_MEMORY_MAX_IN_FLIGHT", max(1, env_int("GUNICORN_THREADS", 4) - 1)
+)
+# How long a request of a principal over its request rate or byte budget waits before its 429
+# (ms; memory/dispatch/views.py InFlight.park): within its in-flight slots and the process's
+# SPOKE_MEMORY_MAX_IN_FLIGHT parking places, else answered at once; 0: at once. Not a wire limit.
+SPOKE_MEMORY_REFUSAL_DELAY_MS = env_int("SPOKE_MEMORY_REFUSAL_DELAY_MS", 1000)
 # A body refused as invalid (400 invalid_input, 413) costs the byte budget this many times its
 # size in all (docs/decisions.md "Byte budget"). Not a wire limit.
 SPOKE_MEMORY_REFUSED_BODY_WEIGHT = env_int("SPOKE_MEMORY_REFUSED_BODY_WEIGHT", 16)

@@ -1,14 +1,34 @@
-"""Per-process caches every request relies on, built once as a web worker loads (wsgi.py, and
-the bench server's app factory), before it serves."""
+"""Per-process setup a web worker does as it loads (wsgi.py, and the bench server's app factory),
+before it serves: the caches every request relies on, and how often its threads take turns."""
+
+import os
+import sys
+
+# Python's own default is 5 ms (docs/reliability.md "What another tenant's latency is made of").
+SWITCH_INTERVAL_MS = 0.5
 
 
 def warm() -> None:
     """The schema catalog (its compiled validators) and the tokenizer's Unicode pattern (~0.4 s
     of CPU). Built lazily instead, every thread of a gthread worker builds them at once on its
     first request (a cache miss does not wait for another thread's build), at that request's
-    expense (docs/performance.md "Mixed load")."""
+    expense (docs/performance.md "Mixed load"). Then `switch_threads()`."""
     from memory.engine import lexicon
     from memory.wire.validation import catalog
 
     catalog()
     lexicon.tokens("warm")
+    switch_threads()
+
+
+def switch_threads() -> None:
+    """The GIL's switch interval: how long a thread that wants the interpreter waits before the
+    thread holding it is made to let go. Every request of a gthread worker gives up the GIL at
+    each statement, cache call and socket read, and must take it back after; while another
+    thread of the process runs Python (another tenant's listing, a refused body being drained),
+    each taking-back waits up to the interval. Python's 5 ms made one tenant's 2 ms read take
+    20-40 ms beside another tenant's load; SPOKE_MEMORY_SWITCH_INTERVAL_MS (0.5) bounds each wait
+    to that. 0 or less keeps Python's own."""
+    ms = float(os.environ.get("SPOKE_MEMORY_SWITCH_INTERVAL_MS", SWITCH_INTERVAL_MS))
+    if ms > 0:
+        sys.setswitchinterval(ms / 1000)

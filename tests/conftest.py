@@ -262,6 +262,24 @@ requires_postgres = pytest.mark.skipif(
 )
 
 
+@pytest.fixture(params=["kept", "dropped"])
+def lexeme_index(request, db) -> str:
+    """A test using this runs twice on PostgreSQL: with engine/1's GIN index (the suite serves
+    engine/1, so `migrate` built it) and without it, dropped inside the test's transaction, as
+    `migrate` leaves a deployment serving another engine (memory.services.recall_engines.
+    lexeme_index). Once on other databases, which have no such index."""
+    from django.db import connection
+
+    from memory.services.recall_engines.lexeme_index import NAME
+
+    if request.param == "dropped":
+        if connection.vendor != "postgresql":
+            pytest.skip("no lexical index outside PostgreSQL")
+        with connection.cursor() as cur:
+            cur.execute(f"DROP INDEX {NAME}")
+    return request.param
+
+
 @pytest.fixture(scope="session")
 def browser():
     """Headless Chromium, one per session for every browser test (tests/reviews/browser/)."""

@@ -6,3 +6,9 @@ its subprocess servers and workers inherit this key."""
 import os
 
 os.environ.setdefault("SECRET_KEY", "test-suite-only-" + "k" * 48)
+
+# The per-principal limit on requests in flight counts a web process's threads (gunicorn's);
+# the suite's in-process tests race many requests of one principal as threads of this process,
+# so it is off here and in the servers started from here, unless a test sets it
+# (tests/hostile/test_in_flight.py runs gunicorn as deployed, with its default).
+os.environ.setdefault("SPOKE_MEMORY_MAX_IN_FLIGHT", "0")

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NoReturn
 
 from django.conf import settings
@@ -136,10 +139,10 @@ def charge_bytes(principal: Principal, size: int) -> float | None:
 
 
 def check_byte_budget(principal: Principal, size: int) -> None:
-    """`charge_bytes`, raising the 429 of a principal over its budget."""
+    """`charge_bytes`, raising the 429 of a principal over its budget (after `refuse`'s wait)."""
     wait = charge_bytes(principal, size)
     if wait is not None:
-        raise rate_limited(wait, OVER_BUDGET)
+        raise refuse(principal, wait, OVER_BUDGET)
 
 
 def charge_refused(principal: Principal, size: int) -> None:
@@ -149,6 +152,93 @@ def charge_refused(principal: Principal, size: int) -> None:
     extra = (settings.SPOKE_MEMORY_REFUSED_BODY_WEIGHT - 1) * size
     if extra > 0:
         charge_bytes(principal, extra)
+
+
+TOO_MANY_IN_FLIGHT = (
+    "Too many requests of this caller in flight at once: wait for an answer before sending more."
+)
+
+
+class InFlight:
+    """Each principal's requests in flight in this process (docs/decisions.md "Requests in
+    flight"): a principal may hold at most SPOKE_MEMORY_MAX_IN_FLIGHT of the process's threads
+    at once (default: GUNICORN_THREADS less one), so another tenant always finds one free; past
+    it, `429 rate_limited` at once. Counted per process, in memory: a thread is a process's."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[str, int] = {}
+        self._parked = 0
+
+    def enter(self, principal_id: str) -> bool:
+        """Take a slot for this principal; False (nothing taken) when it holds its limit."""
+        limit = settings.SPOKE_MEMORY_MAX_IN_FLIGHT
+        with self._lock:
+            held = self._held.get(principal_id, 0)
+            if 0 < limit <= held:
+                return False
+            self._held[principal_id] = held + 1
+            return True
+
+    def leave(self, principal_id: str) -> None:
+        with self._lock:
+            held = self._held.get(principal_id, 0) - 1
+            if held > 0:
+                self._held[principal_id] = held
+            else:
+                self._held.pop(principal_id, None)
+
+    def park(self, principal_id: str, wait: float) -> float:
+        """Hold a refused request of a principal over its rate or byte budget for
+        SPOKE_MEMORY_REFUSAL_DELAY_MS (at most `wait`) before its 429, in one of its slots, and in
+        one of the process's SPOKE_MEMORY_MAX_IN_FLIGHT parking places (shared by every
+        principal, so one thread is never parked); with either taken, not at all. Answers the
+        seconds it waited. A client that does not wait for Retry-After thus sends one request per
+        slot and delay instead of as fast as it is refused (docs/decisions.md "Requests in
+        flight")."""
+        delay = min(settings.SPOKE_MEMORY_REFUSAL_DELAY_MS / 1000, wait)
+        places = settings.SPOKE_MEMORY_MAX_IN_FLIGHT
+        if delay <= 0 or places <= 0:
+            return 0.0
+        with self._lock:
+            if self._parked >= places:
+                return 0.0
+            self._parked += 1
+        try:
+            if not self.enter(principal_id):
+                return 0.0
+            try:
+                time.sleep(delay)
+            finally:
+                self.leave(principal_id)
+        finally:
+            with self._lock:
+                self._parked -= 1
+        return delay
+
+    @contextmanager
+    def slot(self, principal: Principal) -> Iterator[None]:
+        """The principal's slot for the length of the block; RateLimited when it has none."""
+        if not self.enter(principal.principal_id):
+            raise rate_limited(1, TOO_MANY_IN_FLIGHT)
+        try:
+            yield
+        finally:
+            self.leave(principal.principal_id)
+
+
+IN_FLIGHT = InFlight()
+
+
+def refuse(
+    principal: Principal,
+    wait: float,
+    message: str = "Too many requests: slow down and retry later.",
+) -> RateLimited:
+    """The 429 of a principal over its request rate or byte budget, once `InFlight.park` has
+    held it; its Retry-After counts from the answer."""
+    slept = IN_FLIGHT.park(principal.principal_id, wait)
+    return rate_limited(max(0.0, wait - slept), message)
 
 
 def declared_length(request) -> int:
@@ -241,10 +331,12 @@ class AnswerAsJson(BaseContentNegotiation):
 class WireView(APIView):
     """Base for the wire endpoints, on DRF's own hooks in the SPEC §1.4 gate order: `initial`
     checks the route and the method, then DRF's `initial` runs authentication (the classes above)
-    and the throttle; the handler reads the body; `handle_exception` turns every error into the
+    and the throttle, then the byte budget and the principal's slot among its requests in flight
+    (`InFlight`, released by `dispatch`); the handler reads the body; `handle_exception` turns every error into the
     wire's envelope. Permissions are not DRF's: grants are judged per op by admission."""
 
     http_method_names = ["post"]  # DRF's `Allow: POST` on every answer, the 405s included
+    holding: str | None = None  # the principal whose in-flight slot this request holds
     authentication_classes = [BearerToken]
     permission_classes: list = []
     throttle_classes = [PrincipalThrottle]
@@ -262,11 +354,26 @@ class WireView(APIView):
         # The byte budget, from the declared length, before anything reads the body (a body
         # longer than max_request_bytes never gets here: spokememory/body_limits.py).
         size = declared_length(request)
-        try:
-            check_byte_budget(request.user, size)
-        except RateLimited:
+        wait = charge_bytes(request.user, size)
+        if wait is not None:
             drain(request._request.META["wsgi.input"], size)
-            raise
+            raise refuse(request.user, wait, OVER_BUDGET)
+        # Then a slot among the principal's requests in flight, held until the answer
+        # (`dispatch`): past its limit, refused at once, before the body is read.
+        if not IN_FLIGHT.enter(request.user.principal_id):
+            drain(request._request.META["wsgi.input"], size)
+            raise rate_limited(1, TOO_MANY_IN_FLIGHT)
+        self.holding = request.user.principal_id
+
+    def dispatch(self, request, *args, **kwargs):
+        # DRF's dispatch, and the in-flight slot `initial` took released whatever happens: a
+        # slot never given back would refuse the principal in this process until it restarts.
+        self.holding = None
+        try:
+            return super().dispatch(request, *args, **kwargs)
+        finally:
+            if self.holding is not None:
+                IN_FLIGHT.leave(self.holding)
 
     def throttled(self, request, wait) -> NoReturn:
         # Read and discard the unparsed body first, as the byte budget's refusal does: answered
@@ -274,7 +381,7 @@ class WireView(APIView):
         # which then sees a broken connection instead of the 429 and its Retry-After. The body
         # is bounded: one over max_request_bytes never gets here (spokememory/body_limits.py).
         drain(request._request.META["wsgi.input"], declared_length(request))
-        raise rate_limited(wait)
+        raise refuse(request.user, wait or 1.0)
 
     def refused_body(self, request) -> None:
         charge_refused(request.user, declared_length(request))

@@ -97,18 +97,24 @@ def tsquery_text(terms: Sequence[str]) -> str:
 
 def lexemes_function_sql() -> str:
     """`CREATE FUNCTION spoke_recall_lexemes(text) RETURNS tsvector`: this tokenizer in SQL.
-    ASCII-only texts fold with `lower(... COLLATE "C")` (A-Z only, locale-free and fast); others
-    go through `translate()` with the whole table. PL/pgSQL with a high COST, so the planner
-    neither inlines it nor evaluates it per row when the GIN index over it can answer."""
+    Texts without a character in U+00C0–U+052F (the only non-ASCII part of `FOLD_FROM`) fold with
+    `lower(... COLLATE "C")` (A–Z only, locale-free and fast); others go through `translate()`
+    with the whole table. The folded text is split on separator runs, and the empty pieces (at
+    the ends) and the pieces over `MAX_TOKEN_CHARS` are dropped, as `tokens()` does. PL/pgSQL
+    with a high COST, so the planner neither inlines it nor evaluates it per row when the GIN
+    index over it can answer. (Migration 0019 made it this shape; why it equals 0002's for
+    every text is in that migration.)"""
     sep = "".join(f"\\u{max(lo, 1):04x}-\\u{hi:04x}" for lo, hi in SEPARATOR_RANGES)
+    # fixed data only (the fold table, the separator ranges, a constant): no input reaches it
     return (
-        "CREATE OR REPLACE FUNCTION spoke_recall_lexemes(doc text) RETURNS tsvector "
+        "CREATE OR REPLACE FUNCTION spoke_recall_lexemes(doc text) RETURNS tsvector "  # noqa: S608
         "LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE COST 10000 AS $fn$ BEGIN RETURN "
-        "array_to_tsvector(array_remove(regexp_split_to_array(regexp_replace("
-        "CASE WHEN doc ~ '[^\\u0001-\\u007f]' "
+        "array_to_tsvector(ARRAY(SELECT t FROM unnest(regexp_split_to_array("
+        "CASE WHEN doc ~ '[\\u00c0-\\u052f]' "
         f"THEN translate(doc, '{FOLD_FROM}', '{FOLD_TO}') "
         'ELSE lower(doc COLLATE "C") END, '
-        f"'[^{sep}]{{{MAX_TOKEN_CHARS + 1},}}', ' ', 'g'), '[{sep}]+'), '')); END $fn$"
+        f"'[{sep}]+')) t WHERE t <> '' AND length(t) <= {MAX_TOKEN_CHARS})); "
+        "END $fn$"
     )
 
 

@@ -11,11 +11,16 @@ WRITERS: list[Callable[[Iterable[Record]], None]] = []
 ERASERS: list[Callable[[Iterable[Record]], None]] = []
 
 
-def content_written(records: Iterable[Record]) -> None:
-    """Call after records' content was created or changed, inside the write's transaction."""
-    records = list(records)
+def content_written(
+    records: Iterable[Record], done: Iterable[Callable[[Iterable[Record]], None]] = ()
+) -> None:
+    """Call after records' content was created or changed, inside the write's transaction.
+    `done`: writers whose rows the caller already wrote with the records (on PostgreSQL a new
+    record's term rows go in the record's own statement: record_store.create_records)."""
+    records, skip = list(records), set(done)
     for writer in WRITERS:
-        writer(records)
+        if writer not in skip:
+            writer(records)
 
 
 def content_erased(records: Iterable[Record]) -> None:

@@ -46,7 +46,7 @@ from django.db import (
 from django.db.models import Model
 
 from memory import rows, statements
-from memory.access import Coverage, coverage_for
+from memory.access import Coverage, coverage_for, placed_object
 from memory.context import OpContext
 from memory.models import (
     Candidate,
@@ -112,9 +112,10 @@ class MutationScope:
         the writers' order); otherwise the grants are share-locked and the space row is left
         for the commit."""
         self.exclusive = self.exclusive or exclusive
+        held: dict[tuple[type, str], Record | Candidate] = {}
         if self.exclusive and not self.rows_taken:
             self.rows_taken = True
-            _rows_first(space_id, self.req)
+            held = _rows_first(space_id, self.req)
         cov = coverage_for(
             space_id,
             self.ctx.principal,
@@ -123,6 +124,7 @@ class MutationScope:
             share=not self.exclusive,
             subject_id=subject_id,
         )
+        cov.held.update(held)
         self.space = cov.space
         return cov
 
@@ -156,7 +158,9 @@ def defer_rows(
     return True
 
 
-def _rows_first(space_id: str, req: Mapping[str, Any]) -> None:
+def _rows_first(
+    space_id: str, req: Mapping[str, Any]
+) -> dict[tuple[type, str], Record | Candidate]:
     """Before an exclusive attempt locks the space row: lock the rows its request names that
     its body or its commit tail will lock, in the order every writer takes them (its own object,
     then its subject; a grant's grantee), so that a writer holding one of them and waiting for
@@ -165,19 +169,20 @@ def _rows_first(space_id: str, req: Mapping[str, Any]) -> None:
     The object row FOR UPDATE, as the body's `access_*(lock=True)` takes it; the subject and the
     principal FOR NO KEY UPDATE, as the commit tail's bump and a grant take them (a no-key lock
     lets other transactions' foreign-key checks, deferred to their COMMIT, go on). Only rows:
-    whether the caller may see them is decided by the body as before. PostgreSQL only (SQLite
-    has one writer)."""
+    whether the caller may see them is decided by the body as before. The object's row, with its
+    subject's row as read once locked, is returned for the body's `access_*(lock=True)`, which
+    takes it instead of reading it again (both rows stay locked until the commit, so they are
+    what that read would find). PostgreSQL only (SQLite has one writer)."""
+    held: dict[tuple[type, str], Record | Candidate] = {}
     if connection.vendor != "postgresql":
-        return
+        return held
     subject_pk = None
     for model, name in ((Record, "record_id"), (Candidate, "candidate_id")):
         if isinstance(req.get(name), str):
-            subject_pk = (
-                model.objects.select_for_update()
-                .filter(space_id=space_id, **{name: req[name]})
-                .values_list("subject_id", flat=True)
-                .first()
-            )
+            obj = placed_object(model, space_id, name, req[name])
+            subject_pk = None if obj is None else obj.subject_id
+            if obj is not None:
+                held[(model, req[name])] = obj
     if isinstance(req.get("grant_id"), str):
         grant_id = req["grant_id"]
         list(
@@ -187,7 +192,10 @@ def _rows_first(space_id: str, req: Mapping[str, Any]) -> None:
         )
     subjects = Subject.objects.select_for_update(no_key=True).filter(space_id=space_id)
     if subject_pk is not None:
-        list(subjects.filter(pk=subject_pk).values_list("pk"))
+        subject = subjects.filter(pk=subject_pk).first()
+        for obj in held.values():
+            if subject is not None and obj.subject_id == subject_pk:
+                type(obj).subject.field.set_cached_value(obj, subject)
     elif isinstance(req.get("subject_id"), str):
         list(subjects.filter(subject_id=req["subject_id"]).values_list("pk"))
     if isinstance(req.get("grantee_principal_id"), str):
@@ -197,6 +205,7 @@ def _rows_first(space_id: str, req: Mapping[str, Any]) -> None:
             .filter(principal_id=grantee)
             .values_list("pk")
         )
+    return held
 
 
 def payload_digest(req: Mapping[str, Any]) -> str:

@@ -16,7 +16,7 @@ from memory import statements
 from memory.ids import new_id
 from memory.models import Candidate, Record, RecordRevision, Space, Subject
 from memory.models.records import SHARED
-from memory.services import derived, erasure
+from memory.services import derived, erasure, term_store
 
 ERASED = {"text": ""}
 
@@ -90,20 +90,27 @@ def create_records(
         )
         for record_id, (kind, content) in zip(ids, items, strict=True)
     ]
+    done: tuple = ()
     if connection.vendor == "postgresql":
-        # each record with its revision row in one statement (statements.record_with_revision)
-        sql = statements.record_with_revision()
+        # each record with its revision row, and its term rows when they are kept (always,
+        # unless a test unregistered the writer), in one statement (statements.record_with_revision)
+        terms = term_store.write_terms in derived.WRITERS
+        sql = statements.record_with_revision(terms)
         for record in records:
-            row = statements.execute(sql, statements.insert_values(record, skip=""))
+            params = statements.insert_values(record, skip="")
+            if terms:
+                params += term_store.term_columns(record.text, record.created_at)
+            row = statements.execute(sql, params)
             if row is None:
                 raise RuntimeError("the record insert answers its key")
             record.pk = row[0]
             record._state.adding, record._state.db = False, connection.alias
+        done = (term_store.write_terms,) if terms else ()
     else:
         for record in records:
             record.save(force_insert=True)
         RecordRevision.objects.bulk_create([_snapshot(r) for r in records])
-    derived.content_written(records)
+    derived.content_written(records, done)
     return records
 
 

@@ -59,6 +59,13 @@ def term_values(text: str, created_at: datetime) -> list[tuple[str, int, int, in
     return [(term, tf, length, created) for term, tf in sorted(Counter(toks).items())]
 
 
+def term_columns(text: str, created_at: datetime) -> list[list]:
+    """`term_values` as one list per column (term, tf, length, created_ms): the arrays of a new
+    record's term rows in its own statement (statements.record_with_revision)."""
+    values = term_values(text, created_at)
+    return [list(column) for column in zip(*values, strict=True)] if values else [[], [], [], []]
+
+
 def write_terms(records: Iterable[Record]) -> None:
     """Derived-copy writer: replace the records' rows with those of their current text."""
     records = list(records)

@@ -291,6 +291,45 @@ def test_record_with_revision_writes_what_the_orm_writes(world):
 
 
 @postgres
+def test_record_with_revision_and_terms_writes_the_term_rows_write_terms_writes(world):
+    """A new record's term rows in its own statement are the rows `term_store.write_terms`
+    (the derived-copy writer) writes for it: compared with an ORM twin; a text without a token
+    writes the record and no term row."""
+    from memory.models import RecordTerm
+    from memory.services import term_store
+
+    made = Record.objects.get(record_id=world["record_id"])
+    for text in ("Tea, tea and more TEA in Porto — the café's teas", "", "!!! ---"):
+        twins = []
+        for via_statement in (False, True):
+            record = Record.objects.get(pk=made.pk)
+            record.pk, record.record_id = None, f"rec_terms_{via_statement}_{len(text)}"
+            record.text, record.content = text, {"text": text}
+            record._state.adding = True
+            if via_statement:
+                (record.pk,) = statements.execute(
+                    statements.record_with_revision(terms=True),
+                    statements.insert_values(record, skip="")
+                    + term_store.term_columns(record.text, record.created_at),
+                )
+            else:
+                record.save(force_insert=True)
+                term_store.write_terms([record])
+            twins.append(record.pk)
+        rows = [
+            list(
+                RecordTerm.objects.filter(record_id=pk)
+                .order_by("term")
+                .values_list("space_id", "subject_id", "term", "tf", "length", "created_ms")
+            )
+            for pk in twins
+        ]
+        assert rows[1] == rows[0], text
+        assert bool(rows[0]) == bool(text.strip("!- "))
+        assert RecordRevision.objects.filter(record_id=twins[1]).count() == 1
+
+
+@postgres
 def test_unnest_insert_writes_the_rows_bulk_create_writes(world):
     """The term rows of a text, and an upsert of the embedding backlog (a second revision of a
     record already queued replaces its revision), as bulk_create writes them."""

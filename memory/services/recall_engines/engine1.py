@@ -1,6 +1,8 @@
 """engine/1 (docs/recall.md): BM25 over exact tokens, read and scored in Python. The database only
 narrows (PostgreSQL: the GIN-indexed lexeme match), the engine ranks every match. No derived
-copy of its own (PostgreSQL's index is an expression index over Record.text)."""
+copy of its own: PostgreSQL's index is an expression index over Record.text, kept while engine/1 or
+hybrid/1 is the configured engine (memory.services.recall_engines.lexeme_index); without it the
+same match is evaluated per eligible record, so the answers are the same."""
 
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ ENGINE = register(
         version="engine/1",
         rank=lexical_ranking,
         summary="BM25 over exact tokens, no stop words, no stemming, scored in Python",
+        lexeme_index=True,
         # None of its own: the registry keeps every registered engine's copies erased with
         # their content, and the always-written term rows complete, whatever is configured.
     )

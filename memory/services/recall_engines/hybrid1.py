@@ -29,6 +29,7 @@ def register_embedder(
     ranking: Callable[[RecallQuery], Ranking],
     summary: str,
     embed_model: str = embed.BUNDLED_NAME,
+    lexeme_index: bool = False,
 ) -> Engine:
     """Register a hybrid engine (hybrid/1 … hybrid/4): it keeps the term rows and the vectors of
     the configured embedding model (`embed_model` when none is configured), needs the semantic
@@ -43,6 +44,7 @@ def register_embedder(
             describe=hybrid_store.describe,
             embedder=True,
             embed_model=embed_model,
+            lexeme_index=lexeme_index,
         )
     )
 
@@ -51,4 +53,5 @@ ENGINE = register_embedder(
     "hybrid/1",
     hybrid1_ranking,
     "engine/1 fused with a cosine ranking over sentence embeddings (RRF k = 10)",
+    lexeme_index=True,
 )

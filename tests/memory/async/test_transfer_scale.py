@@ -275,7 +275,9 @@ def snapshot(space_id: str) -> dict:
     }
 
 
-def test_a_fault_mid_activation_loses_nothing(api, admin, sess, source, run_job_now, monkeypatch):
+def test_a_fault_mid_activation_loses_nothing(
+    api, admin, sess, source, run_job_now, monkeypatch, lexeme_index
+):
     monkeypatch.setattr(load, "BATCH", 3)
     bundle, chunks = export(api, admin, sess, run_job_now)
     fresh_target(api, admin)

@@ -283,8 +283,8 @@ def test_a_deadlock_left_on_the_last_attempt_answers_unavailable_and_changes_not
 @pytest.mark.django_db(transaction=True)  # no test transaction: no savepoints in the count
 def test_a_create_with_the_embedding_extra_queues_its_vector_in_the_commit_tail(settings):
     """The write path at its floor (issue 30 item 3): on PostgreSQL a keyed records.create is
-    five statements with the embedding extra on: the key look-up, coverage, the record with its
-    revision row, its term rows, and the commit tail, which also queues the record for its
+    four statements with the embedding extra on: the key look-up, coverage, the record with its
+    revision row and its term rows, and the commit tail, which also queues the record for its
     vector (the backlog row is in the same statement as the receipt, so it commits with it).
     A refused create queues nothing."""
     from django.db import connection as conn
@@ -299,7 +299,8 @@ def test_a_create_with_the_embedding_extra_queues_its_vector_in_the_commit_tail(
         with CaptureQueriesContext(conn) as queries:
             answer = call(admin.principal, *_create("counted", idempotency_key="k-count"))
         sent = [q["sql"] for q in queries if q["sql"].split()[0] not in ("BEGIN", "COMMIT")]
-        assert len(sent) == 5, "\n".join(q[:60] for q in sent)
+        assert len(sent) == 4, "\n".join(q[:60] for q in sent)
+        assert "memory_recordterm" in sent[-2] and "memory_recordrevision" in sent[-2]
         assert "memory_pendingembedding" in sent[-1] and "memory_receipt" in sent[-1]
         record = Record.objects.get(text="counted")
         assert answer["receipt"]["refs"][0]["id"] == record.record_id
@@ -311,3 +312,39 @@ def test_a_create_with_the_embedding_extra_queues_its_vector_in_the_commit_tail(
         assert refused.value.code == "SPACE_FROZEN"
     assert not Record.objects.filter(text="frozen").exists()
     assert PendingEmbedding.objects.count() == 2  # "warm" and "counted"
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)  # no test transaction: no savepoints in the count
+def test_a_delete_reads_its_record_once():
+    """records.delete is exclusive: `_rows_first` locks the record (with its subject) before the
+    space, and the body's access_record(lock=True) takes that row instead of reading it again.
+    What it takes is what a second read would find: the subject's state as locked (a fence
+    committed before the delete still refuses it)."""
+    from django.db import connection as conn
+    from django.test.utils import CaptureQueriesContext
+
+    admin = _world()
+    made = [
+        call(admin.principal, *_create(text))["receipt"]["refs"][0]["id"]
+        for text in ("first", "second")
+    ]
+
+    def delete(record_id: str) -> list[str]:
+        body = {"space_id": "s1", "record_id": record_id, "expected_revision": 1}
+        with CaptureQueriesContext(conn) as queries:
+            call(admin.principal, "memory.records.delete", body)
+        return [q["sql"] for q in queries]
+
+    sent = delete(made[0])
+    reads = [q for q in sent if q.startswith("SELECT") and 'FROM "memory_record"' in q]
+    assert len(reads) == 1, "\n".join(q[:90] for q in reads)
+    assert "FOR UPDATE" in reads[0]
+    assert Record.objects.get(record_id=made[0]).deleted_at is not None
+
+    fence = {"space_id": "s1", "subject_id": "u1", "action": "fence"}
+    call(admin.principal, "memory.subjects.fence", fence)
+    with pytest.raises(WireError) as refused:
+        delete(made[1])
+    assert refused.value.code == "SUBJECT_FENCED"
+    assert Record.objects.get(record_id=made[1]).deleted_at is None

@@ -166,12 +166,12 @@ def requests() -> list[tuple[str, dict]]:
     return out
 
 
-def answers(settings, api, admin, session) -> dict:
+def answers(settings, api, admin, session, engines: tuple[str, ...] = ENGINES) -> dict:
     """Every engine's answers; `settings` is pytest-django's fixture (restored after the test)."""
     from memory.engine import embed
 
     out = {}
-    for engine in ENGINES:
+    for engine in engines:
         if engine.startswith("hybrid") and not embed.available():
             continue
         settings.SPOKE_MEMORY_ENGINE = engine
@@ -232,3 +232,22 @@ def _within_last_digit(answer: dict, expected: dict) -> tuple[dict, dict]:
     ):
         results.append([rid, want if abs(score - want) <= 1.000001e-6 else score, rank])
     return {**answer, "results": results}, expected
+
+
+@pytest.mark.django_db
+def test_engine_1_and_hybrid_1_answer_the_same_without_their_index(
+    settings, api, admin, space, lexeme_index
+):
+    """engine/1's GIN index exists only while an engine that reads it is configured
+    (memory.services.recall_engines.lexeme_index): a provider switched to engine/1 or hybrid/1
+    before `migrate` builds it again answers byte for byte the same, only slower."""
+    from memory.services.recall_engines import registry
+
+    engines = tuple(e for e in ENGINES if registry.get(e).lexeme_index)
+    assert engines == ("engine/1", "hybrid/1")
+    build_corpus(space)
+    got = answers(settings, api, admin, api.connect(admin), engines)
+    expected = json.loads(GOLDEN.read_text())
+    assert got and all(key.split()[0] in engines for key in got)
+    for key, answer in got.items():
+        assert answer == expected[key], key

@@ -27,16 +27,27 @@ TRICKY = [
 ]
 
 
-def _migration_sql() -> str:
-    for info in pkgutil.iter_modules(memory.migrations.__path__):
+def _migrations_sql() -> list[str]:
+    """Every migration's `spoke_recall_lexemes`, oldest first (migration names sort by number)."""
+    found = []
+    for info in sorted(pkgutil.iter_modules(memory.migrations.__path__), key=lambda i: i.name):
         module = importlib.import_module(f"memory.migrations.{info.name}")
         if hasattr(module, "RECALL_LEXEMES_SQL"):
-            return module.RECALL_LEXEMES_SQL
-    raise AssertionError("no migration defines spoke_recall_lexemes")
+            found.append(module.RECALL_LEXEMES_SQL)
+    assert found, "no migration defines spoke_recall_lexemes"
+    return found
 
 
-def test_migration_sql_is_the_engine_tokenizer():
-    assert _migration_sql() == rank.lexemes_function_sql()
+def test_the_latest_migration_sql_is_the_engine_tokenizer():
+    assert _migrations_sql()[-1] == rank.lexemes_function_sql()
+
+
+def test_the_fold_table_changes_only_a_to_z_and_u00c0_to_u052f():
+    # migration 0019's proof rests on it: a text without a character of U+00C0–U+052F folds
+    # with lower(... COLLATE "C") to what translate() with the whole table gives
+    assert all("A" <= c <= "Z" or "\u00c0" <= c <= "\u052f" for c in rank.FOLD_FROM)
+    assert [c for c in rank.FOLD_FROM if c.isascii()] == list("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    assert rank.FOLD_TO[:26] == "abcdefghijklmnopqrstuvwxyz"
 
 
 @requires_postgres
@@ -103,5 +114,58 @@ def test_postgres_lexemes_equal_python_tokens_on_any_text():
         with connection.cursor() as cur:
             cur.execute("SELECT tsvector_to_array(spoke_recall_lexemes(%s))", [text])
             assert sorted(cur.fetchone()[0]) == sorted(set(rank.tokens(text)))
+
+    check()
+
+
+# Characters for the old-vs-new comparison: token characters in and out of the fold range
+# (ASCII, Latin-1 letters, Greek, Cyrillic, CJK, an astral emoji, a combining accent, U+052F
+# and U+0530 at the range's edge) and separators of every class (ASCII, C1/Latin-1 punctuation,
+# NBSP, ×, ÷, General Punctuation, arrows, CJK punctuation, BOM, a control character).
+TOKEN_CHARS = "aZ09ÀÉßÿĲΣςДжԯ\u0530日本😀\u0301İ"
+SEPARATORS = " \t\n\r\x01-_'@.:/\u00a0«×÷\u2003’—“…→\u3000\ufeff"
+
+
+@requires_postgres
+def test_0019_lexemes_equal_0002_lexemes_on_any_text():
+    """The GIN index built with 0002's function stays valid under 0019's only if the two agree on
+    every text (migration 0019 has the argument); this checks it on adversarial texts: token
+    lengths at and around the 200-character bound and far over it, every separator class,
+    Unicode in and out of the fold range, empty strings and separator-only texts."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    first, *_, latest = _migrations_sql()
+    assert latest == rank.lexemes_function_sql()
+    old = first.replace("FUNCTION spoke_recall_lexemes(", "FUNCTION pg_temp.lexemes_0002(")
+    with connection.cursor() as cur:
+        cur.execute(old)
+
+    token = st.one_of(
+        st.integers(0, 12),
+        st.sampled_from([199, 200, 201, 202]),
+        st.integers(190, 210),
+        st.integers(400, 3000),
+    ).flatmap(lambda n: st.text(st.sampled_from(TOKEN_CHARS), min_size=n, max_size=n))
+    gap = st.text(st.sampled_from(SEPARATORS), min_size=1, max_size=4)
+    built = st.lists(st.tuples(token, gap), max_size=8).map(
+        lambda parts: "".join(t + g for t, g in parts)
+    )
+    # the same, with the trailing separator dropped: a token may end the text
+    ending = built.map(lambda text: text.rstrip(SEPARATORS))
+    anything = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"))
+
+    @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.one_of(built, ending, anything, st.just(""), gap))
+    def check(text):
+        with connection.cursor() as cur:
+            cur.execute(
+                "SELECT pg_temp.lexemes_0002(d)::text, spoke_recall_lexemes(d)::text, "
+                "tsvector_to_array(spoke_recall_lexemes(d)) FROM (SELECT %s::text AS d) x",
+                [text],
+            )
+            before, after, words = cur.fetchone()
+        assert after == before
+        assert sorted(words) == sorted(set(rank.tokens(text)))
 
     check()

@@ -1,0 +1,240 @@
+"""Issue 26's aim (another tenant's p95 within 2x of quiet), from outside against gunicorn as
+deployed: one principal's requests may hold at most SPOKE_MEMORY_MAX_IN_FLIGHT of a web
+process's threads at once (default GUNICORN_THREADS less one), so another tenant always finds a
+thread; past the limit a request is answered `429 rate_limited` at once, its body read and
+discarded, its keep-alive connection kept (docs/decisions.md "Requests in flight"). Before, four
+slow clients of one principal held all four threads of a process and every other tenant's request
+waited behind them. And a web worker lets its threads take turns every 0.5 ms, not Python's 5 ms
+(spokememory/warm.py `switch_threads`)."""
+
+# Loopback URLs only.
+# ruff: noqa: S310
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import free_port, make_persona, make_space
+from tests.reviews.jobs import _jobs
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROOT = Path(__file__).resolve().parents[2]
+THREADS = 4
+
+
+def start(tmp_path, **extra: str):
+    """gunicorn with the deployed configuration (one process of THREADS threads, the in-flight
+    limit at its default unless `extra` sets it), on the test database; yields its port."""
+    port = free_port()
+    env = _jobs.worker_env(WEB_CONCURRENCY="1", GUNICORN_THREADS=str(THREADS))
+    env.pop("SPOKE_MEMORY_MAX_IN_FLIGHT", None)
+    env.update(extra)
+    log = (tmp_path / "gunicorn.log").open("w")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "-c",
+            str(ROOT / "spokememory" / "gunicorn_conf.py"),
+            "--bind",
+            f"127.0.0.1:{port}",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120  # a bound so a broken server fails, not hangs
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail((tmp_path / "gunicorn.log").read_text()[-3000:])
+                time.sleep(0.2)
+        yield port
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=60)
+
+
+@pytest.fixture
+def server(tmp_path):
+    yield from start(tmp_path)
+
+
+@pytest.fixture
+def parking_server(tmp_path):
+    """One slot per principal, one parking place, a refused request held 10 s."""
+    yield from start(
+        tmp_path, SPOKE_MEMORY_MAX_IN_FLIGHT="1", SPOKE_MEMORY_REFUSAL_DELAY_MS="10000"
+    )
+
+
+def held_open(port: int, token: str, body: bytes) -> socket.socket:
+    """A memory.describe whose body is sent but for its last byte: the server has taken the
+    request into a thread (the gates before the body have run) and waits for the rest."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    head = (
+        "POST /v1/ops/memory.describe HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    sock.sendall(head + body[:-1])
+    return sock
+
+
+def finish(sock: socket.socket, body: bytes) -> bytes:
+    sock.sendall(body[-1:])
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        got = sock.recv(65536)
+        if not got:
+            break
+        answer += got
+    sock.close()
+    return answer
+
+
+def describe(connection: http.client.HTTPConnection, token: str) -> tuple[int, dict, dict]:
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    connection.request("POST", "/v1/ops/memory.describe", body=b"{}", headers=headers)
+    response = connection.getresponse()
+    answer = json.loads(response.read())
+    assert not response.will_close
+    return response.status, answer, dict(response.headers)
+
+
+def test_one_principal_cannot_hold_every_thread(server):
+    make_space("s1")
+    hog, other = make_persona("hog"), make_persona("other")
+    body = b"{}" + b" " * 64
+    held = [held_open(server, hog.token, body) for _ in range(THREADS - 1)]
+    time.sleep(1.0)  # every held request has reached its thread and waits for its body
+    connection = http.client.HTTPConnection("127.0.0.1", server, timeout=30)
+    try:
+        # the hog holds THREADS - 1 threads: its next request is refused at once, and the
+        # keep-alive connection carries the next one
+        status, answer, headers = describe(connection, hog.token)
+        assert (status, answer["error"]["code"]) == (429, "rate_limited"), answer
+        assert "in flight" in answer["error"]["message"]
+        assert headers["Retry-After"] == "1"
+        sock = connection.sock
+        # another tenant finds the thread left free, on the same connection
+        status, answer, _ = describe(connection, other.token)
+        assert status == 200 and "provider" in answer, answer
+        assert connection.sock is sock
+        # the held requests complete as usual, and free their slots
+        for one in held:
+            assert finish(one, body).startswith(b"HTTP/1.1 200"), "a held request failed"
+        held = []
+        status, answer, _ = describe(connection, hog.token)
+        assert status == 200 and "provider" in answer, answer
+    finally:
+        for one in held:
+            one.close()
+        connection.close()
+
+
+def test_a_web_worker_switches_threads_every_half_millisecond():
+    """The WSGI module as gunicorn loads it sets the GIL's switch interval (0.5 ms; Python's
+    5 ms let another tenant's running request hold a request that waited for the interpreter
+    after each statement for up to 5 ms every time); SPOKE_MEMORY_SWITCH_INTERVAL_MS changes it,
+    0 keeps Python's."""
+    probe = "import sys, spokememory.wsgi; print(sys.getswitchinterval())"
+
+    def interval(**extra: str) -> float:
+        env = _jobs.worker_env()
+        env.pop("SPOKE_MEMORY_SWITCH_INTERVAL_MS", None)
+        env.update(extra)
+        out = subprocess.run(
+            [sys.executable, "-c", probe],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        return float(out.stdout.strip().splitlines()[-1])
+
+    assert interval() == pytest.approx(0.0005)
+    assert interval(SPOKE_MEMORY_SWITCH_INTERVAL_MS="2") == pytest.approx(0.002)
+    assert interval(SPOKE_MEMORY_SWITCH_INTERVAL_MS="0") == pytest.approx(0.005)
+
+
+def test_mcp_tool_calls_take_slots_in_the_same_count(settings):
+    """The MCP edge (memory/dispatch/edge.py) counts a principal's tool calls among the same
+    requests in flight as REST: with its slots held, a tool call is refused `rate_limited` with
+    Retry-After 1, and goes through once one is free."""
+    from memory.dispatch.edge import edge_call
+    from memory.dispatch.views import IN_FLIGHT
+    from memory.wire.errors import RateLimited
+
+    settings.SPOKE_MEMORY_MAX_IN_FLIGHT = 2
+    make_space("s1")
+    who = make_persona("client")
+    held = [IN_FLIGHT.enter(who.id) for _ in range(2)]  # two REST requests of its, in flight
+    assert held == [True, True]
+    try:
+        with pytest.raises(RateLimited) as refused:
+            edge_call(who.principal, "memory.describe", {})
+        assert refused.value.headers["Retry-After"] == "1"
+        assert "in flight" in refused.value.message
+    finally:
+        for _ in held:
+            IN_FLIGHT.leave(who.id)
+    assert "provider" in edge_call(who.principal, "memory.describe", {})
+
+
+def test_a_caller_over_its_rate_waits_for_its_429_in_its_own_slot(parking_server):
+    """A request of a principal over its rate is held (SPOKE_MEMORY_REFUSAL_DELAY_MS) before its
+    429, in one of the principal's in-flight slots and one of the process's parking places, so a
+    client that ignores Retry-After cannot make the server refuse it as fast as it sends; with
+    the places taken, the next refusal is at once; another tenant is served meanwhile. Before,
+    every 429 was answered at once."""
+    from memory.services import operators
+
+    make_space("s1")
+    hog, other = make_persona("hog"), make_persona("other")
+    operators.set_rate(hog.principal, "1/day")  # no window ends during the test
+    connection = http.client.HTTPConnection("127.0.0.1", parking_server, timeout=30)
+    body = b"{}"
+    try:
+        status, answer, _ = describe(connection, hog.token)
+        assert status == 200, answer
+        parked = held_open(parking_server, hog.token, body + b" ")
+        parked.sendall(b" ")  # the whole request: over its rate, held before its answer
+        time.sleep(1.0)  # it has reached its thread
+        # the next one finds the only parking place taken: refused at once
+        status, answer, headers = describe(connection, hog.token)
+        assert (status, answer["error"]["code"]) == (429, "rate_limited"), answer
+        assert int(headers["Retry-After"]) >= 1
+        # another tenant is served while the hog's request is held
+        status, answer, _ = describe(connection, other.token)
+        assert status == 200 and "provider" in answer, answer
+        readable, _, _ = select.select([parked], [], [], 0)
+        assert not readable, "the held request was answered before the later ones"
+        answer = finish(parked, b"")
+        assert answer.startswith(b"HTTP/1.1 429"), answer[:200]
+        assert b"retry-after:" in answer.lower()
+    finally:
+        connection.close()
