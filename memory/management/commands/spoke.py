@@ -41,6 +41,11 @@ class Command(BaseCommand):
             help="serve the MCP tools over stdio as the principal of $SPOKE_MEMORY_TOKEN",
         )
         p.add_argument("--space", required=True, metavar="SPACE_ID")
+        sub.add_parser(
+            "prepare-embedder",
+            help="make the configured engine's embedding model ready (hybrid/4: export the int8 "
+            "ONNX form of the bundled model, once per install) and print its identity",
+        )
         p = sub.add_parser("demo")
         p.add_argument("--space-id", default="demo")
         p.add_argument(
@@ -107,6 +112,14 @@ class Command(BaseCommand):
     def do_set_rate(self, opts) -> dict:
         principal = operators.set_rate(operators.get_principal(opts["principal_id"]), opts["rate"])
         return {"principal_id": principal.principal_id, "rate": principal.rate or "default"}
+
+    def do_prepare_embedder(self, opts) -> dict:
+        from memory.services.recall_engines import registry
+
+        return {
+            "engine_policy_version": registry.current().version,
+            "embedding_model": registry.model_pin(),
+        }
 
     def do_demo(self, opts) -> dict:
         from memory.demo import build_demo

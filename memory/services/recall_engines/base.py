@@ -12,6 +12,8 @@
 - `needs()`: why it cannot run on this install (a missing extra), or None;
 - `embedder`: whether it ranks with the configured embedding model (whose identity reflections
   then pin);
+- `embed_model`: the model it ranks with when `SPOKE_MEMORY_EMBED_MODEL` is empty (part of the
+  policy: hybrid/1–hybrid/3 the bundled torch model, hybrid/4 its int8 ONNX form);
 - `lexeme_index`: whether it narrows its candidates through the GIN index over
   `spoke_recall_lexemes(text)` (PostgreSQL), which then exists while it is the configured engine
   (memory.services.recall_engines.lexeme_index)."""
@@ -96,5 +98,6 @@ class Engine:
     needs: Callable[[], str | None] = _ready
     describe: Callable[[], dict] = _nothing
     embedder: bool = False
+    embed_model: str = ""
     lexeme_index: bool = False
     tags: tuple[str, ...] = field(default=())

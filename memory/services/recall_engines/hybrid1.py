@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memory.engine import rank
+from memory.engine import embed, rank
 from memory.services import hybrid_store, term_store
 from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
 from memory.services.recall_engines.engine1 import lexical_ranking
@@ -28,20 +28,22 @@ def register_embedder(
     version: str,
     ranking: Callable[[RecallQuery], Ranking],
     summary: str,
+    embed_model: str = embed.BUNDLED_NAME,
     lexeme_index: bool = False,
 ) -> Engine:
-    """Register a hybrid engine (hybrid/1, hybrid/2, hybrid/3): it keeps the term rows and the
-    vectors of the configured embedding model, needs the semantic extra, and names that model
-    in `memory.describe`."""
+    """Register a hybrid engine (hybrid/1 … hybrid/4): it keeps the term rows and the vectors of
+    the configured embedding model (`embed_model` when none is configured), needs the semantic
+    extra, and names that model in `memory.describe`."""
     return register(
         Engine(
             version=version,
             rank=ranking,
             summary=summary,
             copies=(term_store.TERMS, hybrid_store.VECTORS),
-            needs=hybrid_store.needs,
+            needs=lambda: hybrid_store.needs(embed_model),
             describe=hybrid_store.describe,
             embedder=True,
+            embed_model=embed_model,
             lexeme_index=lexeme_index,
         )
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import ModuleType
 
-from memory.engine import hybrid2, lexicon, rank
+from memory.engine import embed, hybrid2, lexicon, rank
 from memory.services import hybrid_store
 from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
 from memory.services.recall_engines.engine2 import lexical_head
@@ -53,6 +53,7 @@ def register_fused(
     policy: ModuleType,
     fuse: Callable[[list[tuple[str, float]], list[tuple[str, float]]], list[tuple[str, float]]],
     summary: str,
+    embed_model: str = embed.BUNDLED_NAME,
 ) -> Engine:
     """Register an engine that fuses the engine/2 head with the cosine side (hybrid/2, hybrid/3):
     its depths and cosine floor are the policy module's LEXICAL_TOP_N, SEMANTIC_TOP_N and
@@ -67,7 +68,7 @@ def register_fused(
             fuse=fuse,
         )
 
-    return register_embedder(version, ranking, summary)
+    return register_embedder(version, ranking, summary, embed_model)
 
 
 ENGINE = register_fused(

@@ -15,7 +15,7 @@ import importlib
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from memory.engine import classify
+from memory.engine import classify, embed
 from memory.services import derived
 from memory.services.recall_engines.base import DerivedCopy, Engine
 from memory.tasks import DRAINS
@@ -26,6 +26,7 @@ MODULES = (
     "memory.services.recall_engines.engine2",
     "memory.services.recall_engines.hybrid2",
     "memory.services.recall_engines.hybrid3",
+    "memory.services.recall_engines.hybrid4",
 )
 
 REGISTRY: dict[str, Engine] = {}
@@ -67,6 +68,18 @@ def current() -> Engine:
     return get(settings.SPOKE_MEMORY_ENGINE)
 
 
+def engine_model() -> str:
+    """The configured engine's own embedding model (memory.engine.embed uses it when
+    SPOKE_MEMORY_EMBED_MODEL is empty); "" for a lexical or an unknown engine."""
+    try:
+        return current().embed_model
+    except ImproperlyConfigured:
+        return ""
+
+
+embed.engine_default = engine_model
+
+
 def copies() -> list[DerivedCopy]:
     """Every registered engine's derived copies, each once, in registration order."""
     load()
@@ -102,8 +115,6 @@ def model_pin() -> dict | None:
     what describe publishes and reflections pin."""
     if not current().embedder:
         return None
-    from memory.engine import embed
-
     return embed.identity().wire()
 
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from memory.engine import embed
+from memory.engine import embed, embed_onnx
 from memory.models import PendingEmbedding, Record, RecordEmbedding
 from memory.services import hybrid_store
 from tests.conftest import embedding_writer
@@ -98,3 +98,92 @@ def test_a_model_change_stales_reflections_and_a_worker_reembeds_everything(
         # back on the old model: its vectors were kept, the reflection is fresh again
         assert recall(PARAPHRASE)[0] == rid[CORPUS[0]]
         assert stale() is False
+
+
+@pytest.mark.skipif(not embed_onnx.installed(), reason="onnxruntime/onnx not installed")
+def test_switching_hybrid3_to_hybrid4_is_a_model_change_to_the_int8_form(
+    api, admin, settings, start_worker, client
+):
+    """hybrid/3 ranks with the torch model, hybrid/4 (the default) with its int8 ONNX form: a
+    provider switching from one to the other re-embeds in the background like after any model
+    change, recalling lexically until a record's int8 vector exists."""
+    session = api.connect(admin)
+    assert (
+        api(admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"}).status == 200
+    )
+
+    def recall(text: str) -> dict:
+        answer = api(
+            admin,
+            "memory.recall",
+            {"space_id": "s1", "subject_id": "u1", "query": {"text": text}},
+            session,
+        )
+        assert answer.status == 200, answer.body
+        return answer.body["recall"]
+
+    def top(text: str) -> list[str]:
+        return [r["record"]["record_id"] for r in recall(text)["results"]]
+
+    def stale() -> bool:
+        listed = api(
+            admin, "memory.reflections.list", {"space_id": "s1", "subject_id": "u1"}, session
+        )
+        return listed.body["reflections"][0]["stale"]
+
+    with embedding_writer(settings, "hybrid/3"):
+        rid = {}
+        for text in CORPUS:
+            answer = api.note(
+                admin, text, session, placement={"scope": "context", "context_id": "c1"}
+            )
+            assert answer.status == 200, answer.body
+            rid[text] = answer.receipt["refs"][0]["id"]
+        hybrid_store.drain()
+        assert embed.identity().name == "all-MiniLM-L6-v2"
+        torch_key = embed.identity().key
+        assert top(PARAPHRASE)[0] == rid[CORPUS[0]]
+        generated = api(
+            admin, "memory.reflections.generate", {"space_id": "s1", "subject_id": "u1"}, session
+        )
+        assert run_pending(generated.receipt["receipt_id"]).status == "committed"
+        assert stale() is False
+
+    with embedding_writer(settings, "hybrid/4"):
+        int8 = embed.identity()
+        assert int8.name == "all-MiniLM-L6-v2-int8" and int8.key != torch_key
+        described = api(admin, "memory.describe", {}).body["provider"]
+        assert described["engine_policy_version"] == "hybrid/4"
+        assert described["extensions"]["spoke-recall"]["embedding_model"] == int8.wire()
+        assert stale() is True
+        answer = recall(PARAPHRASE)
+        assert answer["engine_policy_version"] == "hybrid/4"
+        assert answer["results"] == []  # no int8 vector yet: lexical, and nothing matches
+        assert top("quarterly tax return") == [rid[CORPUS[4]]]
+
+        worker = start_worker(SPOKE_MEMORY_ENGINE="hybrid/4", CELERY_LOGLEVEL="INFO")
+        from memory.tasks import drain_derived
+
+        drain_derived.delay()
+        live = Record.objects.filter(deleted_at__isnull=True).count()
+        wait_for(
+            lambda: (
+                RecordEmbedding.objects.filter(model_id=int8.key).count() == live
+                and not PendingEmbedding.objects.exists()
+            ),
+            timeout=300,
+            what="the worker to embed every live record with the int8 form",
+        )
+        assert json.loads(client.get("/readyz").content)["embedding_backlog"] == 0
+        assert top(PARAPHRASE)[0] == rid[CORPUS[0]]
+        worker.stop()
+        assert worker.proc.stderr is not None
+        log = worker.proc.stderr.read().decode()
+        assert f"{len(CORPUS)} live records queued for a vector of it" in log
+        assert f"{len(CORPUS)} records embedded with all-MiniLM-L6-v2-int8, 0 left" in log
+        # the torch vectors are kept: switching back is immediate
+        assert RecordEmbedding.objects.filter(model_id=torch_key).count() == live
+
+    settings.SPOKE_MEMORY_ENGINE = "hybrid/3"
+    assert top(PARAPHRASE)[0] == rid[CORPUS[0]]
+    assert stale() is False

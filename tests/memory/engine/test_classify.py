@@ -110,7 +110,9 @@ def test_any_content_gets_a_label_a_bounded_confidence_and_the_same_answer_twice
     assert ("cognition_present" in out["signals"]) == bool(content.get("cognition"))
 
 
-@pytest.mark.parametrize("version", ["engine/1", "engine/2", "hybrid/1", "hybrid/2", "hybrid/3"])
+@pytest.mark.parametrize(
+    "version", ["engine/1", "engine/2", "hybrid/1", "hybrid/2", "hybrid/3", "hybrid/4"]
+)
 def test_every_served_engine_policy_classifies(version):
     """Capture classifies under whatever engine is configured (engine/2 and the hybrids keep
     engine/1's rules and name their own version)."""

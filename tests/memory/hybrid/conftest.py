@@ -119,3 +119,8 @@ def ids(recall: dict) -> list[str]:
 @pytest.fixture
 def hybrid3_engine(settings, monkeypatch):
     yield from _engine_on(settings, monkeypatch, "hybrid/3")
+
+
+@pytest.fixture
+def hybrid4_engine(settings, monkeypatch):
+    yield from _engine_on(settings, monkeypatch, "hybrid/4")

@@ -122,7 +122,9 @@ def test_the_vector_cache_sees_a_vector_committed_after_a_newer_one(settings, sp
     assert hybrid_store.subject_vectors(subject).ids == sorted([first.record_id, second.record_id])
 
 
-@pytest.mark.parametrize("engine", ["engine/1", "hybrid/1", "engine/2", "hybrid/2", "hybrid/3"])
+@pytest.mark.parametrize(
+    "engine", ["engine/1", "hybrid/1", "engine/2", "hybrid/2", "hybrid/3", "hybrid/4"]
+)
 def test_erasure_reaches_every_engines_derived_copies(
     engine, settings, monkeypatch, api, admin, space, write, session
 ):

@@ -3,11 +3,12 @@ scores (CombSUM); its answers equal the plain policy (engine/2's oracle ranking 
 ranking of the stored vectors, fused by memory.engine.hybrid3.fuse3); paraphrases found; a
 record without a vector ranked by its lexical side alone; total_eligible exact; the filters
 bound the semantic side; an empty query and an unreachable embeddings server answer lexically;
-the fusion function's stated rule."""
+the fusion function's stated rule. The oracle test runs hybrid/4 too (the same policy over the
+int8 ONNX form's vectors)."""
 
 import pytest
 
-from memory.engine import embed, hybrid, hybrid3, lexical
+from memory.engine import embed, embed_onnx, hybrid, hybrid3, lexical
 from memory.engine.rank import Doc
 from memory.models import Record, RecordEmbedding
 from memory.selectors.recall import ms
@@ -60,11 +61,26 @@ def oracle(space, query: str) -> list[tuple[str, float]]:
 @needs_semantic
 @pytest.mark.django_db
 @pytest.mark.parametrize("query", QUERIES)
-def test_hybrid3_answers_as_the_plain_policy(hybrid3_engine, space, write, recall, query):
+@pytest.mark.parametrize(
+    ("engine", "model"),
+    [
+        ("hybrid/3", "all-MiniLM-L6-v2"),  # the torch model
+        pytest.param(
+            "hybrid/4",
+            "all-MiniLM-L6-v2-int8",  # its int8 ONNX form: hybrid/3's policy over its vectors
+            marks=pytest.mark.skipif(
+                not embed_onnx.installed(), reason="onnxruntime/onnx not installed"
+            ),
+        ),
+    ],
+)
+def test_hybrid3_answers_as_the_plain_policy(engine, model, request, space, write, recall, query):
+    request.getfixturevalue("hybrid3_engine" if engine == "hybrid/3" else "hybrid4_engine")
+    assert embed.identity().name == model
     for text in CORPUS + MORE:
         write(text)
     answer = recall(query, budget={"max_records": 20})
-    assert answer["engine_policy_version"] == "hybrid/3"
+    assert answer["engine_policy_version"] == engine
     expected = oracle(space, query)
     got = [(r["record"]["record_id"], r["score"]) for r in answer["results"]]
     assert got == expected[:20]

@@ -318,12 +318,16 @@ def test_odd_texts_are_stored_and_found(engine2, make_record, admin):
         assert got[0] == expected, (query, got)
 
 
-def test_the_default_engine_is_hybrid_3_with_the_semantic_extra_and_engine_2_without(
+def test_the_default_engine_is_hybrid_4_with_the_semantic_extra_and_engine_2_without(
     monkeypatch,
 ):
-    from memory.engine import embed
+    from memory.engine import embed, embed_onnx
 
     monkeypatch.setattr(embed, "installed", lambda: True)
+    monkeypatch.setattr(embed_onnx, "installed", lambda: True)
+    assert embed.default_engine() == "hybrid/4"
+    # torch but no ONNX Runtime (an install made before the extra gained it): the torch model
+    monkeypatch.setattr(embed_onnx, "installed", lambda: False)
     assert embed.default_engine() == "hybrid/3"
     monkeypatch.setattr(embed, "installed", lambda: False)
     assert embed.default_engine() == "engine/2"

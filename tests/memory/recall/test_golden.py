@@ -6,7 +6,12 @@ code with SPOKE_GOLDEN_WRITE=path; hybrid/3's entries were added by the same run
 that introduced it, every older entry unchanged; its scores may differ by one unit in the sixth
 decimal across CPUs, see `_within_last_digit`).
 
-Run on both databases; the hybrid engines need the semantic extra (they skip without it)."""
+Run on both databases; the hybrid engines need the semantic extra (they skip without it).
+**Embedder**: every hybrid answer here is made with the bundled all-MiniLM-L6-v2 on torch
+(float32), the model hybrid/1–hybrid/3 rank with when SPOKE_MEMORY_EMBED_MODEL is empty; the
+test asserts it per engine. hybrid/4 (the same policy as hybrid/3 over the int8 ONNX form's
+vectors, which may differ across CPU instruction sets) is pinned by its oracle test instead
+(tests/memory/hybrid/test_hybrid3.py)."""
 
 from __future__ import annotations
 
@@ -170,6 +175,9 @@ def answers(settings, api, admin, session, engines: tuple[str, ...] = ENGINES) -
         if engine.startswith("hybrid") and not embed.available():
             continue
         settings.SPOKE_MEMORY_ENGINE = engine
+        if engine.startswith("hybrid"):
+            assert embed.identity().name == embed.BUNDLED_NAME  # the torch form
+            assert embed.identity().digest == embed.files_digest(embed.bundled_dir())
         for name, body in requests():
             answer = api(
                 admin,
