@@ -21,7 +21,13 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
-from memory.admission import admit, check_storable, check_value_depth
+from memory.admission import (
+    DEPTH_MESSAGE,
+    admit,
+    check_storable,
+    check_value_depth,
+    schema_error,
+)
 from memory.dispatch import auth
 from memory.dispatch.responses import error_response, internal_error, json_response, outage
 from memory.models import Principal
@@ -303,7 +309,13 @@ def read_body(request) -> dict:
     try:
         text = raw.decode("utf-8")
         body = json.loads(text, parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError):
+    except RecursionError:
+        # Nested hundreds of levels deep, past what the parser follows from this point of the
+        # stack: refused for its depth, as a body that did parse and nests too deep is (the
+        # reason must not depend on how deep the server's own stack happened to be)
+        limit = settings.SPOKE_MEMORY_LIMITS["max_json_depth"]
+        raise schema_error("/", DEPTH_MESSAGE.format(limit=limit))
+    except (UnicodeDecodeError, ValueError):
         raise malformed
     if not isinstance(body, dict):
         raise malformed
