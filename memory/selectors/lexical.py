@@ -51,16 +51,16 @@ def _sql(eligible_sql: str | None, n_terms: int) -> str:
     # record has one term row per term). The candidates are then read once per step, never the
     # postings again, and the statistics come as scalar subqueries evaluated once.
     tfs = ",\n    ".join(
-        f"{_f(f'MAX(CASE WHEN t.term = %s THEN t.tf END)')} AS tf{i}" for i in terms
+        f"{_f('MAX(CASE WHEN t.term = %s THEN t.tf END)')} AS tf{i}" for i in terms
     )
     dfs = ", ".join(f"{_f(f'COUNT(tf{i})')} AS df{i}" for i in terms)
     idfs = ", ".join(
         f"LN({one} + (n - df{i} + {half}) / (df{i} + {half})) * ({k1} + {one}) AS idf{i}"
         for i in terms
     )
-    norm = f"({k1} * ({one} - {b} + {b} * d.dl * (SELECT n FROM w) / (SELECT tl FROM w)))"
+    norm = f"({k1} * ({one} - {b} + {b} * d.dl * (SELECT n FROM w) / (SELECT tl FROM w)))"  # noqa: S608
     bm25 = " + ".join(
-        f"COALESCE((SELECT idf{i} FROM w) * d.tf{i} / (d.tf{i} + {norm}), {_f('0')})"
+        f"COALESCE((SELECT idf{i} FROM w) * d.tf{i} / (d.tf{i} + {norm}), {_f('0')})"  # noqa: S608
         for i in terms
     )
     # Only quoted identifiers, the policy's numeric constants and placeholders are formatted in;

@@ -19,7 +19,9 @@ model that makes the vectors is the setting `SPOKE_MEMORY_EMBED_MODEL` (memory.e
 - Recall reads a subject's vectors through a per-process cache keyed on Subject.revision (which
   moves on every change to the subject's records), on the subject's stored vectors (count and
   newest id, one index-only range) and on the model, so the same stored state gives the same
-  matrix."""
+  matrix. The cache holds exactly the subject's live records' current vectors, with each
+  record's pk, so for a caller who may read every live record (selection.whole_subject) the
+  semantic side needs no eligibility statement."""
 
 from __future__ import annotations
 

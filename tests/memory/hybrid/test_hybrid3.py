@@ -120,7 +120,8 @@ def test_a_whole_subject_recall_reads_no_eligibility_for_its_semantic_side(
     checks = [
         q["sql"]
         for q in seen.captured_queries
-        if q["sql"].startswith('SELECT "memory_record"."record_id"') and '"record_id" IN (' in q["sql"]
+        if q["sql"].startswith('SELECT "memory_record"."record_id"')
+        and '"record_id" IN (' in q["sql"]
     ]
     assert checks == []
 
