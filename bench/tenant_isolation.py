@@ -10,6 +10,8 @@ memory.records.get in a closed loop, with BENCH_ISO_VICTIMS (1) clients, while:
    (2,000) grants, one subject each (refused past limits.max_grants_per_principal where that
    bound exists), then BENCH_ISO_ATTACKERS clients run memory.records.list as it.
 
+With `alone` in BENCH_ISO_PHASES, the grant-heavy listers first run on a server that has served
+nobody else (what they get unshared: the CPU share holds a principal only while another is served).
 Each phase runs BENCH_ISO_SECONDS (30). With BENCH_ISO_BEFORE (a checkout of the code before a
 change) its server runs the phases first, then this checkout's: a before/after in one run. Printed and saved (var/bench/tenant_isolation.json): the
 victim's p50/p95/p99 per phase, and the attackers' own latency and answers. gunicorn as
@@ -62,7 +64,8 @@ BEFORE = os.environ.get("BENCH_ISO_BEFORE", "")
 # Server environments to run the phases under in turn, "|"-separated, each "NAME=VALUE ...",
 # e.g. "SPOKE_MEMORY_SWITCH_INTERVAL_MS=5|SPOKE_MEMORY_SWITCH_INTERVAL_MS=0.5"; empty: one run.
 VARIANTS = os.environ.get("BENCH_ISO_VARIANTS", "").split("|")
-# Which phases run (comma-separated): quiet, invalid, grants.
+# Which phases run (comma-separated): quiet, invalid, grants; and alone: the grant-heavy
+# listers first on their own, before the victim's first request (what they get unshared).
 PHASES = os.environ.get("BENCH_ISO_PHASES", "quiet,invalid,grants").split(",")
 # The servers' cache (the throttle's counters, the byte budget) is a Redis, as deployed, so all
 # their processes share one count.
@@ -330,6 +333,18 @@ def measured(name: str, victim: Victim, attacker_make=None) -> tuple[Stats, dict
     return got, row
 
 
+def alone(name: str, attacker_make) -> dict:
+    """The attackers' loop for SECONDS with no victim (in a process of their own, as `measured`
+    runs them): what the same load gets from a server that serves it alone."""
+    fork = multiprocessing.get_context("fork")
+    out = fork.Queue()
+    attackers = fork.Process(target=_attack, args=(name, attacker_make, out))
+    attackers.start()
+    row = out.get(timeout=SECONDS + 300)
+    attackers.join()
+    return row
+
+
 def main() -> dict:
     setup_django()
     from memory.access import grants_held
@@ -393,6 +408,54 @@ def main() -> dict:
 
             url = serve()
             hostile = serve() if SPLIT else url
+            # many grants: the hog issues itself GRANTS grants, one subject each, 4 at a time (once)
+            hog_client = client(url, hog_token)
+
+            def issue(i: int) -> int:
+                r = post(
+                    hog_client,  # noqa: B023 - used in this pass only
+                    "memory.grants.grant",
+                    {
+                        "space_id": greedy.space_id,
+                        "grantee_principal_id": hog.principal_id,
+                        "capabilities": ["records_read"],
+                        "subject_ids": [f"s{i}"],
+                        "context_ids": ["c1"],
+                    },
+                )
+                return r.status_code
+
+            def issue_grants() -> int:
+                if "grants_issued" not in out:
+                    started = time.monotonic()
+                    with ThreadPoolExecutor(4) as pool:
+                        codes = list(pool.map(issue, range(GRANTS)))
+                    out["grants_issued"] = {
+                        "asked": GRANTS,
+                        "accepted": codes.count(200),
+                        "refused_422": codes.count(422),
+                        "seconds": round(time.monotonic() - started, 1),
+                    }
+                return grants_held(greedy.space_id, hog, now())  # this run's and any before it
+
+            def attacker_list(_i: int):
+                send = sender(hostile, hog_token)  # noqa: B023 - used in this pass only
+                body = {"space_id": greedy.space_id}
+
+                def work() -> str | None:
+                    status, timing = send("memory.records.list", body)
+                    if TIMING:
+                        ATTACK_TIMINGS.append(timing_of(timing) or {})
+                    return None if status == 200 else f"http_{status}"
+
+                return work
+
+            if GRANTS and "alone" in PHASES:
+                # the listers on a server that has served nobody else: what they get alone
+                held = issue_grants()
+                out[f"{tag_}alone_grant_attackers"] = alone(
+                    f"{ATTACKERS} clients of a principal with {held} grants, alone", attacker_list
+                )
             victim = Victim(url, calm.token, calm.space_id, record_id)
             closed_loop("warm-up", VICTIMS, 3.0, victim)
 
@@ -432,46 +495,7 @@ def main() -> dict:
             if not GRANTS or "grants" not in PHASES:
                 continue
 
-            # many grants: the hog issues itself GRANTS grants, one subject each, 4 at a time
-            hog_client = client(url, hog_token)
-
-            def issue(i: int) -> int:
-                r = post(
-                    hog_client,  # noqa: B023 - used in this pass only
-                    "memory.grants.grant",
-                    {
-                        "space_id": greedy.space_id,
-                        "grantee_principal_id": hog.principal_id,
-                        "capabilities": ["records_read"],
-                        "subject_ids": [f"s{i}"],
-                        "context_ids": ["c1"],
-                    },
-                )
-                return r.status_code
-
-            started = time.monotonic()
-            with ThreadPoolExecutor(4) as pool:
-                codes = list(pool.map(issue, range(GRANTS)))
-            out["grants_issued"] = {
-                "asked": GRANTS,
-                "accepted": codes.count(200),
-                "refused_422": codes.count(422),
-                "seconds": round(time.monotonic() - started, 1),
-            }
-            held = grants_held(greedy.space_id, hog, now())  # this run's and any before it
-
-            def attacker_list(_i: int):
-                send = sender(hostile, hog_token)  # noqa: B023 - used in this pass only
-                body = {"space_id": greedy.space_id}
-
-                def work() -> str | None:
-                    status, timing = send("memory.records.list", body)
-                    if TIMING:
-                        ATTACK_TIMINGS.append(timing_of(timing) or {})
-                    return None if status == 200 else f"http_{status}"
-
-                return work
-
+            held = issue_grants()
             out[f"{tag_}grant_attackers"] = phase(
                 f"{ATTACKERS} clients of a principal with {held} grants", attacker_list
             )
@@ -486,7 +510,8 @@ def main() -> dict:
         row = out.get(key)
         if row:
             print(
-                f"{key}: {row['requests']} requests, p50 {row['p50_ms']} ms, "
+                f"{key}: {row['requests']} requests ({row['rps']}/s answered), "
+                f"p50 {row['p50_ms']} ms, "
                 f"errors {row['errors']}, their client's CPU {row['client_cpu_s']} s, "
                 f"server per request {row.get('server_ms')}"
             )

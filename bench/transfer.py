@@ -11,7 +11,8 @@ the same schema gates as the HTTP edge), chunk by chunk, as a client would.
 Figures: records/s and MB/s of canonical chunk JSON for each phase.
 
 Profiling: BENCH_PROFILE=DIR writes each job's cProfile (pstats) to DIR/<receipt_id>.prof;
-BENCH_PATCH=FILE runs FILE's Python in each job process before the job (ad-hoc timers).
+BENCH_PATCH=FILE[:FILE...] runs each FILE's Python in each job process before the job (ad-hoc
+timers, bench/activation_cpu.py, bench/activation_rss.py).
 
 Activation alone, before/after in one run (issue 30):
 
@@ -24,7 +25,8 @@ measured by the full run), then activates one copy of it with the code of `--bas
 checkout of the code to compare with, e.g. a git worktree; its job runs in a child process
 started in that directory) and one with this tree's, alternating for `--rounds`, each into a
 fresh space. `--reexport` also exports this tree's last activated space and checks its chunk
-digests are the bundle's (lossless)."""
+digests are the bundle's (lossless). Without `--baseline-tree` only this tree's activation runs
+(one leg: the 1,000,000-record run, where a second leg would double a ~10-minute run)."""
 
 from __future__ import annotations
 
@@ -101,8 +103,8 @@ def child(receipt_id: str) -> None:
     from memory.tasks import run_job
 
     connection.ensure_connection()
-    if os.environ.get("BENCH_PATCH"):
-        exec(open(os.environ["BENCH_PATCH"]).read(), {})  # noqa: S102
+    for patch in filter(None, os.environ.get("BENCH_PATCH", "").split(os.pathsep)):
+        exec(open(patch).read(), {})  # noqa: S102
     object_validator()  # built once per worker process: part of the baseline, not of the job
     lexicon.tokens("warm")  # the tokenizer's character classes, likewise (~1.5 s, once)
     base = peak_rss_mb()
@@ -312,7 +314,7 @@ def exports_as(principal, space_id: str, bundle: dict) -> bool:
     )
 
 
-def activation_only(n: int, baseline: str, rounds: int, reexport: bool) -> dict:
+def activation_only(n: int, baseline: str | None, rounds: int, reexport: bool) -> dict:
     from memory.ops.base import call
     from memory.services.operators import issue_root_grant
     from tests import factories
@@ -328,7 +330,8 @@ def activation_only(n: int, baseline: str, rounds: int, reexport: bool) -> dict:
     results: dict[str, list] = {"baseline": [], "this": []}
     last = ""
     for r in range(rounds):
-        for name, tree in (("baseline", baseline), ("this", here)):
+        legs = (("baseline", baseline), ("this", here)) if baseline else (("this", here),)
+        for name, tree in legs:
             sid = f"bench-act-{n}-{name}-{r}"
             drop(sid)
             issue_root_grant(factories.make_space(sid), principal)
@@ -350,6 +353,8 @@ def activation_only(n: int, baseline: str, rounds: int, reexport: bool) -> dict:
             last = sid
             print(json.dumps({"records": n, name: results[name][-1]}), flush=True)
     out: dict = {"records": n, "chunks": bundle["chunk_count"], **results}
+    if not baseline:
+        del out["baseline"]
     if reexport:
         out["lossless"] = exports_as(principal, last, bundle)
     print(json.dumps(out), flush=True)
@@ -467,8 +472,6 @@ def main() -> None:
         )
     for n in args.records:
         if args.activation_only:
-            if not args.baseline_tree:
-                parser.error("--activation-only needs --baseline-tree")
             activation_only(n, args.baseline_tree, args.rounds, args.reexport)
         else:
             one(n)

@@ -10,7 +10,14 @@ on loopback, all in ONE space, in interleaved rounds:
 - `memory.subjects.get` (the read the issue compares writes with).
 
     python -m bench writes        # BENCH_SECONDS (8) per round, BENCH_CLIENTS (8), BENCH_ROUNDS (2)
-    SPOKE_MEMORY_ENGINE=hybrid/1 python -m bench writes   # with the semantic extra's embedder
+    SPOKE_MEMORY_ENGINE=hybrid/4 python -m bench writes   # with the semantic extra's embedder
+    SPOKE_MEMORY_ENGINE=hybrid/4 BENCH_WORKER=1 python -m bench writes   # its worker running too
+
+Under a hybrid engine a write queues its record for a vector and wakes the embedding drain. By
+default no worker runs during the load (the write path alone) and the backlog is drained here,
+in-process, after it; with BENCH_WORKER=1 a Celery worker (as `make run` starts it, same broker
+and database) runs from before the warm-up, embedding while the clients write on the same cores,
+as one node serves, and the bench waits for it to empty the backlog after the load.
 
 Reports throughput, p50/p95, create ÷ floor, create ÷ subjects.get, capture ÷ create, and checks
 that the space revision moved by exactly the number of committed mutations."""
@@ -23,7 +30,7 @@ import time
 
 import httpx
 
-from bench import closed_loop, gunicorn, knob, merged, save, seed, setup_django, table
+from bench import ROOT, closed_loop, gunicorn, knob, merged, save, seed, setup_django, table
 
 SECONDS = knob("BENCH_SECONDS", 8.0)
 CLIENTS = knob("BENCH_CLIENTS", 8)
@@ -31,6 +38,7 @@ WORKERS = knob("BENCH_WORKERS", 2)
 THREADS = knob("BENCH_THREADS", 4)
 ROUNDS = knob("BENCH_ROUNDS", 2)
 ENGINE = os.environ.get("SPOKE_MEMORY_ENGINE", "engine/1")
+WITH_WORKER = knob("BENCH_WORKER", 0)
 
 FLOOR = "floor: bare view, insert record + bump space revision"
 CREATE_ONE = "memory.records.create (one subject)"
@@ -102,7 +110,8 @@ def targets(s, subject_pk: int) -> list[tuple[str, str, object]]:
 
 
 def _drain() -> dict:
-    """The worker's side under hybrid/1: embed the backlog the load left, in batches, here."""
+    """The worker's side under a hybrid engine: embed the backlog the load left, in batches,
+    here."""
     from django.conf import settings
 
     from memory.services import hybrid_store
@@ -113,6 +122,39 @@ def _drain() -> dict:
     done = hybrid_store.drain()
     seconds = time.perf_counter() - started
     return {"backlog": backlog, "embedded": done, "rec_per_s": round(done / seconds, 1)}
+
+
+def _wait_drained(worker, timeout: float = 600.0) -> dict:
+    """With BENCH_WORKER: wait until the running worker has emptied the backlog."""
+    from memory.services import hybrid_store
+
+    started = time.perf_counter()
+    backlog = hybrid_store.backlog()
+    while (left := hybrid_store.backlog()) and time.perf_counter() - started < timeout:
+        time.sleep(0.5)
+    return {
+        "backlog_after_load": backlog,
+        "left": left,
+        "drain_after_load_s": round(time.perf_counter() - started, 1),
+        "worker_mb": worker.memory_mb(),
+    }
+
+
+def _start_worker():
+    """A Celery worker as `make run` starts it, on the bench's database and broker; returns once
+    it says it is ready (its model is loaded when the first drain asks for it)."""
+    from bench import _live, server_env
+
+    worker = _live.Worker(
+        server_env(SPOKE_MEMORY_ENGINE=ENGINE), ROOT / "var" / "bench-writes-worker.log"
+    )
+    deadline = time.monotonic() + 120
+    while " ready." not in worker.log.read_text():
+        if worker.proc.poll() is not None or time.monotonic() > deadline:
+            worker.stop()
+            raise SystemExit(f"the worker did not start; see {worker.log}")
+        time.sleep(0.5)
+    return worker
 
 
 def main() -> dict:
@@ -129,14 +171,21 @@ def main() -> dict:
     headers = {"Authorization": f"Bearer {s.token}", "Content-Type": "application/json"}
     results: dict[str, list] = {}
     todo = targets(s, subject_pk)
-    with gunicorn(workers=WORKERS, threads=THREADS, SPOKE_MEMORY_ENGINE=ENGINE) as url:
-        for name, path, body in todo:  # warm-up
-            closed_loop(name, CLIENTS, 1.0, _worker(url, path, body, headers))
-        for _ in range(ROUNDS):  # interleaved, so drift on the shared machine hits all alike
-            for name, path, body in todo:
-                results.setdefault(name, []).append(
-                    closed_loop(name, CLIENTS, SECONDS, _worker(url, path, body, headers))
-                )
+    hybrid = ENGINE.startswith("hybrid/")
+    worker = _start_worker() if WITH_WORKER and hybrid else None
+    try:
+        with gunicorn(workers=WORKERS, threads=THREADS, SPOKE_MEMORY_ENGINE=ENGINE) as url:
+            for name, path, body in todo:  # warm-up
+                closed_loop(name, CLIENTS, 1.0, _worker(url, path, body, headers))
+            for _ in range(ROUNDS):  # interleaved, so drift on the shared machine hits all alike
+                for name, path, body in todo:
+                    results.setdefault(name, []).append(
+                        closed_loop(name, CLIENTS, SECONDS, _worker(url, path, body, headers))
+                    )
+        drained = _wait_drained(worker) if worker else None
+    finally:
+        if worker:
+            worker.stop()
     rows = [merged(runs).row() for runs in results.values()]
     by = {row["name"]: row["rps"] or 1.0 for row in rows}
     for row in rows:
@@ -164,8 +213,9 @@ def main() -> dict:
         "floor_bumps": moved - committed,
     }
     print(f"engine {ENGINE}; audit: {audit}")
-    drained = None
-    if ENGINE == "hybrid/1":
+    if worker:
+        print(f"embedding backlog, drained by the running worker: {drained}")
+    elif hybrid:
         drained = _drain()
         print(f"embedding backlog drained in batches: {drained}")
     out = {
@@ -177,6 +227,7 @@ def main() -> dict:
         "rounds": ROUNDS,
         "rows": rows,
         "audit": audit,
+        "with_worker": bool(worker),
         "drain": drained,
     }
     path = save(f"writes-{ENGINE.replace('/', '_')}", out)

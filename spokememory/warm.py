@@ -19,6 +19,21 @@ def warm() -> None:
     catalog()
     lexicon.tokens("warm")
     switch_threads()
+    join_neighbours()
+
+
+def join_neighbours() -> None:
+    """Tell this web process's in-flight count where the server's other processes say whom they
+    serve (memory/dispatch/neighbours.py): one directory under the var dir, the files of one
+    server named by its master's pid (gunicorn forks its workers, then they load this)."""
+    from django.conf import settings
+
+    from memory.dispatch.neighbours import Neighbours
+    from memory.dispatch.views import IN_FLIGHT
+
+    IN_FLIGHT.neighbours = Neighbours(
+        settings.VAR_DIR / "run" / "served", group=str(os.getppid()), me=str(os.getpid())
+    )
 
 
 def switch_threads() -> None:

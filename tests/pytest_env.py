@@ -12,3 +12,7 @@ os.environ.setdefault("SECRET_KEY", "test-suite-only-" + "k" * 48)
 # so it is off here and in the servers started from here, unless a test sets it
 # (tests/hostile/test_in_flight.py runs gunicorn as deployed, with its default).
 os.environ.setdefault("SPOKE_MEMORY_MAX_IN_FLIGHT", "0")
+
+# The same for each principal's share of a web process's time while it serves others
+# (tests/hostile/test_cpu_share.py turns it on where it tests it).
+os.environ.setdefault("SPOKE_MEMORY_SHARED_CPU_SHARE", "0")

@@ -2,8 +2,8 @@
 `OpView`'s HTTP parsing: the MCP server (memory/mcp/), over streamable HTTP or stdio. What the
 REST edge does between the bearer token and the handler, this does too, in the same order:
 the principal's request rate (the same throttle, the same counter), its byte budget (the same
-count, charged with the body REST would have received, and more for a refused one), its slot
-among its requests in flight (the same count), the request size (`limits.max_request_bytes` of that body), then `memory.ops.base.call`
+count, charged with the body REST would have received, and more for a refused one), its share
+of the process's time (the same buckets), its slot among its requests in flight (the same count), the request size (`limits.max_request_bytes` of that body), then `memory.ops.base.call`
 (admission's gates 3-6 and the op's handler, so grants, coverage, fences, freeze, idempotency
 and receipts are the op's own). Nothing here is a second copy of a rule."""
 
@@ -16,6 +16,7 @@ from django.conf import settings
 from memory.dispatch import auth
 from memory.dispatch.responses import json_bytes
 from memory.dispatch.views import (
+    CPU_SHARE,
     IN_FLIGHT,
     PrincipalThrottle,
     charge_refused,
@@ -40,7 +41,8 @@ def edge_call(principal: Principal, op: str, body: dict) -> dict:
     throttle(principal)
     size = len(json_bytes(body))  # the body REST would have received
     check_byte_budget(principal, size)
-    with IN_FLIGHT.slot(principal):
+    CPU_SHARE.check(principal.principal_id)
+    with IN_FLIGHT.slot(principal), CPU_SHARE.metered() as cost:
         try:
             if size > settings.SPOKE_MEMORY_LIMITS["max_request_bytes"]:
                 raise PayloadTooLarge(
@@ -51,3 +53,5 @@ def edge_call(principal: Principal, op: str, body: dict) -> dict:
         except (BadRequest, PayloadTooLarge):
             charge_refused(principal, size)
             raise
+        finally:
+            CPU_SHARE.charge(principal.principal_id, cost())

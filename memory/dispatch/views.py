@@ -29,6 +29,7 @@ from memory.admission import (
     schema_error,
 )
 from memory.dispatch import auth
+from memory.dispatch.neighbours import Neighbours
 from memory.dispatch.responses import error_response, internal_error, json_response, outage
 from memory.models import Principal
 from memory.ops.base import HANDLERS, OpContext
@@ -182,6 +183,31 @@ class InFlight:
         self._held: dict[str, int] = {}
         self._seen: dict[str, float] = {}  # principal → when its last request took a slot
         self._parked = 0
+        # the server's other processes (`warm` sets it in a web worker; None: this one alone)
+        self.neighbours: Neighbours | None = None
+
+    def _seen_ago(self) -> dict[str, float]:
+        """The principals served here within the window, by the seconds since their last slot."""
+        at = self._clock()
+        since = at - settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
+        with self._lock:
+            return {p: at - t for p, t in self._seen.items() if t >= since}
+
+    def shared_on_host(self, principal_id: str) -> bool:
+        """`shared`, or another process of this server served another principal within the
+        window (`Neighbours`): the CPU share's rule, since the processes share the cores."""
+        if self.shared(principal_id):
+            return True
+        neighbours = self.neighbours
+        window = settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
+        return neighbours is not None and neighbours.others(principal_id, window)
+
+    def shared(self, principal_id: str) -> bool:
+        """Whether the process serves another principal too: one of its requests in flight, or
+        one that took a slot within SPOKE_MEMORY_IN_FLIGHT_WINDOW_S."""
+        at = self._clock()
+        with self._lock:
+            return self._shared(principal_id, at)
 
     def _shared(self, principal_id: str, at: float) -> bool:
         """Whether another principal has a request in flight here, or took a slot within the
@@ -204,7 +230,9 @@ class InFlight:
                 return False
             self._held[principal_id] = held + 1
             self._seen[principal_id] = at
-            return True
+        if self.neighbours is not None and settings.SPOKE_MEMORY_SHARED_CPU_SHARE > 0:
+            self.neighbours.publish(self._seen_ago)
+        return True
 
     def leave(self, principal_id: str) -> None:
         with self._lock:
@@ -254,6 +282,101 @@ class InFlight:
 
 
 IN_FLIGHT = InFlight()
+
+OVER_SHARE = (
+    "This caller's requests took more than its share of the server's time while it serves "
+    "others too: retry later."
+)
+
+
+class CpuShare:
+    """Each principal's share of a web process's time while the server serves other principals
+    too (docs/decisions.md "CPU share while shared"): a bucket per principal, in memory, filled at
+    SPOKE_MEMORY_SHARED_CPU_SHARE seconds a second (at most BURST_S seconds' worth) and emptied
+    by the cost of each of its answered requests (its thread's CPU time, measured in
+    `WireView.dispatch`). While the server is shared (`InFlight.shared_on_host`: the in-flight
+    limit's rule, over every process of the server on this host), a principal whose bucket is
+    in debt waits for it before its next request (`wait`, `pace`); alone, it is never held and
+    carries no debt. 0 turns it off."""
+
+    BURST_S = 1.0  # the bucket holds one second's share: a burst of that much runs at once
+    PRUNE_AT = 64  # buckets remembered before the full ones are dropped
+
+    def __init__(self, in_flight: InFlight, clock: Callable[[], float] = time.monotonic) -> None:
+        self._in_flight = in_flight
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._buckets: dict[str, tuple[float, float]] = {}  # principal → (credit s, when)
+
+    def _credit(self, principal_id: str, at: float, share: float) -> float:
+        """The principal's credit now, refilled since it was last counted (under the lock)."""
+        full = share * self.BURST_S
+        credit, then = self._buckets.get(principal_id, (full, at))
+        return min(full, credit + (at - then) * share)
+
+    def wait(self, principal_id: str) -> float:
+        """The seconds this principal's next request must wait for its share: 0 when it is in
+        credit, when the server serves it alone, or with the share off."""
+        share = settings.SPOKE_MEMORY_SHARED_CPU_SHARE
+        if share <= 0:
+            return 0.0
+        at = self._clock()
+        with self._lock:
+            credit = self._credit(principal_id, at, share)
+        if credit >= 0 or not self._in_flight.shared_on_host(principal_id):
+            return 0.0
+        return -credit / share
+
+    def charge(self, principal_id: str, cost: float) -> None:
+        """Take an answered request's cost (seconds) from the principal's bucket; a principal
+        served alone spends from it but never goes into debt."""
+        share = settings.SPOKE_MEMORY_SHARED_CPU_SHARE
+        if share <= 0:
+            return
+        floor = None if self._in_flight.shared_on_host(principal_id) else 0.0
+        at = self._clock()
+        with self._lock:
+            credit = self._credit(principal_id, at, share) - cost
+            if floor is not None:
+                credit = max(floor, credit)
+            self._buckets[principal_id] = (credit, at)
+            if len(self._buckets) > self.PRUNE_AT:
+                full = share * self.BURST_S
+                self._buckets = {
+                    p: (c, t) for p, (c, t) in self._buckets.items() if c + (at - t) * share < full
+                }
+
+    def pace(self, principal_id: str) -> float | None:
+        """Hold the principal's request for its share (`InFlight.park`: in one of its slots and
+        one of the process's parking places, at most SPOKE_MEMORY_REFUSAL_DELAY_MS); answers
+        None once it may go, or the seconds it should still wait when the wait was cut short
+        (the request is then refused with that Retry-After)."""
+        wait = self.wait(principal_id)
+        if wait <= 0:
+            return None
+        slept = self._in_flight.park(principal_id, wait)
+        return None if slept >= wait else wait - slept
+
+    def check(self, principal_id: str) -> None:
+        """`pace`, raising the 429 of a principal whose wait was cut short."""
+        wait = self.pace(principal_id)
+        if wait is not None:
+            raise rate_limited(wait, OVER_SHARE)
+
+    @contextmanager
+    def metered(self) -> Iterator[Callable[[], float]]:
+        """The block's cost so far, as a function: its thread's CPU time (0 with the share
+        off). Not the wall time of its SQL: that grows with every other taker of the cores, so
+        a light principal's statements, slowed by a heavy one, would count against the light
+        one (docs/reliability.md, finding 8)."""
+        if settings.SPOKE_MEMORY_SHARED_CPU_SHARE <= 0:
+            yield lambda: 0.0
+            return
+        began = time.thread_time()
+        yield lambda: time.thread_time() - began
+
+
+CPU_SHARE = CpuShare(IN_FLIGHT)
 
 
 def refuse(
@@ -363,9 +486,10 @@ class AnswerAsJson(BaseContentNegotiation):
 class WireView(APIView):
     """Base for the wire endpoints, on DRF's own hooks in the SPEC §1.4 gate order: `initial`
     checks the route and the method, then DRF's `initial` runs authentication (the classes above)
-    and the throttle, then the byte budget and the principal's slot among its requests in flight
-    (`InFlight`, released by `dispatch`); the handler reads the body; `handle_exception` turns every error into the
-    wire's envelope. Permissions are not DRF's: grants are judged per op by admission."""
+    and the throttle, then the byte budget, the principal's share of the process's time
+    (`CpuShare`, charged by `dispatch`) and its slot among its requests in flight (`InFlight`,
+    released by `dispatch`); the handler reads the body; `handle_exception` turns every error
+    into the wire's envelope. Permissions are not DRF's: grants are judged per op by admission."""
 
     http_method_names = ["post"]  # DRF's `Allow: POST` on every answer, the 405s included
     holding: str | None = None  # the principal whose in-flight slot this request holds
@@ -390,6 +514,12 @@ class WireView(APIView):
         if wait is not None:
             drain(request._request.META["wsgi.input"], size)
             raise refuse(request.user, wait, OVER_BUDGET)
+        # Then its share of the process's time while the server serves others too: a principal
+        # in debt waits for it, at most the refusal delay, else 429 (`CpuShare`).
+        wait = CPU_SHARE.pace(request.user.principal_id)
+        if wait is not None:
+            drain(request._request.META["wsgi.input"], size)
+            raise rate_limited(wait, OVER_SHARE)
         # Then a slot among the principal's requests in flight, held until the answer
         # (`dispatch`): past its limit, refused at once, before the body is read.
         if not IN_FLIGHT.enter(request.user.principal_id):
@@ -400,12 +530,15 @@ class WireView(APIView):
     def dispatch(self, request, *args, **kwargs):
         # DRF's dispatch, and the in-flight slot `initial` took released whatever happens: a
         # slot never given back would refuse the principal in this process until it restarts.
+        # The request's cost is charged to its principal's share (`CpuShare`).
         self.holding = None
-        try:
-            return super().dispatch(request, *args, **kwargs)
-        finally:
-            if self.holding is not None:
-                IN_FLIGHT.leave(self.holding)
+        with CPU_SHARE.metered() as cost:
+            try:
+                return super().dispatch(request, *args, **kwargs)
+            finally:
+                if self.holding is not None:
+                    IN_FLIGHT.leave(self.holding)
+                    CPU_SHARE.charge(self.holding, cost())
 
     def throttled(self, request, wait) -> NoReturn:
         # Read and discard the unparsed body first, as the byte budget's refusal does: answered
