@@ -33,11 +33,11 @@ class RecordTerm(SpaceScoped):
         ]
         indexes = [
             # The ranking query: one index range per query term, covering (PostgreSQL) what it
-            # reads, so it never visits the heap.
+            # reads, space included (every statement names it), so it never visits the heap.
             models.Index(
-                fields=["subject", "term"],
+                fields=["subject", "space", "term"],
                 include=["record", "tf", "length", "created_ms"],
-                name="record_term_lookup",
+                name="record_term_lookup_space",
             ),
         ]
 

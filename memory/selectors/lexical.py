@@ -2,10 +2,12 @@
 from the stored term rows (memory.models.RecordTerm), on PostgreSQL and SQLite alike.
 
 One statement: the query terms' postings of the caller's eligible records (an index range per
-term on `record_term_lookup`, semi-joined with the eligible set unless the caller may read every
-live record of the subject, the common case), aggregated into the candidate
-statistics (N, Σ|d|, df, newest), scored, and cut to the rows that can be in the head of the
-ranking. Only those rows' postings come back. Python then recomputes their scores with the
+term on `record_term_lookup_space`, read from the index alone on PostgreSQL, semi-joined with the
+eligible set unless the caller may read every live record of the subject, the common case),
+grouped at once into one row per candidate (its length, time and the tf of each query term), from
+which the candidate statistics (N, Σ|d|, df, newest) are aggregated, every candidate scored, and
+the candidates cut to those that can be in the head of the ranking; only those come back, and
+then their record ids (a second, primary-key statement). Python recomputes their scores with the
 policy's own functions (`lexical.relevance`, `lexical.score`), so the answer is the oracle's to
 the last bit: the SQL score only chooses which rows to bring back, with a margin of 2e-6 (twice
 the rounding step, a million times any float error) below the head's last score, plus the rows
@@ -40,48 +42,57 @@ def _f(value: object) -> str:
 
 def _sql(eligible_sql: str | None, n_terms: int) -> str:
     term = connection.ops.quote_name(RecordTerm._meta.db_table)
-    record = connection.ops.quote_name(Record._meta.db_table)
     marks = ", ".join(["%s"] * n_terms)
     eligible = "" if eligible_sql is None else f" AND t.record_id IN ({eligible_sql})"
     k1, b = _f(repr(lexical.K1)), _f(repr(lexical.B))
     one, half = _f("1"), _f("0.5")
+    terms = range(n_terms)
+    # One row per candidate: its length, time and the tf of each query term (NULL: not held; a
+    # record has one term row per term). The candidates are then read once per step, never the
+    # postings again, and the statistics come as scalar subqueries evaluated once.
+    tfs = ",\n    ".join(
+        f"{_f('MAX(CASE WHEN t.term = %s THEN t.tf END)')} AS tf{i}" for i in terms
+    )
+    dfs = ", ".join(f"{_f(f'COUNT(tf{i})')} AS df{i}" for i in terms)
+    idfs = ", ".join(
+        f"LN({one} + (n - df{i} + {half}) / (df{i} + {half})) * ({k1} + {one}) AS idf{i}"
+        for i in terms
+    )
+    norm = f"({k1} * ({one} - {b} + {b} * d.dl * (SELECT n FROM w) / (SELECT tl FROM w)))"  # noqa: S608
+    bm25 = " + ".join(
+        f"COALESCE((SELECT idf{i} FROM w) * d.tf{i} / (d.tf{i} + {norm}), {_f('0')})"  # noqa: S608
+        for i in terms
+    )
     # Only quoted identifiers, the policy's numeric constants and placeholders are formatted in;
-    # every value (subject, terms, the eligible set's parameters, the cut) is a bound parameter.
+    # every value (terms, subject, the eligible set's parameters, the cut) is a bound parameter.
     return f"""
-WITH p AS (
-  SELECT t.record_id AS r, t.term AS term, {_f("t.tf")} AS tf, t.length AS dl,
-    t.created_ms AS cms
+WITH d AS (
+  SELECT t.record_id AS r, MAX(t.length) AS dl, MAX(t.created_ms) AS cms,
+    {tfs}
   FROM {term} t
   WHERE t.space_id = %s AND t.subject_id = %s AND t.term IN ({marks}){eligible}
+  GROUP BY t.record_id
 ),
-d AS (SELECT r, MAX(dl) AS dl, MAX(cms) AS cms FROM p GROUP BY r),
-s AS (SELECT {_f("COUNT(*)")} AS n, {_f("SUM(dl)")} AS tl, MAX(cms) AS newest FROM d),
-f AS (SELECT term, {_f("COUNT(*)")} AS df FROM p GROUP BY term),
-rel AS (
-  SELECT p.r AS r, SUM(
-    LN({one} + (s.n - f.df + {half}) / (f.df + {half})) * p.tf * ({k1} + {one})
-    / (p.tf + {k1} * ({one} - {b} + {b} * p.dl * s.n / s.tl))
-  ) AS rel
-  FROM p JOIN f ON f.term = p.term CROSS JOIN s GROUP BY p.r
+s AS (
+  SELECT {_f("COUNT(*)")} AS n, {_f("SUM(dl)")} AS tl, MAX(cms) AS newest, {dfs} FROM d
 ),
+w AS (SELECT s.*, {idfs} FROM s),
+rel AS (SELECT d.*, {bm25} AS rel FROM d),
+best AS (SELECT MAX(rel) AS rel FROM rel),
 sc AS (
-  SELECT rel.r AS r, rel.rel AS rel,
-    {_f(repr(lexical.RELEVANCE_WEIGHT))} * rel.rel / MAX(rel.rel) OVER ()
+  SELECT rel.*,
+    {_f(repr(lexical.RELEVANCE_WEIGHT))} * rel.rel / (SELECT rel FROM best)
     + {_f(repr(lexical.RECENCY_WEIGHT))}
-      * POWER({half}, (s.newest - d.cms) / {_f(repr(float(HALF_LIFE_MS)))})
+      * POWER({half}, ((SELECT newest FROM w) - rel.cms) / {_f(repr(float(HALF_LIFE_MS)))})
     AS score
-  FROM rel JOIN d ON d.r = rel.r CROSS JOIN s
+  FROM rel
 ),
-cut AS (SELECT score FROM sc ORDER BY score DESC LIMIT 1 OFFSET %s),
-best AS (SELECT MAX(rel) AS rel FROM sc),
-top AS (
-  SELECT r FROM sc
-  WHERE score >= COALESCE((SELECT score FROM cut), {_f("-1")}) - {_f(repr(MARGIN))}
-     OR rel >= (SELECT rel FROM best) * {_f("0.999999999")}
-)
-SELECT p.r, rec.record_id, p.term, p.tf, p.dl, p.cms, s.n, s.tl, s.newest, f.df
-FROM p JOIN top ON top.r = p.r JOIN f ON f.term = p.term
-JOIN {record} rec ON rec.id = p.r AND rec.space_id = %s CROSS JOIN s
+cut AS (SELECT score FROM sc ORDER BY score DESC LIMIT 1 OFFSET %s)
+SELECT r, dl, cms, {", ".join(f"tf{i}" for i in terms)},
+  {", ".join(f"(SELECT {c} FROM w)" for c in ["n", "tl", "newest", *(f"df{i}" for i in terms)])}
+FROM sc
+WHERE score >= COALESCE((SELECT score FROM cut), {_f("-1")}) - {_f(repr(MARGIN))}
+   OR rel >= (SELECT rel FROM best) * {_f("0.999999999")}
 """  # noqa: S608
 
 
@@ -99,18 +110,31 @@ def head(
     with connection.cursor() as cur:
         cur.execute(
             _sql(eligible_sql, len(terms)),
-            [space_id, subject_pk, *terms, *eligible_params, max(k, 1) - 1, space_id],
+            [*terms, space_id, subject_pk, *terms, *eligible_params, max(k, 1) - 1],
         )
         rows = cur.fetchall()
-    if not rows:
-        return Head(0, [], {})
-    n, tl, newest = int(rows[0][6]), int(rows[0][7]), int(rows[0][8])
+        if not rows:
+            return Head(0, [], {})
+        # The head's record ids (for the tie-break by record_id) in a statement of their own:
+        # joined into the one above, the planner cannot know how few rows the cut keeps, and
+        # its estimate could pick a scan of the subject's records or cross PostgreSQL's JIT
+        # threshold (a JIT compile costs ~0.8 s).
+        record = connection.ops.quote_name(Record._meta.db_table)
+        pks = [row[0] for row in rows]
+        cur.execute(
+            f"SELECT id, record_id FROM {record} WHERE space_id = %s AND id IN "  # noqa: S608
+            f"({', '.join(['%s'] * len(pks))})",
+            [space_id, *pks],
+        )
+        record_ids = dict(cur.fetchall())
+    width = len(terms)
+    stat = rows[0][3 + width :]
+    n, tl, newest = int(stat[0]), int(stat[1]), int(stat[2])
+    df = {term: int(count) for term, count in zip(terms, stat[3:], strict=True) if count}
     docs: dict[int, tuple[str, int, int, list[tuple[str, int]]]] = {}
-    df: dict[str, int] = {}
-    for pk, record_id, term, tf, dl, cms, *_, term_df in rows:
-        df[term] = int(term_df)
-        doc = docs.setdefault(pk, (record_id, int(dl), int(cms), []))
-        doc[3].append((term, int(tf)))
+    for pk, dl, cms, *tfs in rows:
+        counts = [(t, int(tf)) for t, tf in zip(terms, tfs[:width], strict=True) if tf is not None]
+        docs[pk] = (record_ids[pk], int(dl), int(cms), counts)
     stats = lexical.Stats(n, tl, df, newest)
     rels = {
         pk: lexical.relevance(sorted(counts), dl, stats) for pk, (_, dl, _, counts) in docs.items()

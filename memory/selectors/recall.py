@@ -100,9 +100,9 @@ def vector_marker(subject: Subject) -> tuple[int, int]:
     return stored["n"], stored["newest"] or 0
 
 
-def current_vectors(subject: Subject, model_id: str) -> Iterable[tuple[str, bytes]]:
-    """(record_id, vector bytes) of the subject's live records at their current revision, for a
-    model, by record_id."""
+def current_vectors(subject: Subject, model_id: str) -> Iterable[tuple[str, int, bytes]]:
+    """(record_id, pk, vector bytes) of the subject's live records at their current revision,
+    for a model, by record_id."""
     rows = (
         RecordEmbedding.objects.filter(
             space_id=subject.space_id,
@@ -113,7 +113,7 @@ def current_vectors(subject: Subject, model_id: str) -> Iterable[tuple[str, byte
             revision=F("record__revision"),
         )
         .order_by("record__record_id")
-        .values_list("record__record_id", "vector")
+        .values_list("record__record_id", "record_id", "vector")
     )
-    for record_id, blob in rows.iterator(chunk_size=2000):
-        yield record_id, bytes(blob)
+    for record_id, pk, blob in rows.iterator(chunk_size=2000):
+        yield record_id, pk, bytes(blob)

@@ -19,7 +19,9 @@ model that makes the vectors is the setting `SPOKE_MEMORY_EMBED_MODEL` (memory.e
 - Recall reads a subject's vectors through a per-process cache keyed on Subject.revision (which
   moves on every change to the subject's records), on the subject's stored vectors (count and
   newest id, one index-only range) and on the model, so the same stored state gives the same
-  matrix."""
+  matrix. The cache holds exactly the subject's live records' current vectors, with each
+  record's pk, so for a caller who may read every live record (selection.whole_subject) the
+  semantic side needs no eligibility statement."""
 
 from __future__ import annotations
 
@@ -350,6 +352,7 @@ class SubjectVectors:
     revision: tuple  # the subject's revision, its vectors' count and newest id, the model
     ids: list[str]  # record_id, ascending
     matrix: object  # numpy (len(ids), dim) float32
+    pks: dict[str, int]  # record_id → pk of every record in `ids`
 
 
 _cache: OrderedDict[int, SubjectVectors] = OrderedDict()
@@ -370,17 +373,18 @@ def subject_vectors(subject: Subject) -> SubjectVectors:
         if hit is not None and hit.revision == key:
             _cache.move_to_end(subject.pk)
             return hit
-    ids, blobs = [], []
-    for record_id, blob in reads.current_vectors(subject, key[-1]):
+    ids, blobs, pks = [], [], {}
+    for record_id, pk, blob in reads.current_vectors(subject, key[-1]):
         ids.append(record_id)
         blobs.append(blob)
+        pks[record_id] = pk
     dim = len(blobs[0]) // 4 if blobs else embed.DIM
     matrix = (
         np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), dim)
         if ids
         else np.zeros((0, dim), dtype=np.float32)
     )
-    vectors = SubjectVectors(key, ids, matrix)
+    vectors = SubjectVectors(key, ids, matrix, pks)
     with _cache_lock:
         _cache[subject.pk] = vectors
         _cache.move_to_end(subject.pk)
@@ -395,12 +399,15 @@ def semantic_ranking(
     eligible_ids,
     top_n: int = hybrid.SEMANTIC_TOP_N,
     min_cosine: float = hybrid.MIN_COSINE,
+    vectors: SubjectVectors | None = None,
 ) -> list[tuple[str, float]]:
     """The hybrid/1 cosine ranking of the subject's records that are in `eligible_ids` (a callable
     taking a list of record ids and returning the eligible subset: authorization ∩ filters),
     at most SEMANTIC_TOP_N, each at least MIN_COSINE from the query. Empty when the embeddings
-    server cannot embed the query (recall is then lexical)."""
-    vectors = subject_vectors(subject)
+    server cannot embed the query (recall is then lexical). `vectors`: the subject's, when the
+    caller already read them."""
+    if vectors is None:
+        vectors = subject_vectors(subject)
     if not vectors.ids or not query_text.strip():
         return []
     try:
@@ -441,6 +448,20 @@ def _eligible_ids(eligible, flt, pks: dict[str, int]):
     return eligible_ids
 
 
+def _every_id(vectors: SubjectVectors, pks: dict[str, int]):
+    """The `eligible_ids` of a caller who may read every live record of the subject
+    (selection.whole_subject): the cached vectors are exactly those of the subject's live records
+    (the cache is keyed on the subject's revision, which every delete moves, and on its vectors'
+    count, which every erasure changes), so every id is eligible and its pk is in the cache. No
+    statement: the eligibility check it replaces answered the same ids."""
+
+    def eligible_ids(ids: list[str]) -> list[str]:
+        pks.update((record_id, vectors.pks[record_id]) for record_id in ids)
+        return ids
+
+    return eligible_ids
+
+
 def fused_ranking(
     subject: Subject, query_text: str, lexical: list[tuple[str, float]], eligible, flt
 ):
@@ -461,22 +482,26 @@ def fused_head(
     eligible,
     flt,
     *,
+    whole: bool,
     top_n: int,
     min_cosine: float,
     fuse: Callable[[list[tuple[str, float]], list[tuple[str, float]]], list[tuple[str, float]]],
 ):
     """hybrid/2 and hybrid/3 for memory.recall: the head of the engine/2 ranking fused by `fuse`
-    with the cosine ranking over `eligible` (its `top_n` nearest at `min_cosine` or more).
+    with the cosine ranking over `eligible` (its `top_n` nearest at `min_cosine` or more;
+    `whole`: `eligible` is every live record of the subject, selection.whole_subject).
     Returns the fused ranking, record_id → pk of the records the semantic side brought, and how
     many of those are not lexical matches (to add to the lexical total: eligible = lexical
     matches ∪ the semantic side)."""
     pks: dict[str, int] = {}
+    vectors = subject_vectors(subject)
     semantic = semantic_ranking(
         subject,
         query_text,
-        _eligible_ids(eligible, flt, pks),
+        _every_id(vectors, pks) if whole else _eligible_ids(eligible, flt, pks),
         top_n=top_n,
         min_cosine=min_cosine,
+        vectors=vectors,
     )
     in_head = {record_id for record_id, _ in lexical}
     outside = [pks[record_id] for record_id, _ in semantic if record_id not in in_head]

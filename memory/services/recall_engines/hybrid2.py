@@ -36,6 +36,7 @@ def fused_ranking(
         terms,
         q.eligible,
         q.flt,
+        whole=q.whole,
         top_n=semantic_top_n,
         min_cosine=min_cosine,
         fuse=fuse,

@@ -7,6 +7,8 @@ the fusion function's stated rule. The oracle test runs hybrid/4 too (the same p
 int8 ONNX form's vectors)."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memory.engine import embed, embed_onnx, hybrid, hybrid3, lexical
 from memory.engine.rank import Doc
@@ -74,17 +76,54 @@ def oracle(space, query: str) -> list[tuple[str, float]]:
         ),
     ],
 )
-def test_hybrid3_answers_as_the_plain_policy(engine, model, request, space, write, recall, query):
+@pytest.mark.parametrize(
+    "selection",
+    [
+        None,  # the whole subject: no eligibility statement on either side
+        {"mode": "contexts", "context_ids": ["c1"]},  # every record, through the eligibility checks
+    ],
+)
+def test_hybrid3_answers_as_the_plain_policy(
+    engine, model, request, space, write, recall, query, selection
+):
     request.getfixturevalue("hybrid3_engine" if engine == "hybrid/3" else "hybrid4_engine")
     assert embed.identity().name == model
     for text in CORPUS + MORE:
-        write(text)
-    answer = recall(query, budget={"max_records": 20})
+        write(text)  # all in context c1
+    extra = {} if selection is None else {"selection": selection}
+    answer = recall(query, budget={"max_records": 20}, **extra)
     assert answer["engine_policy_version"] == engine
     expected = oracle(space, query)
     got = [(r["record"]["record_id"], r["score"]) for r in answer["results"]]
     assert got == expected[:20]
     assert [r["rank"] for r in answer["results"]] == list(range(1, len(got) + 1))
+
+
+@needs_semantic
+@pytest.mark.django_db
+@pytest.mark.parametrize("engine", ["hybrid3_engine", "hybrid4_engine"])
+def test_a_whole_subject_recall_reads_no_eligibility_for_its_semantic_side(
+    engine, request, write, recall
+):
+    """A caller who may read every live record of the subject (selection.whole_subject): the
+    subject's cached vectors are exactly its live records', so the semantic side's records need
+    no eligibility statement (their pks come with the vectors)."""
+    if engine == "hybrid4_engine" and not embed_onnx.installed():
+        pytest.skip("onnxruntime/onnx not installed")
+    request.getfixturevalue(engine)
+    for text in CORPUS + MORE:
+        write(text)
+    recall("dog")  # fills the vector cache
+    with CaptureQueriesContext(connection) as seen:
+        answer = recall("What pet did I adopt?", budget={"max_records": 20})
+    assert len(answer["results"]) > 1
+    checks = [
+        q["sql"]
+        for q in seen.captured_queries
+        if q["sql"].startswith('SELECT "memory_record"."record_id"')
+        and '"record_id" IN (' in q["sql"]
+    ]
+    assert checks == []
 
 
 @needs_semantic
