@@ -378,3 +378,20 @@ def test_space_key_share_finds_the_row_the_orm_finds(world):
 
 def test_ping_answers():
     assert statements.execute(statements.PING) == (1,)
+
+
+@postgres
+def test_a_connection_of_the_provider_compiles_no_statement_with_jit() -> None:
+    """PostgreSQL's JIT compiles a statement whose estimated cost passes jit_above_cost (100,000
+    by default): ~0.8 s of LLVM for a recall ranking over a large subject, paid per statement,
+    where the statement itself runs in milliseconds. Every connection of the provider turns it
+    off (web processes, workers, management commands alike)."""
+    from django.db import connections
+
+    fresh = connections.create_connection("default")
+    try:
+        with fresh.cursor() as cursor:
+            cursor.execute("SHOW jit")
+            assert cursor.fetchone()[0] == "off"
+    finally:
+        fresh.close()
