@@ -72,16 +72,19 @@ def recall(ctx: OpContext, req: t.RecallRequest) -> t.RecallResponse:
     # Engine.
     ranking = registry.current().rank(query)
     # Budget.
-    head = ranking.ranked[:max_records]
-    rows = Record.objects.filter(space_id=cov.space_id).in_bulk(
-        [ranking.pks[r.record_id] for r in head]
+    # The ranked rows, read live: a record tombstoned (records.delete) or removed (an import's
+    # activation replacing the space) by a request that committed after the ranking's statement
+    # is left out and no longer counted, never answered as a tombstone or a 500.
+    ranked = ranking.ranked[:max_records]
+    rows = Record.objects.filter(space_id=cov.space_id, deleted_at__isnull=True).in_bulk(
+        [ranking.pks[r.record_id] for r in ranked]
     )
+    head = [r for r in ranked if ranking.pks[r.record_id] in rows]
     records = [rows[ranking.pks[r.record_id]] for r in head]
-    cut = rank.budget(
-        [content_bytes(r.content) for r in records], ranking.total, max_records, max_bytes
-    )
+    total = ranking.total - (len(ranked) - len(head))
+    cut = rank.budget([content_bytes(r.content) for r in records], total, max_records, max_bytes)
     results = [
         {"record": rec.to_wire(subject.subject_id), "score": r.score, "rank": i + 1}
         for i, (rec, r) in enumerate(zip(records[: cut.taken], head, strict=False))
     ]
-    return _answer(results, ranking.total, cut)
+    return _answer(results, total, cut)

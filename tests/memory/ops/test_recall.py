@@ -511,3 +511,53 @@ def test_postgres_pushdown_is_exact_for_what_it_pushes(corpus, make_record, cogn
     assert decided <= narrowed
     if not any(r["dimension"].startswith("times.") for r in cognition_filter["require"]):
         assert narrowed == decided
+
+
+def _erasing_after_ranking(monkeypatch, erase) -> None:
+    """The configured engine ranks, then `erase` runs before the op reads the ranked rows: a
+    records.delete (or an import's activation replacing the space) committed by another request
+    between the two statements, as READ COMMITTED lets it on PostgreSQL."""
+    from memory.services.recall_engines import registry
+
+    real = registry.current
+
+    class Ranked:
+        def __init__(self, engine):
+            self._engine = engine
+
+        def rank(self, query):
+            ranking = self._engine.rank(query)
+            erase()
+            return ranking
+
+    monkeypatch.setattr(registry, "current", lambda: Ranked(real()))
+
+
+def test_a_record_tombstoned_between_ranking_and_reading_is_not_recalled(
+    make_record, recall, monkeypatch
+):
+    make_record("the plan is secret", record_id="rec_a")
+    make_record("the plan changed", record_id="rec_b")
+    _erasing_after_ranking(
+        monkeypatch,
+        lambda: Record.objects.filter(record_id="rec_b").update(
+            deleted_at="2026-12-05T00:00:00Z", deleted_by_principal_id="prn_x", content={"text": ""}
+        ),
+    )
+    body = recall({"query": {"text": "plan"}}).body["recall"]
+    assert [r["record"]["record_id"] for r in body["results"]] == ["rec_a"]
+    assert all("tombstone" not in r["record"] for r in body["results"])
+    assert body["total_eligible"] == 1
+
+
+def test_records_removed_between_ranking_and_reading_answer_what_is_left(
+    make_record, recall, monkeypatch
+):
+    """An import's activation replaces a space's records whole (transfer_load.clear_space): a
+    recall ranked just before answers what is still there, not a 500."""
+    make_record("the plan is secret", record_id="rec_a")
+    make_record("the plan changed", record_id="rec_b")
+    _erasing_after_ranking(monkeypatch, lambda: Record.objects.filter(record_id="rec_a").delete())
+    body = recall({"query": {"text": "plan"}}).body["recall"]
+    assert [r["record"]["record_id"] for r in body["results"]] == ["rec_b"]
+    assert body["total_eligible"] == 1
