@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from bench import BROKER_URL
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -35,6 +37,9 @@ def django_on(url: str, engine: str) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spokememory.settings")
     os.environ.setdefault("SECRET_KEY", "bench-only")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # The broker the bench's workers listen on (bench._live.product_env): without it this process
+    # queued its embedding jobs on the filesystem broker and --worker-embed waited forever.
+    os.environ.setdefault("CELERY_BROKER_URL", BROKER_URL)
     import django
     from django.core.management import call_command
 
