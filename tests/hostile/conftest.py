@@ -3,10 +3,23 @@ flag, one ensured subject) and a row census to prove that rejected input wrote n
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from django.apps import apps
+
+from tests.conftest import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def census() -> dict[str, int]:
@@ -45,3 +58,58 @@ def keep_test_connection():
     finally:
         signals.request_started.connect(close_old_connections)
         signals.request_finished.connect(close_old_connections)
+
+
+def shared_fact(text: str, key: str | None = None) -> dict:
+    """A records.create body of a shared fact about `u1` in `s1` (with an idempotency key if
+    given)."""
+    body = {
+        "space_id": "s1",
+        "subject_id": "u1",
+        "kind": "fact",
+        "content": {"text": text},
+        "placement": {"scope": "shared"},
+    }
+    if key:
+        body["idempotency_key"] = key
+    return body
+
+
+@contextmanager
+def gunicorn(tmp_path: Path, env: dict[str, str]) -> Iterator[int]:
+    """gunicorn with the deployed configuration (spokememory/gunicorn_conf.py) and `env`, on a
+    free loopback port, until it answers /healthz; yields the port, stops its process group."""
+    port = free_port()
+    log = (tmp_path / "gunicorn.log").open("w")
+    proc = subprocess.Popen(  # noqa: S603 - our own interpreter and fixed arguments
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "-c",
+            str(ROOT / "spokememory" / "gunicorn_conf.py"),
+            "--bind",
+            f"127.0.0.1:{port}",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120  # a bound so a broken server fails, not hangs
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5):  # noqa: S310
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail((tmp_path / "gunicorn.log").read_text()[-3000:])
+                time.sleep(0.2)
+        yield port
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=60)
+        log.close()

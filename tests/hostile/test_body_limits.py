@@ -13,25 +13,18 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
-import signal
 import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port, make_persona, make_space
+from tests.conftest import make_persona, make_space
+from tests.hostile.conftest import gunicorn
 from tests.reviews.jobs import _jobs
 
 worker_env = _jobs.worker_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ROOT = Path(__file__).resolve().parents[2]
 FORM_LIMIT = 256 * 1024
 IMPORT_LIMIT = 2 * 1024 * 1024
 WIRE_LIMIT = 1_048_576
@@ -41,45 +34,14 @@ BYTE_BUDGET = 8 * WIRE_LIMIT  # limits.max_request_bytes_per_min (test_byte_budg
 @pytest.fixture
 def server(tmp_path):
     """gunicorn with the deployed configuration, on the test database."""
-    port = free_port()
     env = worker_env(
         SPOKE_MEMORY_MAX_FORM_BYTES=str(FORM_LIMIT),
         SPOKE_MEMORY_MAX_IMPORT_UPLOAD_BYTES=str(IMPORT_LIMIT),
         SPOKE_MEMORY_MAX_REQUEST_BYTES_PER_MIN=str(BYTE_BUDGET),
         WEB_CONCURRENCY="1",
     )
-    log = (tmp_path / "gunicorn.log").open("w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "-c",
-            str(ROOT / "spokememory" / "gunicorn_conf.py"),
-            "--bind",
-            f"127.0.0.1:{port}",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 120  # a bound so a broken server fails, not hangs
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail((tmp_path / "gunicorn.log").read_text()[-3000:])
-                time.sleep(0.2)
+    with gunicorn(tmp_path, env) as port:
         yield port
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=60)
 
 
 def send_head(port: int, path: str, length: int, content_type: str, first: bytes) -> bytes:

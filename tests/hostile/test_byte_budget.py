@@ -18,7 +18,7 @@ import pytest
 from memory.mcp.server import run_tool
 from memory.mcp.tools import Caller
 from tests.conftest import make_persona
-from tests.hostile.conftest import census
+from tests.hostile.conftest import census, shared_fact
 
 pytestmark = pytest.mark.django_db
 
@@ -44,19 +44,6 @@ def writer(api, admin, grant_to, ensure_subject):
     return persona
 
 
-def create(text: str, key: str | None = None) -> dict:
-    body = {
-        "space_id": "s1",
-        "subject_id": "u1",
-        "kind": "fact",
-        "content": {"text": text},
-        "placement": {"scope": "shared"},
-    }
-    if key:
-        body["idempotency_key"] = key
-    return body
-
-
 def size(body: dict) -> int:
     return len(json.dumps(body).encode())
 
@@ -71,12 +58,12 @@ def test_past_the_budget_a_write_is_429_with_retry_after_and_changes_nothing(
 ):
     text = "Ada prefers tea. " * 3_500  # ~60 KB, under max_content_bytes
     sent = 0
-    while sent + size(create(text)) <= BUDGET:
-        answer = api(writer, "memory.records.create", create(text))
+    while sent + size(shared_fact(text)) <= BUDGET:
+        answer = api(writer, "memory.records.create", shared_fact(text))
         assert answer.status == 200, answer.body
-        sent += size(create(text))
+        sent += size(shared_fact(text))
     before = census()
-    refused = api(writer, "memory.records.create", create(text, key="k1"))
+    refused = api(writer, "memory.records.create", shared_fact(text, key="k1"))
     assert (refused.status, refused.code) == (429, "rate_limited"), refused.body
     assert 1 <= int(refused.headers["Retry-After"]) <= 60
     assert "max_request_bytes_per_min" in refused.error["message"]
@@ -90,7 +77,7 @@ def test_past_the_budget_a_write_is_429_with_retry_after_and_changes_nothing(
 
 
 def test_under_the_budget_requests_are_unaffected(api, writer, small_budget):
-    made = api(writer, "memory.records.create", create("Ada prefers tea."))
+    made = api(writer, "memory.records.create", shared_fact("Ada prefers tea."))
     assert made.status == 200, made.body
     record_id = made.receipt["refs"][0]["id"]
     for _ in range(100):  # ~100 bytes each: 10,000 in all
@@ -101,12 +88,12 @@ def test_under_the_budget_requests_are_unaffected(api, writer, small_budget):
 def test_a_refused_body_costs_the_budget_several_times_its_size(api, writer, small_budget):
     # Valid, this size would pass WEIGHT - 3 times; refused as invalid, it costs WEIGHT times
     # its size, which is over the budget at once.
-    body = {**create("Ada prefers tea."), "pad": "x" * (BUDGET // (WEIGHT - 2))}
+    body = {**shared_fact("Ada prefers tea."), "pad": "x" * (BUDGET // (WEIGHT - 2))}
     refused = api(writer, "memory.records.create", body)
     assert (refused.status, refused.code) == (400, "invalid_input"), refused.body
     assert size(body) * WEIGHT > BUDGET > size(body) * (WEIGHT - 3)
     before = census()
-    valid = api(writer, "memory.records.create", create("Ada prefers tea."))
+    valid = api(writer, "memory.records.create", shared_fact("Ada prefers tea."))
     assert (valid.status, valid.code) == (429, "rate_limited"), valid.body
     assert census() == before
 
@@ -118,7 +105,7 @@ def test_budgets_are_per_principal(api, admin, writer, grant_to, small_budget):
     assert api(writer, "memory.records.list", {"space_id": "s1"}).code == "rate_limited"
     # another principal of the same space, and the space's admin, go on as before
     for who in (other, admin):
-        answer = api(who, "memory.records.create", create("Ada prefers tea."))
+        answer = api(who, "memory.records.create", shared_fact("Ada prefers tea."))
         assert answer.status == 200, answer.body
         assert api(who, "memory.records.list", {"space_id": "s1"}).status == 200
 
@@ -131,7 +118,7 @@ def test_an_mcp_tool_call_counts_in_the_same_budget(api, writer, small_budget):
     assert big.is_error and big.structured_content["error"]["code"] == "CONTENT_TOO_LARGE"
     ok = run_tool(caller, "recall", {"subject_id": "u1", "query": "tea"})
     assert not ok.is_error  # a 422/413 of the op layer is not a refused body: not weighted
-    junk = {**create("Ada prefers tea."), "pad": "x" * 20_000}
+    junk = {**shared_fact("Ada prefers tea."), "pad": "x" * 20_000}
     assert api(writer, "memory.records.create", junk).code == "invalid_input"  # REST, weighted
     before = census()
     limited = run_tool(caller, "remember", {"subject_id": "u1", "text": "Ada prefers tea."})

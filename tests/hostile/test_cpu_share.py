@@ -19,7 +19,7 @@ import pytest
 from memory.dispatch import views
 from memory.dispatch.neighbours import Neighbours
 from tests.conftest import make_persona
-from tests.hostile.conftest import census
+from tests.hostile.conftest import census, shared_fact
 
 SHARE = 0.25
 
@@ -126,24 +126,11 @@ def paced(api, admin, grant_to, ensure_subject, share_on, monkeypatch):
     return writer, share, clock, slept
 
 
-def note(text: str, key: str | None = None) -> dict:
-    body = {
-        "space_id": "s1",
-        "subject_id": "u1",
-        "kind": "fact",
-        "content": {"text": text},
-        "placement": {"scope": "shared"},
-    }
-    if key:
-        body["idempotency_key"] = key
-    return body
-
-
 def test_over_its_share_a_write_is_held_then_429_and_changes_nothing(api, paced):
     writer, share, clock, slept = paced
     share.charge(writer.id, SHARE * 1.0 + 2.0)  # 8 s of its share in debt
     before = census()
-    refused = api(writer, "memory.records.create", note("Ada prefers tea.", key="k1"))
+    refused = api(writer, "memory.records.create", shared_fact("Ada prefers tea.", key="k1"))
     assert (refused.status, refused.code) == (429, "rate_limited"), refused.body
     assert "share" in refused.error["message"]
     assert slept == [1.0]  # held the refusal delay first
@@ -151,7 +138,7 @@ def test_over_its_share_a_write_is_held_then_429_and_changes_nothing(api, paced)
     assert census() == before  # no row, no receipt
     # once its share is back, the same key executes: the refusal did not consume it
     clock.at += 8
-    made = api(writer, "memory.records.create", note("Ada prefers coffee.", key="k1"))
+    made = api(writer, "memory.records.create", shared_fact("Ada prefers coffee.", key="k1"))
     assert made.status == 200, made.body
 
 

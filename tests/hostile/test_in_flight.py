@@ -15,19 +15,17 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import select
-import signal
 import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port, make_persona, make_space
+from tests.conftest import make_persona, make_space
+from tests.hostile.conftest import gunicorn
 from tests.reviews.jobs import _jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,42 +37,11 @@ THREADS = 4
 def start(tmp_path, **extra: str):
     """gunicorn with the deployed configuration (one process of THREADS threads, the in-flight
     limit at its default unless `extra` sets it), on the test database; yields its port."""
-    port = free_port()
     env = _jobs.worker_env(WEB_CONCURRENCY="1", GUNICORN_THREADS=str(THREADS))
     env.pop("SPOKE_MEMORY_MAX_IN_FLIGHT", None)
     env.update(extra)
-    log = (tmp_path / "gunicorn.log").open("w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "-c",
-            str(ROOT / "spokememory" / "gunicorn_conf.py"),
-            "--bind",
-            f"127.0.0.1:{port}",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 120  # a bound so a broken server fails, not hangs
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail((tmp_path / "gunicorn.log").read_text()[-3000:])
-                time.sleep(0.2)
+    with gunicorn(tmp_path, env) as port:
         yield port
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=60)
 
 
 @pytest.fixture
