@@ -219,3 +219,82 @@ def test_an_mcp_tool_call_is_held_for_the_same_share(paced, monkeypatch):
     assert slept == [1.0]
     clock.at += 4
     assert "provider" in edge.edge_call(writer.principal, "memory.describe", {})
+
+
+def busy(count: views.InFlight, clock: Clock, principal_id: str, seconds: float) -> None:
+    """One request of the principal that holds its slot for `seconds` of the clock."""
+    assert count.enter(principal_id)
+    clock.at += seconds
+    count.leave(principal_id)
+
+
+def test_a_light_principal_is_not_held_whatever_its_requests_cost_beside_a_heavier_one(
+    share_on,
+):
+    """The cost counted is the request's whole server time (its CPU and its SQL's wall time),
+    which a heavy neighbour inflates for everyone: a light tenant's reads, slowed by the heavy
+    one, cost more than its share. It is not held for it: only a principal that keeps at least
+    half as many requests in flight as the heaviest one sharing the server is (the heavy one here,
+    two at once against the light one's one at a time, 70% of the time)."""
+    clock = Clock()
+    count, share = fresh(clock)
+    assert count.enter("hog") and count.enter("hog")  # two of its requests always in flight
+    for _ in range(1000):  # 10 s
+        busy(count, clock, "light", 0.007)
+        share.charge("light", 0.005)  # 0.5 s a second: twice its share
+        assert share.wait("light") == 0
+        clock.at += 0.003
+        count.leave("hog")
+        share.charge("hog", 0.002)
+        assert count.enter("hog")
+    assert share.wait("hog") > 0
+
+
+def test_two_principals_alike_are_both_held_for_their_share(share_on):
+    clock = Clock()
+    count, share = fresh(clock)
+    for _ in range(500):  # 5 s, each with one request at a time, 40% of the time each
+        busy(count, clock, "one", 0.004)
+        share.charge("one", 0.004)
+        busy(count, clock, "two", 0.004)
+        share.charge("two", 0.004)
+        clock.at += 0.002
+    assert share.wait("one") > 0
+    assert share.wait("two") > 0
+
+
+def test_a_request_is_charged_the_wall_time_of_its_sql_too(api, paced, monkeypatch):
+    """A listing's cost is mostly its SQL, PostgreSQL's CPU, not the web thread's: the wall time
+    of its statements counts (here a request that spends no CPU of its own, 1 s per statement)."""
+    writer, share, clock, _ = paced
+    monkeypatch.setattr(views.time, "thread_time", lambda: 10.0)
+    ticks = iter(range(0, 10_000))
+    monkeypatch.setattr(views.time, "perf_counter", lambda: float(next(ticks)))
+    got = api(writer, "memory.records.list", {"space_id": "s1"})
+    assert got.status == 200, got.body
+    # at least one statement of 1 s against a 0.25 s bucket: the next waits 3 s or more
+    assert share.wait(writer.id) >= (1.0 - SHARE) / SHARE - 1e-6
+
+
+def test_a_light_principal_served_by_another_process_than_the_heavy_one_is_not_held(
+    share_on, tmp_path
+):
+    """How many requests a principal keeps in flight is counted over the server's processes (each
+    writes its own with whom it served): the light tenant alone in its process, the heavy one's
+    requests all in the other, is still the lighter one."""
+    wall = [5000.0]
+    clock = Clock()
+    here, there = fresh(clock)[0], views.InFlight(clock=clock)
+    share = views.CpuShare(here, clock=clock)
+    here.neighbours = Neighbours(tmp_path, "server1", "11", clock=lambda: wall[0])
+    there.neighbours = Neighbours(tmp_path, "server1", "12", clock=lambda: wall[0])
+    assert there.enter("hog") and there.enter("hog")
+    for _ in range(300):  # 3 s
+        busy(here, clock, "light", 0.007)
+        clock.at += 0.003
+        wall[0] += 0.01
+        there.leave("hog")
+        assert there.enter("hog")  # the other process writes its file at most once a second
+    share.charge("light", 2.0)
+    assert here.shared_on_host("light")
+    assert share.wait("light") == 0
