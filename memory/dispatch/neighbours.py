@@ -8,6 +8,7 @@ listing in one worker takes the same cores as another tenant's read in the other
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import threading
 import time
@@ -30,18 +31,20 @@ class Neighbours:
         self._lock = threading.Lock()
         self._written_at = float("-inf")
         self._read_at = float("-inf")
-        self._others: dict[str, float] = {}  # principal → when another process last served it
+        # principal → when another process last served it, and its weight there (summed)
+        self._others: dict[str, tuple[float, float]] = {}
 
-    def publish(self, seen: Callable[[], dict[str, float]]) -> None:
+    def publish(self, seen: Callable[[], dict[str, tuple[float, float]]]) -> None:
         """Write this process's principals (`seen()`: principal → the seconds since it last took
-        a slot here) with the wall time of that slot, at most once every EVERY_S; a failed write is skipped (the others then see
-        this process as serving nobody new, as before the file existed)."""
+        a slot here, and its weight here, `InFlight.weights`) with the wall time of that slot,
+        at most once every EVERY_S; a failed write is skipped (the others then see this process
+        as serving nobody new, as before the file existed)."""
         at = self._clock()
         with self._lock:
             if at - self._written_at < self.EVERY_S:
                 return
             self._written_at = at
-        text = "".join(f"{at - ago:.3f} {p}\n" for p, ago in seen().items())
+        text = "".join(f"{at - ago:.3f} {w:.3f} {p}\n" for p, (ago, w) in seen().items())
         path = self._dir / f"{self._group}-{self._me}"
         with contextlib.suppress(OSError):
             self._dir.mkdir(parents=True, exist_ok=True)
@@ -53,6 +56,21 @@ class Neighbours:
         """Whether another process of the server served another principal within `window`
         seconds (as of its file's last writing, at most EVERY_S old)."""
         at = self._clock()
+        seen = self._current(at)
+        return any(p != principal_id and t >= at - window for p, (t, _) in seen.items())
+
+    def weights(self, window: float) -> dict[str, float]:
+        """The weight of each principal the other processes served within `window` seconds,
+        summed over them, each fading over the window from when that process last served it."""
+        at = self._clock()
+        return {
+            p: w * math.exp(-max(0.0, at - t) / max(1.0, window))
+            for p, (t, w) in self._current(at).items()
+            if t >= at - window
+        }
+
+    def _current(self, at: float) -> dict[str, tuple[float, float]]:
+        """The others' files as last read, read again when that is EVERY_S old."""
         with self._lock:
             due = at - self._read_at >= self.EVERY_S
             if due:
@@ -61,11 +79,10 @@ class Neighbours:
             found = self._read(at)
             with self._lock:
                 self._others = found
-        seen = self._others
-        return any(p != principal_id and t >= at - window for p, t in seen.items())
+        return self._others
 
-    def _read(self, at: float) -> dict[str, float]:
-        found: dict[str, float] = {}
+    def _read(self, at: float) -> dict[str, tuple[float, float]]:
+        found: dict[str, tuple[float, float]] = {}
         try:
             paths = list(self._dir.iterdir())
         except OSError:
@@ -85,11 +102,13 @@ class Neighbours:
             except OSError:
                 continue
             for line in text.splitlines():
-                when, _, principal = line.partition(" ")
+                when, _, rest = line.partition(" ")
+                weight, _, principal = rest.partition(" ")
                 try:
-                    t = float(when)
+                    t, w = float(when), float(weight)
                 except ValueError:
                     continue
-                if principal and t > found.get(principal, float("-inf")):
-                    found[principal] = t
+                if principal:
+                    last, total = found.get(principal, (float("-inf"), 0.0))
+                    found[principal] = (max(t, last), total + w)
         return found

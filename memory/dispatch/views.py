@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,6 +16,7 @@ from typing import NoReturn
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import connection
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.renderers import JSONRenderer
@@ -173,25 +175,82 @@ class InFlight:
     another tenant always finds one free; past it, `429 rate_limited` at once. A principal the
     process has served alone for SPOKE_MEMORY_IN_FLIGHT_WINDOW_S (an app calling with its one
     token) may use every thread: there is nobody to keep one for. Counted per process, in
-    memory: a thread is a process's."""
+    memory: a thread is a process's.
+
+    It also keeps how many requests each principal holds here at once, running or waiting for
+    their share (`CpuShare`), averaged over about MEAN_S seconds, and the highest such mean,
+    fading over the window (`weights`): which principal is the heavier, for the CPU share."""
 
     PRUNE_AT = 64  # principals remembered before the ones not seen within the window are dropped
+    MEAN_S = 1.0  # the time constant of a principal's mean of requests in flight
+    LIGHTER_BY = 2.0  # another principal this many times as heavy makes a principal the lighter
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._lock = threading.Lock()
         self._held: dict[str, int] = {}
         self._seen: dict[str, float] = {}  # principal → when its last request took a slot
+        # principal → (mean of its requests in flight here, highest mean, when last counted)
+        self._load: dict[str, tuple[float, float, float]] = {}
         self._parked = 0
         # the server's other processes (`warm` sets it in a web worker; None: this one alone)
         self.neighbours: Neighbours | None = None
 
-    def _seen_ago(self) -> dict[str, float]:
-        """The principals served here within the window, by the seconds since their last slot."""
+    def _seen_ago(self) -> dict[str, tuple[float, float]]:
+        """The principals served here within the window: the seconds since their last slot, and
+        their weight (`weights`)."""
         at = self._clock()
         since = at - settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
         with self._lock:
-            return {p: at - t for p, t in self._seen.items() if t >= since}
+            return {p: (at - t, self._weight(p, at)) for p, t in self._seen.items() if t >= since}
+
+    def _counted(self, principal_id: str, at: float) -> tuple[float, float]:
+        """The principal's mean of requests in flight and its highest mean, brought to `at`
+        with the count it has held since they were last counted (under the lock)."""
+        held = self._held.get(principal_id, 0)
+        mean, peak, then = self._load.get(principal_id, (0.0, 0.0, at))
+        gone = max(0.0, at - then)
+        mean = held + (mean - held) * math.exp(-gone / self.MEAN_S)
+        window = max(1, settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S)
+        return mean, max(mean, peak * math.exp(-gone / window))
+
+    def _count(self, principal_id: str, at: float) -> None:
+        """Bring the principal's counts to `at`, before its count of slots changes."""
+        mean, peak = self._counted(principal_id, at)
+        self._load[principal_id] = (mean, peak, at)
+
+    def _weight(self, principal_id: str, at: float) -> float:
+        return self._counted(principal_id, at)[1] if principal_id in self._load else 0.0
+
+    def weights(self) -> dict[str, float]:
+        """How heavy each principal the server served within the window is: the highest mean
+        of its requests in flight at once (over about MEAN_S seconds), fading over the window;
+        summed over the server's processes (`Neighbours`, at most a second old). Waiting for its
+        share counts as in flight: holding a principal makes it no lighter. A client's requests
+        in flight do not grow when another tenant slows the server down, as their cost does:
+        one connection in a closed loop keeps at most one."""
+        at = self._clock()
+        since = at - settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
+        with self._lock:
+            found = {
+                p: self._weight(p, at)
+                for p, t in self._seen.items()
+                if t >= since or p in self._held
+            }
+        neighbours = self.neighbours
+        if neighbours is not None:
+            window = settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
+            for p, weight in neighbours.weights(window).items():
+                found[p] = found.get(p, 0.0) + weight
+        return found
+
+    def lighter(self, principal_id: str) -> bool:
+        """Whether another principal the server serves is more than LIGHTER_BY times as heavy
+        as this one (`weights`): then this one is the lighter, and the CPU share does not hold
+        it."""
+        weights = self.weights()
+        mine = weights.get(principal_id, 0.0)
+        return any(w > self.LIGHTER_BY * mine for p, w in weights.items() if p != principal_id)
 
     def shared_on_host(self, principal_id: str) -> bool:
         """`shared`, or another process of this server served another principal within the
@@ -215,6 +274,7 @@ class InFlight:
         since = at - settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
         if len(self._seen) > self.PRUNE_AT:
             self._seen = {p: t for p, t in self._seen.items() if t >= since or p in self._held}
+            self._load = {p: c for p, c in self._load.items() if p in self._seen}
         if any(p != principal_id for p in self._held):
             return True
         return any(p != principal_id and t >= since for p, t in self._seen.items())
@@ -228,6 +288,7 @@ class InFlight:
             held = self._held.get(principal_id, 0)
             if 0 < limit <= held and self._shared(principal_id, at):
                 return False
+            self._count(principal_id, at)
             self._held[principal_id] = held + 1
             self._seen[principal_id] = at
         if self.neighbours is not None and settings.SPOKE_MEMORY_SHARED_CPU_SHARE > 0:
@@ -235,7 +296,9 @@ class InFlight:
         return True
 
     def leave(self, principal_id: str) -> None:
+        at = self._clock()
         with self._lock:
+            self._count(principal_id, at)
             held = self._held.get(principal_id, 0) - 1
             if held > 0:
                 self._held[principal_id] = held
@@ -293,11 +356,13 @@ class CpuShare:
     """Each principal's share of a web process's time while the server serves other principals
     too (docs/decisions.md "CPU share while shared"): a bucket per principal, in memory, filled at
     SPOKE_MEMORY_SHARED_CPU_SHARE seconds a second (at most BURST_S seconds' worth) and emptied
-    by the cost of each of its answered requests (its thread's CPU time, measured in
-    `WireView.dispatch`). While the server is shared (`InFlight.shared_on_host`: the in-flight
-    limit's rule, over every process of the server on this host), a principal whose bucket is
-    in debt waits for it before its next request (`wait`, `pace`); alone, it is never held and
-    carries no debt. 0 turns it off."""
+    by the cost of each of its answered requests (its thread's CPU time and its SQL statements'
+    wall time, measured in `WireView.dispatch`). While the server is shared
+    (`InFlight.shared_on_host`: the in-flight limit's rule, over every process of the server on
+    this host), a principal whose bucket is in debt waits for it before its next request (`wait`,
+    `pace`), unless it is the lighter one (`InFlight.lighter`: another principal keeps more than
+    twice as many requests in flight); alone, or the lighter, it is never held and carries no
+    debt. 0 turns it off."""
 
     BURST_S = 1.0  # the bucket holds one second's share: a burst of that much runs at once
     PRUNE_AT = 64  # buckets remembered before the full ones are dropped
@@ -323,17 +388,23 @@ class CpuShare:
         at = self._clock()
         with self._lock:
             credit = self._credit(principal_id, at, share)
-        if credit >= 0 or not self._in_flight.shared_on_host(principal_id):
+        if credit >= 0 or not self._held_here(principal_id):
             return 0.0
         return -credit / share
 
+    def _held_here(self, principal_id: str) -> bool:
+        """Whether the principal may be held for its share: the server serves another principal
+        too, and none of them is more than twice as heavy (`InFlight.lighter`)."""
+        in_flight = self._in_flight
+        return in_flight.shared_on_host(principal_id) and not in_flight.lighter(principal_id)
+
     def charge(self, principal_id: str, cost: float) -> None:
         """Take an answered request's cost (seconds) from the principal's bucket; a principal
-        served alone spends from it but never goes into debt."""
+        served alone, or the lighter one, spends from it but never goes into debt."""
         share = settings.SPOKE_MEMORY_SHARED_CPU_SHARE
         if share <= 0:
             return
-        floor = None if self._in_flight.shared_on_host(principal_id) else 0.0
+        floor = None if self._held_here(principal_id) else 0.0
         at = self._clock()
         with self._lock:
             credit = self._credit(principal_id, at, share) - cost
@@ -365,15 +436,26 @@ class CpuShare:
 
     @contextmanager
     def metered(self) -> Iterator[Callable[[], float]]:
-        """The block's cost so far, as a function: its thread's CPU time (0 with the share
-        off). Not the wall time of its SQL: that grows with every other taker of the cores, so
-        a light principal's statements, slowed by a heavy one, would count against the light
-        one (docs/reliability.md, finding 8)."""
+        """The block's cost so far, as a function: its thread's CPU time and the wall time of
+        its SQL statements (0 with the share off). A listing's cost is mostly its SQL, which is
+        PostgreSQL's CPU, not the web thread's. The SQL's wall time grows with every other
+        taker of the cores, a light principal's slowed by a heavy one's too: that is why the
+        lighter principal is never held (`InFlight.lighter`; docs/reliability.md, finding 8)."""
         if settings.SPOKE_MEMORY_SHARED_CPU_SHARE <= 0:
             yield lambda: 0.0
             return
+        sql = [0.0]
+
+        def timed(execute, *args):
+            began = time.perf_counter()
+            try:
+                return execute(*args)
+            finally:
+                sql[0] += time.perf_counter() - began
+
         began = time.thread_time()
-        yield lambda: time.thread_time() - began
+        with connection.execute_wrapper(timed):
+            yield lambda: time.thread_time() - began + sql[0]
 
 
 CPU_SHARE = CpuShare(IN_FLIGHT)

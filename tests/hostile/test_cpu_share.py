@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.dispatch import views
+from memory.dispatch import edge, views
 from memory.dispatch.neighbours import Neighbours
 from tests.conftest import make_persona
 from tests.hostile.conftest import census, shared_fact
@@ -205,7 +205,6 @@ def test_another_process_of_the_server_serving_another_principal_makes_it_shared
 def test_an_mcp_tool_call_is_held_for_the_same_share(paced, monkeypatch):
     """The MCP edge (memory/dispatch/edge.py) asks the same buckets before a tool call and
     charges its cost to them."""
-    from memory.dispatch import edge
     from memory.wire.errors import RateLimited
 
     writer, share, clock, slept = paced
@@ -245,7 +244,7 @@ def test_a_light_principal_is_not_held_whatever_its_requests_cost_beside_a_heavi
         assert share.wait("light") == 0
         clock.at += 0.003
         count.leave("hog")
-        share.charge("hog", 0.002)
+        share.charge("hog", 0.01)  # 1 s a second
         assert count.enter("hog")
     assert share.wait("hog") > 0
 
