@@ -54,4 +54,4 @@ def edge_call(principal: Principal, op: str, body: dict) -> dict:
             charge_refused(principal, size)
             raise
         finally:
-            CPU_SHARE.charge(principal.principal_id, cost())
+            CPU_SHARE.charge(principal.principal_id, *cost())

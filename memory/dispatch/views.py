@@ -244,13 +244,17 @@ class InFlight:
                 found[p] = found.get(p, 0.0) + weight
         return found
 
-    def lighter(self, principal_id: str) -> bool:
-        """Whether another principal the server serves is more than LIGHTER_BY times as heavy
-        as this one (`weights`): then this one is the lighter, and the CPU share does not hold
-        it."""
+    def compared(self, principal_id: str) -> tuple[bool, bool]:
+        """Whether another principal the server serves outweighs this one more than LIGHTER_BY
+        times over (`weights`; this one is then the lighter: the CPU share neither holds it nor
+        lets it go into debt), and whether this one outweighs another that much (it is then the
+        heavier: its SQL's time counts against its share too)."""
         weights = self.weights()
         mine = weights.get(principal_id, 0.0)
-        return any(w > self.LIGHTER_BY * mine for p, w in weights.items() if p != principal_id)
+        others = [w for p, w in weights.items() if p != principal_id]
+        lighter = any(w > self.LIGHTER_BY * mine for w in others)
+        heavier = any(self.LIGHTER_BY * w < mine for w in others)
+        return lighter, heavier
 
     def shared_on_host(self, principal_id: str) -> bool:
         """`shared`, or another process of this server served another principal within the
@@ -356,13 +360,13 @@ class CpuShare:
     """Each principal's share of a web process's time while the server serves other principals
     too (docs/decisions.md "CPU share while shared"): a bucket per principal, in memory, filled at
     SPOKE_MEMORY_SHARED_CPU_SHARE seconds a second (at most BURST_S seconds' worth) and emptied
-    by the cost of each of its answered requests (its thread's CPU time and its SQL statements'
-    wall time, measured in `WireView.dispatch`). While the server is shared
-    (`InFlight.shared_on_host`: the in-flight limit's rule, over every process of the server on
-    this host), a principal whose bucket is in debt waits for it before its next request (`wait`,
-    `pace`), unless it is the lighter one (`InFlight.lighter`: another principal keeps more than
-    twice as many requests in flight); alone, or the lighter, it is never held and carries no
-    debt. 0 turns it off."""
+    by the cost of each of its answered requests (its thread's CPU time, measured in
+    `WireView.dispatch`, and its SQL statements' wall time when it is the heavier one). While
+    the server is shared (`InFlight.shared_on_host`: the in-flight limit's rule, over every
+    process of the server on this host), a principal whose bucket is in debt waits for it before
+    its next request (`wait`, `pace`), unless it is the lighter one (`InFlight.compared`:
+    another principal keeps more than twice as many requests in flight); alone, or the lighter,
+    it is never held and carries no debt. 0 turns it off."""
 
     BURST_S = 1.0  # the bucket holds one second's share: a burst of that much runs at once
     PRUNE_AT = 64  # buckets remembered before the full ones are dropped
@@ -388,23 +392,26 @@ class CpuShare:
         at = self._clock()
         with self._lock:
             credit = self._credit(principal_id, at, share)
-        if credit >= 0 or not self._held_here(principal_id):
+        if credit >= 0 or not self._in_flight.shared_on_host(principal_id):
+            return 0.0
+        if self._in_flight.compared(principal_id)[0]:  # the lighter one
             return 0.0
         return -credit / share
 
-    def _held_here(self, principal_id: str) -> bool:
-        """Whether the principal may be held for its share: the server serves another principal
-        too, and none of them is more than twice as heavy (`InFlight.lighter`)."""
-        in_flight = self._in_flight
-        return in_flight.shared_on_host(principal_id) and not in_flight.lighter(principal_id)
-
-    def charge(self, principal_id: str, cost: float) -> None:
-        """Take an answered request's cost (seconds) from the principal's bucket; a principal
-        served alone, or the lighter one, spends from it but never goes into debt."""
+    def charge(self, principal_id: str, cpu: float, sql: float = 0.0) -> None:
+        """Take an answered request's cost from the principal's bucket: its thread's CPU time
+        (seconds), and the wall time of its SQL statements when it is the heavier one
+        (`InFlight.compared`). A principal served alone, or the lighter one, spends from it but
+        never goes into debt."""
         share = settings.SPOKE_MEMORY_SHARED_CPU_SHARE
         if share <= 0:
             return
-        floor = None if self._held_here(principal_id) else 0.0
+        lighter = heavier = False
+        shared = self._in_flight.shared_on_host(principal_id)
+        if shared:
+            lighter, heavier = self._in_flight.compared(principal_id)
+        cost = cpu + (sql if heavier else 0.0)
+        floor = None if shared and not lighter else 0.0
         at = self._clock()
         with self._lock:
             credit = self._credit(principal_id, at, share) - cost
@@ -435,14 +442,14 @@ class CpuShare:
             raise rate_limited(wait, OVER_SHARE)
 
     @contextmanager
-    def metered(self) -> Iterator[Callable[[], float]]:
+    def metered(self) -> Iterator[Callable[[], tuple[float, float]]]:
         """The block's cost so far, as a function: its thread's CPU time and the wall time of
-        its SQL statements (0 with the share off). A listing's cost is mostly its SQL, which is
-        PostgreSQL's CPU, not the web thread's. The SQL's wall time grows with every other
-        taker of the cores, a light principal's slowed by a heavy one's too: that is why the
-        lighter principal is never held (`InFlight.lighter`; docs/reliability.md, finding 8)."""
+        its SQL statements, in seconds (0 with the share off), for `charge`. A listing's cost
+        is mostly its SQL, which is PostgreSQL's CPU, not the web thread's; but the SQL's wall
+        time grows with every other taker of the cores, a light principal's slowed by a heavy
+        one's too, so it counts only against the heavier one (docs/reliability.md, finding 8)."""
         if settings.SPOKE_MEMORY_SHARED_CPU_SHARE <= 0:
-            yield lambda: 0.0
+            yield lambda: (0.0, 0.0)
             return
         sql = [0.0]
 
@@ -455,7 +462,7 @@ class CpuShare:
 
         began = time.thread_time()
         with connection.execute_wrapper(timed):
-            yield lambda: time.thread_time() - began + sql[0]
+            yield lambda: (time.thread_time() - began, sql[0])
 
 
 CPU_SHARE = CpuShare(IN_FLIGHT)
@@ -620,7 +627,7 @@ class WireView(APIView):
             finally:
                 if self.holding is not None:
                     IN_FLIGHT.leave(self.holding)
-                    CPU_SHARE.charge(self.holding, cost())
+                    CPU_SHARE.charge(self.holding, *cost())
 
     def throttled(self, request, wait) -> NoReturn:
         # Read and discard the unparsed body first, as the byte budget's refusal does: answered

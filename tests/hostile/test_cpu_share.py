@@ -240,7 +240,7 @@ def test_a_light_principal_is_not_held_whatever_its_requests_cost_beside_a_heavi
     assert count.enter("hog") and count.enter("hog")  # two of its requests always in flight
     for _ in range(1000):  # 10 s
         busy(count, clock, "light", 0.007)
-        share.charge("light", 0.005)  # 0.5 s a second: twice its share
+        share.charge("light", 0.001, 0.004)  # 0.5 s a second: twice its share
         assert share.wait("light") == 0
         clock.at += 0.003
         count.leave("hog")
@@ -262,17 +262,40 @@ def test_two_principals_alike_are_both_held_for_their_share(share_on):
     assert share.wait("two") > 0
 
 
-def test_a_request_is_charged_the_wall_time_of_its_sql_too(api, paced, monkeypatch):
+def test_a_request_of_the_heavier_principal_is_charged_the_wall_time_of_its_sql_too(
+    api, paced, monkeypatch
+):
     """A listing's cost is mostly its SQL, PostgreSQL's CPU, not the web thread's: the wall time
-    of its statements counts (here a request that spends no CPU of its own, 1 s per statement)."""
+    of its statements counts against a principal that outweighs another (here one that kept a
+    request in flight for a second beside one served once, at once; its request spends no CPU of
+    its own and 1 s per statement)."""
     writer, share, clock, _ = paced
+    assert views.IN_FLIGHT.enter(writer.id)
+    clock.at += 1.0
     monkeypatch.setattr(views.time, "thread_time", lambda: 10.0)
     ticks = iter(range(0, 10_000))
     monkeypatch.setattr(views.time, "perf_counter", lambda: float(next(ticks)))
     got = api(writer, "memory.records.list", {"space_id": "s1"})
+    views.IN_FLIGHT.leave(writer.id)
     assert got.status == 200, got.body
     # at least one statement of 1 s against a 0.25 s bucket: the next waits 3 s or more
     assert share.wait(writer.id) >= (1.0 - SHARE) / SHARE - 1e-6
+
+
+def test_principals_alike_are_charged_their_cpu_only(share_on):
+    """Where no principal outweighs another twice over (tenants alike, each in a loop of its
+    own), the SQL's wall time does not count: it grows with the load they put on the server
+    together, and counted, it held every one of four tenants alike (bench.mixed_load: 20% of its
+    requests refused). They are held for their threads' CPU time only."""
+    clock = Clock()
+    count, share = fresh(clock)
+    for _ in range(500):  # 5 s: each 0.1 s of CPU a second, and 1 s of SQL
+        for who in ("one", "two"):
+            busy(count, clock, who, 0.004)
+            share.charge(who, 0.001, 0.01)
+        clock.at += 0.002
+        assert share.wait("one") == 0
+        assert share.wait("two") == 0
 
 
 def test_a_light_principal_served_by_another_process_than_the_heavy_one_is_not_held(
