@@ -16,7 +16,6 @@ from typing import NoReturn
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.renderers import JSONRenderer
@@ -193,6 +192,7 @@ class InFlight:
         # principal → (mean of its requests in flight here, highest mean, when last counted)
         self._load: dict[str, tuple[float, float, float]] = {}
         self._parked = 0
+        self._local = threading.local()  # this thread's seconds held in `park`, in all
         # the server's other processes (`warm` sets it in a web worker; None: this one alone)
         self.neighbours: Neighbours | None = None
 
@@ -248,7 +248,7 @@ class InFlight:
         """Whether another principal the server serves outweighs this one more than LIGHTER_BY
         times over (`weights`; this one is then the lighter: the CPU share neither holds it nor
         lets it go into debt), and whether this one outweighs another that much (it is then the
-        heavier: its SQL's time counts against its share too)."""
+        heavier: its requests' whole time in the server counts against its share)."""
         weights = self.weights()
         mine = weights.get(principal_id, 0.0)
         others = [w for p, w in weights.items() if p != principal_id]
@@ -330,12 +330,17 @@ class InFlight:
                 return 0.0
             try:
                 time.sleep(delay)
+                self._local.held = getattr(self._local, "held", 0.0) + delay
             finally:
                 self.leave(principal_id)
         finally:
             with self._lock:
                 self._parked -= 1
         return delay
+
+    def held_s(self) -> float:
+        """The seconds this thread has been held in `park`, in all."""
+        return getattr(self._local, "held", 0.0)
 
     @contextmanager
     def slot(self, principal: Principal) -> Iterator[None]:
@@ -361,7 +366,7 @@ class CpuShare:
     too (docs/decisions.md "CPU share while shared"): a bucket per principal, in memory, filled at
     SPOKE_MEMORY_SHARED_CPU_SHARE seconds a second (at most BURST_S seconds' worth) and emptied
     by the cost of each of its answered requests (its thread's CPU time, measured in
-    `WireView.dispatch`, and its SQL statements' wall time when it is the heavier one). While
+    `WireView.dispatch`; its whole time in the server when it is the heavier one). While
     the server is shared (`InFlight.shared_on_host`: the in-flight limit's rule, over every
     process of the server on this host), a principal whose bucket is in debt waits for it before
     its next request (`wait`, `pace`), unless it is the lighter one (`InFlight.compared`:
@@ -398,9 +403,9 @@ class CpuShare:
             return 0.0
         return -credit / share
 
-    def charge(self, principal_id: str, cpu: float, sql: float = 0.0) -> None:
+    def charge(self, principal_id: str, cpu: float, wall: float = 0.0) -> None:
         """Take an answered request's cost from the principal's bucket: its thread's CPU time
-        (seconds), and the wall time of its SQL statements when it is the heavier one
+        (seconds), or its time in the server (`metered`) when it is the heavier one
         (`InFlight.compared`). A principal served alone, or the lighter one, spends from it but
         never goes into debt."""
         share = settings.SPOKE_MEMORY_SHARED_CPU_SHARE
@@ -410,7 +415,7 @@ class CpuShare:
         shared = self._in_flight.shared_on_host(principal_id)
         if shared:
             lighter, heavier = self._in_flight.compared(principal_id)
-        cost = cpu + (sql if heavier else 0.0)
+        cost = max(cpu, wall) if heavier else cpu
         floor = None if shared and not lighter else 0.0
         at = self._clock()
         with self._lock:
@@ -443,26 +448,21 @@ class CpuShare:
 
     @contextmanager
     def metered(self) -> Iterator[Callable[[], tuple[float, float]]]:
-        """The block's cost so far, as a function: its thread's CPU time and the wall time of
-        its SQL statements, in seconds (0 with the share off), for `charge`. A listing's cost
-        is mostly its SQL, which is PostgreSQL's CPU, not the web thread's; but the SQL's wall
-        time grows with every other taker of the cores, a light principal's slowed by a heavy
-        one's too, so it counts only against the heavier one (docs/reliability.md, finding 8)."""
+        """The block's cost so far, as a function, for `charge`: its thread's CPU time, and its
+        time in the server (its wall time, less any time it was held for its share), in seconds
+        (0 with the share off). A listing's cost is mostly its SQL, PostgreSQL's CPU, which its
+        thread's CPU time leaves out; but the wall time grows with every other taker of the
+        cores, a light principal's slowed by a heavy one too, so it counts only against the
+        heavier one (docs/reliability.md, finding 8)."""
         if settings.SPOKE_MEMORY_SHARED_CPU_SHARE <= 0:
             yield lambda: (0.0, 0.0)
             return
-        sql = [0.0]
-
-        def timed(execute, *args):
-            began = time.perf_counter()
-            try:
-                return execute(*args)
-            finally:
-                sql[0] += time.perf_counter() - began
-
-        began = time.thread_time()
-        with connection.execute_wrapper(timed):
-            yield lambda: (time.thread_time() - began, sql[0])
+        in_flight = self._in_flight
+        cpu, wall, held = time.thread_time(), time.perf_counter(), in_flight.held_s()
+        yield lambda: (
+            time.thread_time() - cpu,
+            max(0.0, time.perf_counter() - wall - (in_flight.held_s() - held)),
+        )
 
 
 CPU_SHARE = CpuShare(IN_FLIGHT)
