@@ -59,12 +59,13 @@ class Neighbours:
         seen = self._current(at)
         return any(p != principal_id and t >= at - window for p, (t, _) in seen.items())
 
-    def weights(self, window: float) -> dict[str, float]:
+    def weights(self, window: float) -> dict[str, tuple[float, float]]:
         """The weight of each principal the other processes served within `window` seconds,
-        summed over them, each fading over the window from when that process last served it."""
+        summed over them, each fading over the window from when that process last served it,
+        and the seconds since one of them last served it."""
         at = self._clock()
         return {
-            p: w * math.exp(-max(0.0, at - t) / max(1.0, window))
+            p: (w * math.exp(-max(0.0, at - t) / max(1.0, window)), max(0.0, at - t))
             for p, (t, w) in self._current(at).items()
             if t >= at - window
         }

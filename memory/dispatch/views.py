@@ -183,6 +183,8 @@ class InFlight:
     PRUNE_AT = 64  # principals remembered before the ones not seen within the window are dropped
     MEAN_S = 1.0  # the time constant of a principal's mean of requests in flight
     LIGHTER_BY = 2.0  # another principal this many times as heavy makes a principal the lighter
+    # the heavier principal pays its whole time while a lighter one was served this recently
+    ACTIVE_S = 5.0
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
@@ -222,38 +224,41 @@ class InFlight:
     def _weight(self, principal_id: str, at: float) -> float:
         return self._counted(principal_id, at)[1] if principal_id in self._load else 0.0
 
-    def weights(self) -> dict[str, float]:
-        """How heavy each principal the server served within the window is: the highest mean
-        of its requests in flight at once (over about MEAN_S seconds), fading over the window;
-        summed over the server's processes (`Neighbours`, at most a second old). Waiting for its
-        share counts as in flight: holding a principal makes it no lighter. A client's requests
-        in flight do not grow when another tenant slows the server down, as their cost does:
-        one connection in a closed loop keeps at most one."""
+    def weights(self) -> dict[str, tuple[float, float]]:
+        """How heavy each principal the server served within the window is, and the seconds
+        since it was last served. Its weight: the highest mean of its requests in flight at once
+        (over about MEAN_S seconds), fading over the window; summed over the server's processes
+        (`Neighbours`, at most a second old). Waiting for its share counts as in flight: holding
+        a principal makes it no lighter. A client's requests in flight do not grow when another
+        tenant slows the server down, as their cost does: one connection in a closed loop keeps
+        at most one."""
         at = self._clock()
         since = at - settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
         with self._lock:
             found = {
-                p: self._weight(p, at)
+                p: (self._weight(p, at), 0.0 if p in self._held else at - t)
                 for p, t in self._seen.items()
                 if t >= since or p in self._held
             }
         neighbours = self.neighbours
         if neighbours is not None:
             window = settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
-            for p, weight in neighbours.weights(window).items():
-                found[p] = found.get(p, 0.0) + weight
+            for p, (weight, ago) in neighbours.weights(window).items():
+                mine, mine_ago = found.get(p, (0.0, ago))
+                found[p] = (mine + weight, min(ago, mine_ago))
         return found
 
     def compared(self, principal_id: str) -> tuple[bool, bool]:
         """Whether another principal the server serves outweighs this one more than LIGHTER_BY
         times over (`weights`; this one is then the lighter: the CPU share neither holds it nor
         lets it go into debt), and whether this one outweighs another that much (it is then the
-        heavier: its requests' whole time in the server counts against its share)."""
+        heavier: its requests' whole time in the server counts against its share, while that
+        other one was served within ACTIVE_S)."""
         weights = self.weights()
-        mine = weights.get(principal_id, 0.0)
-        others = [w for p, w in weights.items() if p != principal_id]
-        lighter = any(w > self.LIGHTER_BY * mine for w in others)
-        heavier = any(self.LIGHTER_BY * w < mine for w in others)
+        mine = weights.get(principal_id, (0.0, 0.0))[0]
+        others = [wa for p, wa in weights.items() if p != principal_id]
+        lighter = any(w > self.LIGHTER_BY * mine for w, _ in others)
+        heavier = any(self.LIGHTER_BY * w < mine and a <= self.ACTIVE_S for w, a in others)
         return lighter, heavier
 
     def shared_on_host(self, principal_id: str) -> bool:

@@ -321,3 +321,21 @@ def test_a_light_principal_served_by_another_process_than_the_heavy_one_is_not_h
     share.charge("light", 2.0)
     assert here.shared_on_host("light")
     assert share.wait("light") == 0
+
+
+def test_the_heavier_pays_its_whole_time_only_while_the_lighter_one_is_served(share_on):
+    """An app beside an occasional second principal (an agent's token): while that one is
+    served the app pays its requests' whole time; a few seconds after its last call, the app's
+    CPU time only, as before (it is still held to its share of CPU for the window)."""
+    clock = Clock()
+    count, share = fresh(clock)
+    assert count.enter("app") and count.enter("app")
+    clock.at += 1.0
+    served(count, "agent")
+    share.charge("app", 0.0, SHARE * 1.0 + 0.25)  # right after the agent's call: 1 s of debt
+    assert share.wait("app") == pytest.approx(1.0)
+    clock.at += 10.0  # 10 s later (its bucket full again), the agent not served since
+    share.charge("app", 0.0, 5.0)
+    assert share.wait("app") == 0
+    share.charge("app", SHARE * 1.0 + 0.25, 0.0)
+    assert share.wait("app") == pytest.approx(1.0)
