@@ -1,5 +1,6 @@
 """The other processes of this web server (one gunicorn's workers, on one host, sharing its
-cores): which principals they served within SPOKE_MEMORY_IN_FLIGHT_WINDOW_S. Shared through one
+cores): which principals they served within SPOKE_MEMORY_IN_FLIGHT_WINDOW_S, and each one's
+weight there (how many requests it holds at once, `InFlight.weights`). Shared through one
 small file per process in a directory (no round trip per request): each process rewrites its own
 at most once a second, and reads the others' at most once a second. The CPU share asks it whether
 the host serves another principal too (memory/dispatch/views.py `CpuShare`): a principal's

@@ -249,16 +249,21 @@ class InFlight:
         return found
 
     def compared(self, principal_id: str) -> tuple[bool, bool]:
-        """Whether another principal the server serves outweighs this one more than LIGHTER_BY
-        times over (`weights`; this one is then the lighter: the CPU share neither holds it nor
-        lets it go into debt), and whether this one outweighs another that much (it is then the
-        heavier: its requests' whole time in the server counts against its share, while that
-        other one was served within ACTIVE_S)."""
+        """Whether this principal is the lighter one: a sequential client (a weight of at most
+        one request in flight, `weights`) that another sharing principal outweighs more than
+        LIGHTER_BY times over (the CPU share neither holds it nor lets it go into debt); and
+        whether it is the heavier one: it outweighs such a lighter one, served within ACTIVE_S,
+        that much (its requests' whole time in the server counts against its share). Principals
+        with more than one request in flight are never the lighter: a principal held for its
+        share keeps its held requests in flight, and the threads they hold, so among tenants
+        alike the first one held would soon outweigh the others."""
         weights = self.weights()
         mine = weights.get(principal_id, (0.0, 0.0))[0]
         others = [wa for p, wa in weights.items() if p != principal_id]
-        lighter = any(w > self.LIGHTER_BY * mine for w, _ in others)
-        heavier = any(self.LIGHTER_BY * w < mine and a <= self.ACTIVE_S for w, a in others)
+        lighter = mine <= 1.0 and any(w > self.LIGHTER_BY * mine for w, _ in others)
+        heavier = any(
+            w <= 1.0 and self.LIGHTER_BY * w < mine and ago <= self.ACTIVE_S for w, ago in others
+        )
         return lighter, heavier
 
     def shared_on_host(self, principal_id: str) -> bool:

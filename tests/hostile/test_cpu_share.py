@@ -10,7 +10,12 @@ the cores. A principal
 over it is paced: its next request waits for its share, up to SPOKE_MEMORY_REFUSAL_DELAY_MS, then
 is `429 rate_limited` with Retry-After, changing nothing. A principal served alone is never paced
 (docs/decisions.md "CPU share while shared"). The load is measured in bench/tenant_isolation.py
-(docs/reliability.md, finding 8)."""
+(docs/reliability.md, finding 8).
+
+The share is unequal (docs/decisions.md "The heavier principal yields to a lighter one"): a
+principal that another sharing principal outweighs more than twice over (requests in flight at
+once, over the server's processes) is never held; one that outweighs a lighter one being served
+pays its requests' whole time in the server, not only their CPU."""
 
 from __future__ import annotations
 
@@ -339,3 +344,23 @@ def test_the_heavier_pays_its_whole_time_only_while_the_lighter_one_is_served(sh
     assert share.wait("app") == 0
     share.charge("app", SHARE * 1.0 + 0.25, 0.0)
     assert share.wait("app") == pytest.approx(1.0)
+
+
+def test_tenants_with_requests_in_parallel_are_never_the_lighter_one(share_on):
+    """Only a sequential client (at most one request in flight) is the lighter one. Tenants with
+    several clients each are alike however their requests in flight compare: a principal held
+    for its share keeps its held requests in flight (and their threads), so among tenants alike
+    the first one held would soon outweigh the others twice over, pay its whole time, and be held
+    more (bench.mixed_load: 18% of its requests refused)."""
+    clock = Clock()
+    count, share = fresh(clock)
+    assert all(count.enter("held") for _ in range(3))  # three in flight, most of them held
+    for _ in range(300):  # 3 s: the other keeps one request in flight, and a second 20% of the time
+        assert count.enter("other")
+        busy(count, clock, "other", 0.002)
+        clock.at += 0.008
+        count.leave("other")
+    share.charge("held", 0.0, 5.0)  # 5 s in the server, no CPU: not counted
+    assert share.wait("held") == 0
+    share.charge("other", SHARE * 1.0 + 0.25, 0.0)  # over its CPU share: held, as before
+    assert share.wait("other") == pytest.approx(1.0)
