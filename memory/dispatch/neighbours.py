@@ -32,12 +32,14 @@ class Neighbours:
         self._lock = threading.Lock()
         self._written_at = float("-inf")
         self._read_at = float("-inf")
-        # principal → when another process last served it, and its weight there (summed)
-        self._others: dict[str, tuple[float, float]] = {}
+        # principal → when another process last served it, its weight there (summed), and
+        # whether it had two requests in flight at once in one of them within the window
+        self._others: dict[str, tuple[float, float, bool]] = {}
 
-    def publish(self, seen: Callable[[], dict[str, tuple[float, float]]]) -> None:
+    def publish(self, seen: Callable[[], dict[str, tuple[float, float, bool]]]) -> None:
         """Write this process's principals (`seen()`: principal → the seconds since it last took
-        a slot here, and its weight here, `InFlight.weights`) with the wall time of that slot,
+        a slot here, its weight here, and whether it held two at once, `InFlight.weights`) with
+        the wall time of that slot,
         at most once every EVERY_S; a failed write is skipped (the others then see this process
         as serving nobody new, as before the file existed)."""
         at = self._clock()
@@ -45,7 +47,9 @@ class Neighbours:
             if at - self._written_at < self.EVERY_S:
                 return
             self._written_at = at
-        text = "".join(f"{at - ago:.3f} {w:.3f} {p}\n" for p, (ago, w) in seen().items())
+        text = "".join(
+            f"{at - ago:.3f} {w:.3f} {int(par)} {p}\n" for p, (ago, w, par) in seen().items()
+        )
         path = self._dir / f"{self._group}-{self._me}"
         with contextlib.suppress(OSError):
             self._dir.mkdir(parents=True, exist_ok=True)
@@ -58,20 +62,21 @@ class Neighbours:
         seconds (as of its file's last writing, at most EVERY_S old)."""
         at = self._clock()
         seen = self._current(at)
-        return any(p != principal_id and t >= at - window for p, (t, _) in seen.items())
+        return any(p != principal_id and t >= at - window for p, (t, _, _) in seen.items())
 
-    def weights(self, window: float) -> dict[str, tuple[float, float]]:
+    def weights(self, window: float) -> dict[str, tuple[float, float, bool]]:
         """The weight of each principal the other processes served within `window` seconds,
-        summed over them, each fading over the window from when that process last served it,
-        and the seconds since one of them last served it."""
+        summed over them, each fading over the window from when that process last served it;
+        the seconds since one of them last served it; whether it had two requests in flight at
+        once in one of them."""
         at = self._clock()
         return {
-            p: (w * math.exp(-max(0.0, at - t) / max(1.0, window)), max(0.0, at - t))
-            for p, (t, w) in self._current(at).items()
+            p: (w * math.exp(-max(0.0, at - t) / max(1.0, window)), max(0.0, at - t), par)
+            for p, (t, w, par) in self._current(at).items()
             if t >= at - window
         }
 
-    def _current(self, at: float) -> dict[str, tuple[float, float]]:
+    def _current(self, at: float) -> dict[str, tuple[float, float, bool]]:
         """The others' files as last read, read again when that is EVERY_S old."""
         with self._lock:
             due = at - self._read_at >= self.EVERY_S
@@ -83,8 +88,8 @@ class Neighbours:
                 self._others = found
         return self._others
 
-    def _read(self, at: float) -> dict[str, tuple[float, float]]:
-        found: dict[str, tuple[float, float]] = {}
+    def _read(self, at: float) -> dict[str, tuple[float, float, bool]]:
+        found: dict[str, tuple[float, float, bool]] = {}
         try:
             paths = list(self._dir.iterdir())
         except OSError:
@@ -104,13 +109,14 @@ class Neighbours:
             except OSError:
                 continue
             for line in text.splitlines():
-                when, _, rest = line.partition(" ")
-                weight, _, principal = rest.partition(" ")
+                fields = line.split(" ", 3)
+                if len(fields) != 4:
+                    continue
+                when, weight, parallel, principal = fields
                 try:
                     t, w = float(when), float(weight)
                 except ValueError:
                     continue
-                if principal:
-                    last, total = found.get(principal, (float("-inf"), 0.0))
-                    found[principal] = (max(t, last), total + w)
+                last, total, par = found.get(principal, (float("-inf"), 0.0, False))
+                found[principal] = (max(t, last), total + w, par or parallel == "1")
         return found

@@ -193,18 +193,23 @@ class InFlight:
         self._seen: dict[str, float] = {}  # principal → when its last request took a slot
         # principal → (mean of its requests in flight here, highest mean, when last counted)
         self._load: dict[str, tuple[float, float, float]] = {}
+        self._parallel: dict[str, float] = {}  # principal → when it last held two slots at once
         self._parked = 0
         self._local = threading.local()  # this thread's seconds held in `park`, in all
         # the server's other processes (`warm` sets it in a web worker; None: this one alone)
         self.neighbours: Neighbours | None = None
 
-    def _seen_ago(self) -> dict[str, tuple[float, float]]:
-        """The principals served here within the window: the seconds since their last slot, and
-        their weight (`weights`)."""
+    def _seen_ago(self) -> dict[str, tuple[float, float, bool]]:
+        """The principals served here within the window: the seconds since their last slot,
+        their weight, and whether they held two slots at once within the window (`weights`)."""
         at = self._clock()
         since = at - settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
         with self._lock:
-            return {p: (at - t, self._weight(p, at)) for p, t in self._seen.items() if t >= since}
+            return {
+                p: (at - t, self._weight(p, at), self._parallel.get(p, -math.inf) >= since)
+                for p, t in self._seen.items()
+                if t >= since
+            }
 
     def _counted(self, principal_id: str, at: float) -> tuple[float, float]:
         """The principal's mean of requests in flight and its highest mean, brought to `at`
@@ -224,9 +229,10 @@ class InFlight:
     def _weight(self, principal_id: str, at: float) -> float:
         return self._counted(principal_id, at)[1] if principal_id in self._load else 0.0
 
-    def weights(self) -> dict[str, tuple[float, float]]:
-        """How heavy each principal the server served within the window is, and the seconds
-        since it was last served. Its weight: the highest mean of its requests in flight at once
+    def weights(self) -> dict[str, tuple[float, float, bool]]:
+        """How heavy each principal the server served within the window is, the seconds since
+        it was last served, and whether it had two requests in flight at once in a process
+        within the window (a client in parallel, not a sequential one). Its weight: the highest mean of its requests in flight at once
         (over about MEAN_S seconds), fading over the window; summed over the server's processes
         (`Neighbours`, at most a second old). Waiting for its share counts as in flight: holding
         a principal makes it no lighter. A client's requests in flight do not grow when another
@@ -236,33 +242,38 @@ class InFlight:
         since = at - settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
         with self._lock:
             found = {
-                p: (self._weight(p, at), 0.0 if p in self._held else at - t)
+                p: (
+                    self._weight(p, at),
+                    0.0 if p in self._held else at - t,
+                    self._parallel.get(p, -math.inf) >= since,
+                )
                 for p, t in self._seen.items()
                 if t >= since or p in self._held
             }
         neighbours = self.neighbours
         if neighbours is not None:
             window = settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
-            for p, (weight, ago) in neighbours.weights(window).items():
-                mine, mine_ago = found.get(p, (0.0, ago))
-                found[p] = (mine + weight, min(ago, mine_ago))
+            for p, (weight, ago, parallel) in neighbours.weights(window).items():
+                mine, mine_ago, mine_parallel = found.get(p, (0.0, ago, False))
+                found[p] = (mine + weight, min(ago, mine_ago), parallel or mine_parallel)
         return found
 
     def compared(self, principal_id: str) -> tuple[bool, bool]:
-        """Whether this principal is the lighter one: a sequential client (a weight of at most
-        one request in flight, `weights`) that another sharing principal outweighs more than
-        LIGHTER_BY times over (the CPU share neither holds it nor lets it go into debt); and
-        whether it is the heavier one: it outweighs such a lighter one, served within ACTIVE_S,
-        that much (its requests' whole time in the server counts against its share). Principals
-        with more than one request in flight are never the lighter: a principal held for its
-        share keeps its held requests in flight, and the threads they hold, so among tenants
+        """Whether this principal is the lighter one: a sequential client (never two requests in
+        flight at once within the window) that another sharing principal outweighs more than
+        LIGHTER_BY times over (`weights`; the CPU share neither holds it nor lets it go into
+        debt); and whether it is the heavier one: it outweighs such a lighter one, served within
+        ACTIVE_S, that much (its requests' whole time in the server counts against its share).
+        Clients in parallel are never the lighter, whatever their weights: a principal held for
+        its share keeps its held requests in flight, and the threads they hold, so among tenants
         alike the first one held would soon outweigh the others."""
         weights = self.weights()
-        mine = weights.get(principal_id, (0.0, 0.0))[0]
-        others = [wa for p, wa in weights.items() if p != principal_id]
-        lighter = mine <= 1.0 and any(w > self.LIGHTER_BY * mine for w, _ in others)
+        mine, _, parallel = weights.get(principal_id, (0.0, 0.0, False))
+        others = [v for p, v in weights.items() if p != principal_id]
+        lighter = not parallel and any(w > self.LIGHTER_BY * mine for w, _, _ in others)
         heavier = any(
-            w <= 1.0 and self.LIGHTER_BY * w < mine and ago <= self.ACTIVE_S for w, ago in others
+            not par and self.LIGHTER_BY * w < mine and ago <= self.ACTIVE_S
+            for w, ago, par in others
         )
         return lighter, heavier
 
@@ -289,6 +300,7 @@ class InFlight:
         if len(self._seen) > self.PRUNE_AT:
             self._seen = {p: t for p, t in self._seen.items() if t >= since or p in self._held}
             self._load = {p: c for p, c in self._load.items() if p in self._seen}
+            self._parallel = {p: t for p, t in self._parallel.items() if p in self._seen}
         if any(p != principal_id for p in self._held):
             return True
         return any(p != principal_id and t >= since for p, t in self._seen.items())
@@ -304,6 +316,8 @@ class InFlight:
                 return False
             self._count(principal_id, at)
             self._held[principal_id] = held + 1
+            if held:
+                self._parallel[principal_id] = at
             self._seen[principal_id] = at
         if self.neighbours is not None and settings.SPOKE_MEMORY_SHARED_CPU_SHARE > 0:
             self.neighbours.publish(self._seen_ago)
@@ -416,8 +430,9 @@ class CpuShare:
     def charge(self, principal_id: str, cpu: float, wall: float = 0.0) -> None:
         """Take an answered request's cost from the principal's bucket: its thread's CPU time
         (seconds), or its time in the server (`metered`) when it is the heavier one
-        (`InFlight.compared`). A principal served alone, or the lighter one, spends from it but
-        never goes into debt."""
+        (`InFlight.compared`; its time beyond its CPU puts it at most one second's share in
+        debt, so a principal that just became the heavier is paced, not refused for long). A
+        principal served alone, or the lighter one, spends from it but never goes into debt."""
         share = settings.SPOKE_MEMORY_SHARED_CPU_SHARE
         if share <= 0:
             return
@@ -429,7 +444,10 @@ class CpuShare:
         floor = None if shared and not lighter else 0.0
         at = self._clock()
         with self._lock:
-            credit = self._credit(principal_id, at, share) - cost
+            before = self._credit(principal_id, at, share)
+            credit = before - cost
+            if heavier:  # its time beyond its CPU puts it at most BURST_S of its share in debt
+                credit = max(credit, min(before - cpu, -share * self.BURST_S))
             if floor is not None:
                 credit = max(floor, credit)
             self._buckets[principal_id] = (credit, at)
