@@ -336,10 +336,10 @@ SPOKE_MEMORY_REFUSAL_DELAY_MS = env_int("SPOKE_MEMORY_REFUSAL_DELAY_MS", 1000)
 # docs/decisions.md "CPU share while shared"): its requests' threads' CPU time may be this many
 # seconds a second in each web process while the server (its processes on this host) serves
 # another principal too; over it, its next request waits for its share (at most
-# SPOKE_MEMORY_REFUSAL_DELAY_MS), then 429. A principal that outweighs a lighter one being served
-# (twice as many requests in flight) pays its requests' whole time in the server instead; the
-# lighter one is never held ("The heavier principal yields to a lighter one"). 0: off. Not a wire
-# limit (per process).
+# SPOKE_MEMORY_REFUSAL_DELAY_MS), then 429. A principal that outweighs a sequential client being
+# served (more than twice its requests in flight) pays its requests' whole time in the server
+# instead, and that client is never held ("The heavier principal yields to a lighter one"). 0:
+# off. Not a wire limit (per process).
 SPOKE_MEMORY_SHARED_CPU_SHARE = env_float("SPOKE_MEMORY_SHARED_CPU_SHARE", 0.25)
 # A body refused as invalid (400 invalid_input, 413) costs the byte budget this many times its
 # size in all (docs/decisions.md "Byte budget"). Not a wire limit.

@@ -232,9 +232,9 @@ class InFlight:
     def weights(self) -> dict[str, tuple[float, float, bool]]:
         """How heavy each principal the server served within the window is, the seconds since
         it was last served, and whether it had two requests in flight at once in a process
-        within the window (a client in parallel, not a sequential one). Its weight: the highest mean of its requests in flight at once
-        (over about MEAN_S seconds), fading over the window; summed over the server's processes
-        (`Neighbours`, at most a second old). Waiting for its share counts as in flight: holding
+        within the window (a client in parallel, not a sequential one). Its weight: the highest
+        mean of its requests in flight at once (over about MEAN_S seconds), fading over the
+        window; summed over the server's processes (`Neighbours`, at most a second old). Waiting for its share counts as in flight: holding
         a principal makes it no lighter. A client's requests in flight do not grow when another
         tenant slows the server down, as their cost does: one connection in a closed loop keeps
         at most one."""
@@ -393,9 +393,9 @@ class CpuShare:
     `WireView.dispatch`; its whole time in the server when it is the heavier one). While
     the server is shared (`InFlight.shared_on_host`: the in-flight limit's rule, over every
     process of the server on this host), a principal whose bucket is in debt waits for it before
-    its next request (`wait`, `pace`), unless it is the lighter one (`InFlight.compared`:
-    another principal keeps more than twice as many requests in flight); alone, or the lighter,
-    it is never held and carries no debt. 0 turns it off."""
+    its next request (`wait`, `pace`), unless it is the lighter one (`InFlight.compared`: a
+    sequential client beside a principal with more than twice its requests in flight); alone, or
+    the lighter, it is never held and carries no debt. 0 turns it off."""
 
     BURST_S = 1.0  # the bucket holds one second's share: a burst of that much runs at once
     PRUNE_AT = 64  # buckets remembered before the full ones are dropped
@@ -414,7 +414,8 @@ class CpuShare:
 
     def wait(self, principal_id: str) -> float:
         """The seconds this principal's next request must wait for its share: 0 when it is in
-        credit, when the server serves it alone, or with the share off."""
+        credit, when the server serves it alone, when it is the lighter one, or with the share
+        off."""
         share = settings.SPOKE_MEMORY_SHARED_CPU_SHARE
         if share <= 0:
             return 0.0
