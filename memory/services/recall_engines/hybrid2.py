@@ -34,7 +34,7 @@ def fused_ranking(
         q.text,
         [(r.record_id, r.score) for r in head.ranked[:depth]],
         terms,
-        q.eligible,
+        None if q.whole else q.eligible,
         q.flt,
         whole=q.whole,
         top_n=semantic_top_n,

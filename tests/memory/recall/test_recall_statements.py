@@ -1,0 +1,74 @@
+"""The statements a recall runs on every call, written by hand in memory.selectors.recall (their
+shape never changes; the ORM's compilation of each cost about as much as running it), answer
+what the ORM queries they replaced answer: the same rows, the same instances field for field."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.engine import embed
+from memory.models import Record, RecordTerm, Subject
+from memory.selectors import recall as reads
+from memory.services import hybrid_store, term_store
+
+pytestmark = pytest.mark.django_db
+
+
+def values(obj) -> list:
+    return [getattr(obj, f.attname) for f in obj._meta.concrete_fields]
+
+
+@pytest.fixture
+def records(make_record, space):
+    made = [
+        make_record("Melanie ran a charity race"),
+        make_record("Caroline went to a support group", subject_id="u2"),
+        make_record("a race on the beach", shared=True, cognition=[{"kind": "fact"}]),
+        make_record("nothing in common here"),
+        make_record("a race that was erased", deleted=True),
+    ]
+    term_store.write_terms([r for r in made if r.deleted_at is None])
+    return made
+
+
+def test_holding_any_is_the_orm_set_of_records_holding_a_term(records, space):
+    pks = [r.pk for r in records]
+    for terms in (["race"], ["melani", "group"], ["absent"], ["race", "beach", "charity"]):
+        orm = set(
+            RecordTerm.objects.filter(
+                space_id=space.space_id, record_id__in=pks, term__in=terms
+            ).values_list("record_id", flat=True)
+        )
+        assert reads.holding_any(space.space_id, pks, terms) == orm
+        assert reads.holding_any("another-space", pks, terms) == set()
+    assert reads.holding_any(space.space_id, pks, ["race"]) == {records[0].pk, records[2].pk}
+    assert reads.holding_any(space.space_id, [], ["race"]) == set()
+
+
+def test_live_records_are_the_orm_in_bulk_field_for_field(records, space):
+    pks = [r.pk for r in records]
+    orm = Record.objects.filter(space_id=space.space_id, deleted_at__isnull=True).in_bulk(pks)
+    found = reads.live_records(space.space_id, pks)
+    assert sorted(found) == sorted(orm) == sorted(pks[:4])
+    for pk, record in found.items():
+        assert values(record) == values(orm[pk])
+        assert record.to_wire("u1") == orm[pk].to_wire("u1")
+    assert reads.live_records("another-space", pks) == {}
+    assert reads.live_records(space.space_id, []) == {}
+
+
+def test_the_vector_generation_moves_with_every_store_and_erasure_of_a_subjects_vectors(
+    records, space
+):
+    """The vector cache's marker: 0 before any vector, then one more for every statement that
+    stores or erases vectors of the subject, and only of that subject."""
+    u1 = Subject.objects.get(space=space, subject_id="u1")
+    u2 = Subject.objects.get(space=space, subject_id="u2")
+    unit = [1.0] + [0.0] * (embed.DIM - 1)
+    assert reads.vector_marker(u1) == reads.vector_marker(u2) == 0
+    hybrid_store.store_vectors([records[0], records[3]], [unit, unit], "m")
+    assert (reads.vector_marker(u1), reads.vector_marker(u2)) == (1, 0)
+    hybrid_store.store_vectors([records[1], records[2]], [unit, unit], "m")  # both subjects
+    assert (reads.vector_marker(u1), reads.vector_marker(u2)) == (2, 1)
+    hybrid_store.erase_embeddings([records[3]])
+    assert (reads.vector_marker(u1), reads.vector_marker(u2)) == (3, 1)
