@@ -16,6 +16,7 @@ Python, and ties by record_id in code-point order, never by a database collation
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from django.db import connection
@@ -97,12 +98,19 @@ WHERE score >= COALESCE((SELECT score FROM cut), {_f("-1")}) - {_f(repr(MARGIN))
 
 
 def head(
-    space_id: str, subject_pk: int, terms: list[str], eligible: QuerySet | None, k: int
+    space_id: str,
+    subject_pk: int,
+    terms: list[str],
+    eligible: QuerySet | None,
+    k: int,
+    known: Mapping[int, str] | None = None,
 ) -> Head:
     """The head of the engine/2 ranking of `eligible` (authorized ∩ filters, no cognition
     filter) for the query `terms`: exact scores for every record that can rank in the top `k`.
     `eligible=None`: every live record of the subject (`selection.whole_subject`) — term rows
-    exist only for live records, so the term index range alone is the candidate set."""
+    exist only for live records, so the term index range alone is the candidate set.
+    `known`: pk → record_id of records the caller has read already (a hybrid engine's cached
+    vectors; a record's id never changes), looked up only for the others."""
     if eligible is None:
         eligible_sql, eligible_params = None, ()
     else:
@@ -119,14 +127,17 @@ def head(
         # joined into the one above, the planner cannot know how few rows the cut keeps, and
         # its estimate could pick a scan of the subject's records or cross PostgreSQL's JIT
         # threshold (a JIT compile costs ~0.8 s).
-        record = connection.ops.quote_name(Record._meta.db_table)
-        pks = [row[0] for row in rows]
-        cur.execute(
-            f"SELECT id, record_id FROM {record} WHERE space_id = %s AND id IN "  # noqa: S608
-            f"({', '.join(['%s'] * len(pks))})",
-            [space_id, *pks],
-        )
-        record_ids = dict(cur.fetchall())
+        known = known or {}
+        record_ids = {row[0]: known[row[0]] for row in rows if row[0] in known}
+        pks = [row[0] for row in rows if row[0] not in record_ids]
+        if pks:
+            record = connection.ops.quote_name(Record._meta.db_table)
+            cur.execute(
+                f"SELECT id, record_id FROM {record} WHERE space_id = %s AND id IN "  # noqa: S608
+                f"({', '.join(['%s'] * len(pks))})",
+                [space_id, *pks],
+            )
+            record_ids.update(cur.fetchall())
     width = len(terms)
     stat = rows[0][3 + width :]
     n, tl, newest = int(stat[0]), int(stat[1]), int(stat[2])

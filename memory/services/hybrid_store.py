@@ -379,6 +379,7 @@ class SubjectVectors:
     ids: list[str]  # record_id, ascending
     matrix: object  # numpy (len(ids), dim) float32
     pks: dict[str, int]  # record_id → pk of every record in `ids`
+    record_ids: dict[int, str]  # the other way
 
 
 _cache: OrderedDict[int, SubjectVectors] = OrderedDict()
@@ -410,7 +411,7 @@ def subject_vectors(subject: Subject) -> SubjectVectors:
         if ids
         else np.zeros((0, dim), dtype=np.float32)
     )
-    vectors = SubjectVectors(key, ids, matrix, pks)
+    vectors = SubjectVectors(key, ids, matrix, pks, {pk: rid for rid, pk in pks.items()})
     with _cache_lock:
         _cache[subject.pk] = vectors
         _cache.move_to_end(subject.pk)
@@ -501,6 +502,7 @@ def fused_ranking(
 
 
 def fused_head(
+    vectors: SubjectVectors,
     subject: Subject,
     query_text: str,
     lexical: list[tuple[str, float]],
@@ -515,12 +517,12 @@ def fused_head(
 ):
     """hybrid/2 and hybrid/3 for memory.recall: the head of the engine/2 ranking fused by `fuse`
     with the cosine ranking over `eligible` (its `top_n` nearest at `min_cosine` or more;
-    `whole`: `eligible` is every live record of the subject, selection.whole_subject).
+    `whole`: `eligible` is every live record of the subject, selection.whole_subject;
+    `vectors`: the subject's, read by the caller with subject_vectors in this request).
     Returns the fused ranking, record_id → pk of the records the semantic side brought, and how
     many of those are not lexical matches (to add to the lexical total: eligible = lexical
     matches ∪ the semantic side)."""
     pks: dict[str, int] = {}
-    vectors = subject_vectors(subject)
     semantic = semantic_ranking(
         subject,
         query_text,

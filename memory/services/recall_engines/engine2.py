@@ -5,6 +5,8 @@ itself."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from memory.engine import lexical, lexicon, rank
 from memory.selectors import lexical as lexical_store
 from memory.selectors import recall as reads
@@ -13,9 +15,10 @@ from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
 from memory.services.recall_engines.registry import register
 
 
-def lexical_head(q: RecallQuery, depth: int) -> Ranking:
+def lexical_head(q: RecallQuery, depth: int, known: Mapping[int, str] | None = None) -> Ranking:
     """The engine/2 ranking of the eligible records, exact for at least its first `depth`
-    records (all of them with a cognition filter); an empty query is newest first."""
+    records (all of them with a cognition filter); an empty query is newest first. `known`:
+    pk → record_id of records already read (lexical.head)."""
     terms = lexicon.query_terms(q.text)
     if not terms:
         # An empty (or stop-words-only) query: newest first, as engine/1.
@@ -28,7 +31,12 @@ def lexical_head(q: RecallQuery, depth: int) -> Ranking:
         return Ranking(ranked, {d.record_id: pk for pk, d in docs.items()}, total)
     if q.flt.cognition is None:
         top = lexical_store.head(
-            q.subject.space_id, q.subject.pk, terms, None if q.whole else q.eligible, depth
+            q.subject.space_id,
+            q.subject.pk,
+            terms,
+            None if q.whole else q.eligible,
+            depth,
+            known,
         )
         return Ranking(top.ranked, dict(top.pks), top.total)
     held = reads.term_holders(q.subject, terms)

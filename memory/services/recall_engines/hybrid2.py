@@ -28,8 +28,11 @@ def fused_ranking(
     if not terms:
         return lexical_head(q, q.max_records)
     depth = max(q.max_records, lexical_top_n)
-    head = lexical_head(q, depth)
+    # the subject's vectors first: their record ids spare the lexical head its id look-up
+    vectors = hybrid_store.subject_vectors(q.subject)
+    head = lexical_head(q, depth, vectors.record_ids)
     fused, added, extra = hybrid_store.fused_head(
+        vectors,
         q.subject,
         q.text,
         [(r.record_id, r.score) for r in head.ranked[:depth]],

@@ -72,3 +72,33 @@ def test_the_vector_generation_moves_with_every_store_and_erasure_of_a_subjects_
     assert (reads.vector_marker(u1), reads.vector_marker(u2)) == (2, 1)
     hybrid_store.erase_embeddings([records[3]])
     assert (reads.vector_marker(u1), reads.vector_marker(u2)) == (3, 1)
+
+
+def test_the_lexical_head_with_record_ids_known_asks_only_for_the_others(records, space):
+    """A hybrid engine hands the lexical head the record ids of its cached vectors: the head is
+    the same, and only the ids it was not given are read (none: no statement)."""
+    from django.db import connection
+
+    from memory.selectors import lexical
+
+    u1 = Subject.objects.get(space=space, subject_id="u1")
+    terms = ["race", "melani", "common"]
+    ids = {r.pk: r.record_id for r in records}
+    asked: list[str] = []
+
+    def capture(execute, sql, params, many, context):
+        asked.append(sql)
+        return execute(sql, params, many, context)
+
+    plain = lexical.head(space.space_id, u1.pk, terms, None, 10)
+    assert len(plain.ranked) == 3
+    for known, statements in (
+        (None, 2),
+        ({}, 2),
+        (ids, 1),
+        ({records[0].pk: ids[records[0].pk]}, 2),
+    ):
+        asked.clear()
+        with connection.execute_wrapper(capture):
+            assert lexical.head(space.space_id, u1.pk, terms, None, 10, known) == plain
+        assert len(asked) == statements
