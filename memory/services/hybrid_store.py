@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from django.db import connection, transaction
@@ -479,8 +479,9 @@ def _every_id(vectors: SubjectVectors, pks: dict[str, int]):
     """The `eligible_ids` of a caller who may read every live record of the subject
     (selection.whole_subject): the cached vectors are exactly those of the subject's live records
     (the cache is keyed on the subject's revision, which every delete moves, and on its vector
-    generation, which every store and erasure of a vector moves), so every id is eligible and its pk is in the cache. No
-    statement: the eligibility check it replaces answered the same ids."""
+    generation, which every store and erasure of a vector moves), so every id is eligible and
+    its pk is in the cache. No statement: the eligibility check it replaces answered the same
+    ids."""
 
     def eligible_ids(ids: list[str]) -> list[str]:
         pks.update((record_id, vectors.pks[record_id]) for record_id in ids)
@@ -501,27 +502,21 @@ def fused_ranking(
     return hybrid.fuse(lexical, semantic), pks
 
 
-def fused_head(
+def semantic_side(
     vectors: SubjectVectors,
     subject: Subject,
     query_text: str,
-    lexical: list[tuple[str, float]],
-    terms: list[str],
     eligible,
     flt,
     *,
     whole: bool,
     top_n: int,
     min_cosine: float,
-    fuse: Callable[[list[tuple[str, float]], list[tuple[str, float]]], list[tuple[str, float]]],
-):
-    """hybrid/2 and hybrid/3 for memory.recall: the head of the engine/2 ranking fused by `fuse`
-    with the cosine ranking over `eligible` (its `top_n` nearest at `min_cosine` or more;
-    `whole`: `eligible` is every live record of the subject, selection.whole_subject;
-    `vectors`: the subject's, read by the caller with subject_vectors in this request).
-    Returns the fused ranking, record_id → pk of the records the semantic side brought, and how
-    many of those are not lexical matches (to add to the lexical total: eligible = lexical
-    matches ∪ the semantic side)."""
+) -> tuple[list[tuple[str, float]], dict[str, int]]:
+    """hybrid/2 and hybrid/3's cosine side: the `top_n` records of `eligible` nearest the query
+    at `min_cosine` or more (`whole`: `eligible` is every live record of the subject,
+    selection.whole_subject, and is not read; `vectors`: the subject's, read by the caller with
+    subject_vectors in this request), and record_id → pk of each."""
     pks: dict[str, int] = {}
     semantic = semantic_ranking(
         subject,
@@ -531,8 +526,23 @@ def fused_head(
         min_cosine=min_cosine,
         vectors=vectors,
     )
+    return semantic, pks
+
+
+def fused_head(
+    lexical: list[tuple[str, float]],
+    semantic: list[tuple[str, float]],
+    pks: dict[str, int],
+    matched: Callable[[list[int]], Collection[int]],
+    fuse: Callable[[list[tuple[str, float]], list[tuple[str, float]]], list[tuple[str, float]]],
+) -> tuple[list[tuple[str, float]], int]:
+    """hybrid/2 and hybrid/3 for memory.recall: the head of the engine/2 ranking fused by `fuse`
+    with the cosine side (`semantic_side`: its ranking and record_id → pk). Returns the fused
+    ranking and how many of the semantic side's records are not lexical matches (to add to the
+    lexical total: eligible = lexical matches ∪ the semantic side); `matched(pks)`: those of
+    the pks (the semantic side's records outside the lexical head) that hold a query term."""
     in_head = {record_id for record_id, _ in lexical}
     outside = [pks[record_id] for record_id, _ in semantic if record_id not in in_head]
-    matched = reads.holding_any(subject.space_id, outside, terms)
-    extra = sum(1 for pk in outside if pk not in matched)
-    return fuse(lexical, semantic), pks, extra
+    held = matched(outside) if outside else ()
+    extra = sum(1 for pk in outside if pk not in held)
+    return fuse(lexical, semantic), extra

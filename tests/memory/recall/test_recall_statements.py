@@ -102,3 +102,32 @@ def test_the_lexical_head_with_record_ids_known_asks_only_for_the_others(records
         with connection.execute_wrapper(capture):
             assert lexical.head(space.space_id, u1.pk, terms, None, 10, known) == plain
         assert len(asked) == statements
+
+
+@pytest.mark.parametrize("narrowed", [False, True])
+def test_the_lexical_head_says_which_of_also_hold_a_term_and_is_the_same_head(
+    records, space, make_record, narrowed
+):
+    """A hybrid engine asks, in the ranking statement, which of its semantic side's records are
+    candidates (hold a query term, eligible): what holding_any answers for the eligible ones,
+    with the head unchanged (the rows that come back only for that are not the head's)."""
+    from memory.selectors import lexical
+
+    more = [make_record(f"race number {i}", context_id="c2" if i % 2 else "c1") for i in range(12)]
+    term_store.write_terms(more)
+    u1 = Subject.objects.get(space=space, subject_id="u1")
+    eligible = Record.objects.filter(space=space, subject=u1, deleted_at__isnull=True)
+    if narrowed:
+        eligible = eligible.filter(placement_context_id="c1")
+    every = [r for r in [*records, *more] if r.subject_id == u1.pk]
+    allowed = set(eligible.values_list("pk", flat=True))
+    also = [r.pk for r in every if r.pk in allowed]
+    terms = ["race", "common"]
+    scope = eligible if narrowed else None
+    for k in (1, 3, 20):
+        plain = lexical.head(space.space_id, u1.pk, terms, scope, k)
+        asked = lexical.head(space.space_id, u1.pk, terms, scope, k, also=also)
+        assert (asked.total, asked.ranked, asked.pks) == (plain.total, plain.ranked, plain.pks)
+        assert plain.holding == frozenset()
+        assert asked.holding == reads.holding_any(space.space_id, also, terms)
+        assert len(plain.ranked) < len(asked.holding) or k == 20
