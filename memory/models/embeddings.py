@@ -12,10 +12,9 @@ class RecordEmbedding(SpaceScoped):
     space_parent = "record"
     space = copied_space()
     record = models.ForeignKey("memory.Record", on_delete=models.CASCADE, related_name="embeddings")
-    # The record's subject, copied so recall checks a subject's stored vectors (the newest id)
-    # with one index probe instead of a join over every vector of the subject. The index holds
-    # space_id too, which that statement names as every statement does (docs/scaling.md), so
-    # the check stays index-only (0018: with (subject, id) alone it read the table).
+    # The record's subject, copied so recall reads a subject's vectors without a join over
+    # every vector of the space (the cache's key is VectorGeneration since 0021). The index
+    # holds space_id too, which every statement names (docs/scaling.md).
     subject = models.ForeignKey(
         "memory.Subject", on_delete=models.CASCADE, related_name="+", db_index=False
     )
