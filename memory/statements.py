@@ -28,6 +28,7 @@ from memory.models import (
     RecordTerm,
     Space,
     Subject,
+    VectorGeneration,
 )
 
 # A liveness probe of the database (readiness).
@@ -351,6 +352,23 @@ def space_key_share() -> str:
     table = connection.ops.quote_name(Space._meta.db_table)
     column = connection.ops.quote_name(Space._meta.pk.column)
     return f"SELECT 1 FROM {table} WHERE {table}.{column} = %s FOR KEY SHARE"  # noqa: S608 - names from model metadata
+
+
+@cache
+def vector_generation_bump(subjects: int) -> str:
+    """Add one to the vector generation (memory.models.VectorGeneration) of `subjects` subjects,
+    a subject without a row getting one at 1. Parameters: (subject pk, space_id) per subject, in
+    subject pk order (concurrent drains then lock the rows in one order)."""
+    table = connection.ops.quote_name(VectorGeneration._meta.db_table)
+    q = connection.ops.quote_name
+    subject, space, generation = (
+        q(_field(VectorGeneration, n).column) for n in ("subject", "space", "generation")
+    )
+    values = ", ".join(["(%s, %s, 1)"] * subjects)
+    return (
+        f"INSERT INTO {table} ({subject}, {space}, {generation}) VALUES {values}"  # noqa: S608 - names from model metadata
+        f" ON CONFLICT ({subject}, {space}) DO UPDATE SET {generation} = {table}.{generation} + 1"
+    )
 
 
 def execute(sql: str, params: list | None = None) -> tuple | None:

@@ -16,3 +16,22 @@ os.environ.setdefault("SPOKE_MEMORY_MAX_IN_FLIGHT", "0")
 # The same for each principal's share of a web process's time while it serves others
 # (tests/hostile/test_cpu_share.py turns it on where it tests it).
 os.environ.setdefault("SPOKE_MEMORY_SHARED_CPU_SHARE", "0")
+
+# Under pytest-xdist (`pytest -n N`) each xdist worker gets its own broker and var folder, so the
+# real Celery workers its tests start consume only its own tasks (with one shared broker a worker
+# started by gw0 took gw1's tasks and ran them against gw0's test database). A Redis broker moves
+# to another database number per xdist worker; the filesystem broker lives under the var folder.
+_xdist = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _xdist.startswith("gw") and _xdist[2:].isdigit():
+    import re
+    from pathlib import Path
+
+    _n = int(_xdist[2:]) + 1
+    _var = Path(
+        os.environ.get("SPOKE_MEMORY_VAR_DIR", Path(__file__).resolve().parent.parent / "var")
+    )
+    os.environ["SPOKE_MEMORY_VAR_DIR"] = str(_var / f"xdist-{_xdist}")
+    _broker = os.environ.get("CELERY_BROKER_URL", "")
+    _db = re.fullmatch(r"(rediss?://[^/]*)(?:/(\d+))?", _broker)
+    if _db:
+        os.environ["CELERY_BROKER_URL"] = f"{_db[1]}/{(int(_db[2] or 0) - _n) % 16}"

@@ -2,7 +2,7 @@
 are kept as strings, not foreign keys: an import keeps them from another provider (SPEC §5)."""
 
 from .candidates import Candidate
-from .embeddings import PendingEmbedding, RecordEmbedding
+from .embeddings import PendingEmbedding, RecordEmbedding, VectorGeneration
 from .grants import Grant
 from .principals import ApiToken, Principal, WireSession
 from .profiles import ProfileDocument
@@ -35,5 +35,6 @@ __all__ = [
     "Reflection",
     "Space",
     "Subject",
+    "VectorGeneration",
     "WireSession",
 ]

@@ -12,10 +12,9 @@ class RecordEmbedding(SpaceScoped):
     space_parent = "record"
     space = copied_space()
     record = models.ForeignKey("memory.Record", on_delete=models.CASCADE, related_name="embeddings")
-    # The record's subject, copied so recall checks a subject's stored vectors (the newest id)
-    # with one index probe instead of a join over every vector of the subject. The index holds
-    # space_id too, which that statement names as every statement does (docs/scaling.md), so
-    # the check stays index-only (0018: with (subject, id) alone it read the table).
+    # The record's subject, copied so recall reads a subject's vectors without a join over
+    # every vector of the space (the cache's key is VectorGeneration since 0021). The index
+    # holds space_id too, which every statement names (docs/scaling.md).
     subject = models.ForeignKey(
         "memory.Subject", on_delete=models.CASCADE, related_name="+", db_index=False
     )
@@ -54,3 +53,26 @@ class PendingEmbedding(SpaceScoped):
         "memory.Record", on_delete=models.CASCADE, primary_key=True, related_name="+"
     )
     revision = models.PositiveBigIntegerField()
+
+
+class VectorGeneration(SpaceScoped):
+    """How many times a subject's stored vectors changed: every statement that stores vectors
+    (`hybrid_store.store_vectors`) or erases them (`hybrid_store.erase_embeddings`) adds one in
+    its own transaction. Recall's per-process vector cache is keyed on it (with the subject's
+    revision and the model): one primary-key-sized probe instead of counting the subject's
+    vectors on every recall, and it moves whatever order vector ids commit in. A subject with
+    no row has generation 0 (nothing stored since the row existed: a new subject)."""
+
+    space = copied_space()
+    subject = models.ForeignKey(
+        "memory.Subject", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    generation = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["subject", "space"], name="vector_generation_subject"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject_id}: {self.generation}"

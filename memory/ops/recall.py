@@ -15,8 +15,9 @@ from django.conf import settings
 from memory.access import access_subject, coverage_for
 from memory.context import OpContext
 from memory.engine import rank
-from memory.models import Record, Subject
+from memory.models import Subject
 from memory.ops.signatures import op
+from memory.selectors import recall as reads
 from memory.selectors.selection import read_filter, records_queryset, whole_subject
 from memory.services.recall_engines import registry
 from memory.services.recall_engines.base import RecallQuery
@@ -64,7 +65,8 @@ def recall(ctx: OpContext, req: t.RecallRequest) -> t.RecallResponse:
     query = RecallQuery(
         subject=subject,
         text=req["query"]["text"],
-        eligible=records_queryset(cov, RECALL, flt, subject),
+        # built only if the engine asks (a whole-subject caller's ranking needs no eligible set)
+        scope=lambda: records_queryset(cov, RECALL, flt, subject),
         whole=whole_subject(cov, RECALL, flt, subject),
         flt=flt,
         max_records=max_records,
@@ -76,9 +78,7 @@ def recall(ctx: OpContext, req: t.RecallRequest) -> t.RecallResponse:
     # activation replacing the space) by a request that committed after the ranking's statement
     # is left out and no longer counted, never answered as a tombstone or a 500.
     ranked = ranking.ranked[:max_records]
-    rows = Record.objects.filter(space_id=cov.space_id, deleted_at__isnull=True).in_bulk(
-        [ranking.pks[r.record_id] for r in ranked]
-    )
+    rows = reads.live_records(cov.space_id, [ranking.pks[r.record_id] for r in ranked])
     head = [r for r in ranked if ranking.pks[r.record_id] in rows]
     records = [rows[ranking.pks[r.record_id]] for r in head]
     total = ranking.total - (len(ranked) - len(head))

@@ -16,6 +16,7 @@ Python, and ties by record_id in code-point order, never by a database collation
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db import connection
@@ -33,6 +34,7 @@ class Head:
     total: int  # N: the eligible records holding a query term (total_eligible)
     ranked: list[Ranked]  # the head of the ranking (at least `k` entries when there are)
     pks: dict[str, int]  # record_id -> pk of the ranked rows
+    holding: frozenset[int] = frozenset()  # those of `also` that are candidates
 
 
 def _f(value: object) -> str:
@@ -40,7 +42,7 @@ def _f(value: object) -> str:
     return f"CAST({value} AS DOUBLE PRECISION)"
 
 
-def _sql(eligible_sql: str | None, n_terms: int) -> str:
+def _sql(eligible_sql: str | None, n_terms: int, n_also: int = 0) -> str:
     term = connection.ops.quote_name(RecordTerm._meta.db_table)
     marks = ", ".join(["%s"] * n_terms)
     eligible = "" if eligible_sql is None else f" AND t.record_id IN ({eligible_sql})"
@@ -63,6 +65,16 @@ def _sql(eligible_sql: str | None, n_terms: int) -> str:
         f"COALESCE((SELECT idf{i} FROM w) * d.tf{i} / (d.tf{i} + {norm}), {_f('0')})"  # noqa: S608
         for i in terms
     )
+    in_head = (
+        f"score >= COALESCE((SELECT score FROM cut), {_f('-1')}) - {_f(repr(MARGIN))}\n"  # noqa: S608
+        f"   OR rel >= (SELECT rel FROM best) * {_f('0.999999999')}"
+    )
+    # With `also` records: those of them that are candidates come back too, each row saying
+    # whether it is in the head.
+    flag, also = "", ""
+    if n_also:
+        flag = f",\n  CASE WHEN {in_head} THEN 1 ELSE 0 END"
+        also = f"\n   OR r IN ({', '.join(['%s'] * n_also)})"
     # Only quoted identifiers, the policy's numeric constants and placeholders are formatted in;
     # every value (terms, subject, the eligible set's parameters, the cut) is a bound parameter.
     return f"""
@@ -89,45 +101,61 @@ sc AS (
 ),
 cut AS (SELECT score FROM sc ORDER BY score DESC LIMIT 1 OFFSET %s)
 SELECT r, dl, cms, {", ".join(f"tf{i}" for i in terms)},
-  {", ".join(f"(SELECT {c} FROM w)" for c in ["n", "tl", "newest", *(f"df{i}" for i in terms)])}
+  {", ".join(f"(SELECT {c} FROM w)" for c in ["n", "tl", "newest", *(f"df{i}" for i in terms)])}{flag}
 FROM sc
-WHERE score >= COALESCE((SELECT score FROM cut), {_f("-1")}) - {_f(repr(MARGIN))}
-   OR rel >= (SELECT rel FROM best) * {_f("0.999999999")}
+WHERE {in_head}{also}
 """  # noqa: S608
 
 
 def head(
-    space_id: str, subject_pk: int, terms: list[str], eligible: QuerySet | None, k: int
+    space_id: str,
+    subject_pk: int,
+    terms: list[str],
+    eligible: QuerySet | None,
+    k: int,
+    known: Mapping[int, str] | None = None,
+    also: Sequence[int] = (),
 ) -> Head:
     """The head of the engine/2 ranking of `eligible` (authorized ∩ filters, no cognition
     filter) for the query `terms`: exact scores for every record that can rank in the top `k`.
     `eligible=None`: every live record of the subject (`selection.whole_subject`) — term rows
-    exist only for live records, so the term index range alone is the candidate set."""
+    exist only for live records, so the term index range alone is the candidate set.
+    `known`: pk → record_id of records the caller has read already (a hybrid engine's cached
+    vectors; a record's id never changes), looked up only for the others. `also`: eligible
+    records (pks) whose being candidates (holding a query term) the caller asks in the same
+    statement (a hybrid engine's semantic side, for total_eligible): `Head.holding`."""
     if eligible is None:
         eligible_sql, eligible_params = None, ()
     else:
         eligible_sql, eligible_params = eligible.values("pk").query.sql_with_params()
     with connection.cursor() as cur:
+        also = list(dict.fromkeys(also))
         cur.execute(
-            _sql(eligible_sql, len(terms)),
-            [*terms, space_id, subject_pk, *terms, *eligible_params, max(k, 1) - 1],
+            _sql(eligible_sql, len(terms), len(also)),
+            [*terms, space_id, subject_pk, *terms, *eligible_params, max(k, 1) - 1, *also],
         )
         rows = cur.fetchall()
         if not rows:
             return Head(0, [], {})
+        width = len(terms)
+        holding = frozenset(row[0] for row in rows).intersection(also)
+        if also:  # the rows that came back only as `also` are not the head's
+            rows = [row[:-1] for row in rows if row[-1]]
         # The head's record ids (for the tie-break by record_id) in a statement of their own:
         # joined into the one above, the planner cannot know how few rows the cut keeps, and
         # its estimate could pick a scan of the subject's records or cross PostgreSQL's JIT
         # threshold (a JIT compile costs ~0.8 s).
-        record = connection.ops.quote_name(Record._meta.db_table)
-        pks = [row[0] for row in rows]
-        cur.execute(
-            f"SELECT id, record_id FROM {record} WHERE space_id = %s AND id IN "  # noqa: S608
-            f"({', '.join(['%s'] * len(pks))})",
-            [space_id, *pks],
-        )
-        record_ids = dict(cur.fetchall())
-    width = len(terms)
+        known = known or {}
+        record_ids = {row[0]: known[row[0]] for row in rows if row[0] in known}
+        pks = [row[0] for row in rows if row[0] not in record_ids]
+        if pks:
+            record = connection.ops.quote_name(Record._meta.db_table)
+            cur.execute(
+                f"SELECT id, record_id FROM {record} WHERE space_id = %s AND id IN "  # noqa: S608
+                f"({', '.join(['%s'] * len(pks))})",
+                [space_id, *pks],
+            )
+            record_ids.update(cur.fetchall())
     stat = rows[0][3 + width :]
     n, tl, newest = int(stat[0]), int(stat[1]), int(stat[2])
     df = {term: int(count) for term, count in zip(terms, stat[3:], strict=True) if count}
@@ -147,4 +175,4 @@ def head(
         ),
         key=lambda r: (-r.score, r.record_id),
     )
-    return Head(n, ranked, {record_id: pk for pk, (record_id, *_) in docs.items()})
+    return Head(n, ranked, {record_id: pk for pk, (record_id, *_) in docs.items()}, holding)

@@ -1,7 +1,12 @@
 """The reads recall engines rank from (memory.services.recall_engines): the eligible rows as
 engine documents, the newest head of an empty query, the PostgreSQL lexical narrowing of
 engine/1, the term-row candidates of engine/2 under a cognition filter, and the stored vectors of
-a subject. The engine/2 head in SQL is memory.selectors.lexical."""
+a subject. The engine/2 head in SQL is memory.selectors.lexical.
+
+The statements a hybrid recall runs on every call are written by hand (`holding_any`,
+`live_records`, `vector_marker`): their shape never changes, and the ORM's compilation of each
+cost about as much as the statement itself (tests/memory/recall/test_recall_statements.py proves
+each answers what the ORM query it replaced answers)."""
 
 from __future__ import annotations
 
@@ -9,11 +14,12 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection
-from django.db.models import BooleanField, Count, F, Max, QuerySet
+from django.db.models import BooleanField, F, QuerySet
 from django.db.models.expressions import RawSQL
 
+from memory import rows as hand
 from memory.engine import rank
-from memory.models import Record, RecordEmbedding, RecordTerm, Subject
+from memory.models import Record, RecordEmbedding, RecordTerm, Subject, VectorGeneration
 from memory.selectors.selection import ReadFilter, matching
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -70,16 +76,38 @@ def term_holders(subject: Subject, terms: list[str]) -> QuerySet:
     ).values("record_id")
 
 
+def _marks(n: int) -> str:
+    return ", ".join(["%s"] * n)
+
+
 def holding_any(space_id: str, pks: Iterable[int], terms: list[str]) -> set[int]:
-    """Which of the records `pks` (of the space) hold any of the terms."""
+    """Which of the records `pks` (of the space) hold any of the terms (one range of the term
+    rows' unique index per record)."""
     pks = list(pks)
-    if not pks:
+    if not pks or not terms:
         return set()
-    return set(
-        RecordTerm.objects.filter(space_id=space_id, record_id__in=pks, term__in=terms).values_list(
-            "record_id", flat=True
-        )
+    table = connection.ops.quote_name(RecordTerm._meta.db_table)
+    found = hand.fetch(
+        f"SELECT DISTINCT record_id FROM {table} WHERE space_id = %s"  # noqa: S608
+        f" AND record_id IN ({_marks(len(pks))}) AND term IN ({_marks(len(terms))})",
+        [space_id, *pks, *terms],
     )
+    return {pk for (pk,) in found}
+
+
+def live_records(space_id: str, pks: list[int]) -> dict[int, Record]:
+    """pk → the record, of the records `pks` of the space that are live (not tombstoned): what
+    `Record.objects.filter(space_id=…, deleted_at__isnull=True).in_bulk(pks)` answers, the same
+    instances field for field."""
+    if not pks:
+        return {}
+    cols = hand.columns(Record, "r")
+    found = hand.fetch(
+        f"SELECT {cols.sql} FROM {cols.table} r WHERE r.space_id = %s"  # noqa: S608
+        f" AND r.deleted_at IS NULL AND r.id IN ({_marks(len(pks))})",
+        [space_id, *pks],
+    )
+    return {record.pk: record for record in map(cols.build, found)}
 
 
 def eligible_pks(eligible: QuerySet, flt: ReadFilter, ids: list[str]) -> list[tuple[str, int]]:
@@ -91,13 +119,15 @@ def eligible_pks(eligible: QuerySet, flt: ReadFilter, ids: list[str]) -> list[tu
     return [(r.record_id, r.pk) for r in matching(qs.only("record_id", "content"), flt)]
 
 
-def vector_marker(subject: Subject) -> tuple[int, int]:
-    """The count and newest id of the subject's stored vectors, of every model (one index-only
-    range of record_embedding_subject_space, no join)."""
-    stored = RecordEmbedding.objects.filter(space_id=subject.space_id, subject=subject).aggregate(
-        n=Count("pk"), newest=Max("pk")
+def vector_marker(subject: Subject) -> int:
+    """The subject's vector generation (memory.models.VectorGeneration: it moves on every store
+    and erasure of the subject's vectors; 0 before the first), one probe of its unique index."""
+    table = connection.ops.quote_name(VectorGeneration._meta.db_table)
+    found = hand.fetch(
+        f"SELECT generation FROM {table} WHERE subject_id = %s AND space_id = %s",  # noqa: S608
+        [subject.pk, subject.space_id],
     )
-    return stored["n"], stored["newest"] or 0
+    return found[0][0] if found else 0
 
 
 def current_vectors(subject: Subject, model_id: str) -> Iterable[tuple[str, int, bytes]]:

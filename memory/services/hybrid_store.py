@@ -17,9 +17,10 @@ model that makes the vectors is the setting `SPOKE_MEMORY_EMBED_MODEL` (memory.e
 - An embeddings server that cannot answer (`embed.EmbedUnavailable`) leaves the backlog as it is
   (the next drain or sweep tries again) and recall ranks lexically.
 - Recall reads a subject's vectors through a per-process cache keyed on Subject.revision (which
-  moves on every change to the subject's records), on the subject's stored vectors (count and
-  newest id, one index-only range) and on the model, so the same stored state gives the same
-  matrix. The cache holds exactly the subject's live records' current vectors, with each
+  moves on every change to the subject's records), on the subject's vector generation
+  (memory.models.VectorGeneration: every store and every erasure of its vectors adds one in the
+  same transaction, whatever order vector ids commit in; one index probe) and on the model, so
+  the same stored state gives the same matrix. The cache holds exactly the subject's live records' current vectors, with each
   record's pk, so for a caller who may read every live record (selection.whole_subject) the
   semantic side needs no eligibility statement."""
 
@@ -28,14 +29,22 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 
+from memory import statements
 from memory.engine import embed, hybrid, hybrid2
-from memory.models import PendingEmbedding, Record, RecordEmbedding, Space, Subject
+from memory.models import (
+    PendingEmbedding,
+    Record,
+    RecordEmbedding,
+    Space,
+    Subject,
+    VectorGeneration,
+)
 from memory.models.scoped import by_space
 from memory.selectors import recall as reads
 from memory.services.mutation import defer_rows
@@ -283,15 +292,29 @@ def store_vectors(records: list[Record], vectors, key: str | None = None) -> Non
         batch_size=2000,
         ignore_conflicts=True,
     )
+    vectors_changed(records)
+
+
+def vectors_changed(records: Iterable[Record]) -> None:
+    """Move the vector generation of the records' subjects (the vector cache's key): in the
+    transaction that stores or erases their vectors. One statement, subjects in pk order."""
+    subjects = sorted({(r.subject_id, r.space_id) for r in records})
+    if subjects:
+        statements.execute(
+            statements.vector_generation_bump(len(subjects)),
+            [value for subject in subjects for value in subject],
+        )
 
 
 def erase_embeddings(records: Iterable[Record]) -> None:
     """Derived-copy eraser: every revision's vector (of every model) goes with the content, and
     the record leaves the backlog."""
+    records = list(records)
     for space_id, rows in by_space(records).items():
         pks = [r.pk for r in rows]
         RecordEmbedding.objects.filter(space_id=space_id, record_id__in=pks).delete()
         PendingEmbedding.objects.filter(space_id=space_id, record_id__in=pks).delete()
+    vectors_changed(records)
 
 
 def erase_space_embeddings(space: Space) -> None:
@@ -300,6 +323,9 @@ def erase_space_embeddings(space: Space) -> None:
     for model in (RecordEmbedding, PendingEmbedding):
         qs = model.objects.filter(space_id=space.pk, record_id__in=record_pks)
         qs._raw_delete(qs.db)
+    # the space's subjects go next (activation makes new ones): their generations with them
+    generations = VectorGeneration.objects.filter(space_id=space.pk)
+    generations._raw_delete(generations.db)
 
 
 def needs(engine_model: str = embed.BUNDLED_NAME) -> str | None:
@@ -349,10 +375,11 @@ def backfill(subject: Subject, batch: int = 256) -> int:
 
 @dataclass(frozen=True)
 class SubjectVectors:
-    revision: tuple  # the subject's revision, its vectors' count and newest id, the model
+    revision: tuple  # the subject's revision, its vector generation, the model
     ids: list[str]  # record_id, ascending
     matrix: object  # numpy (len(ids), dim) float32
     pks: dict[str, int]  # record_id → pk of every record in `ids`
+    record_ids: dict[int, str]  # the other way
 
 
 _cache: OrderedDict[int, SubjectVectors] = OrderedDict()
@@ -364,10 +391,10 @@ def subject_vectors(subject: Subject) -> SubjectVectors:
     at the subject's current revision (the caller reads `subject` in the same request)."""
     import numpy as np
 
-    # Vectors are added by drains (ids are not committed in order: two drains may commit out of
-    # order, hence the count beside the newest id) and erased with their record's content
-    # (records.delete, which moves the subject's revision).
-    key = (subject.revision, *reads.vector_marker(subject), model_key())
+    # Vectors are added by drains and erased with their record's content (records.delete, which
+    # moves the subject's revision too); each moves the generation in its own transaction, and
+    # the generation is read before the vectors, so a matrix is never older than its key.
+    key = (subject.revision, reads.vector_marker(subject), model_key())
     with _cache_lock:
         hit = _cache.get(subject.pk)
         if hit is not None and hit.revision == key:
@@ -384,7 +411,7 @@ def subject_vectors(subject: Subject) -> SubjectVectors:
         if ids
         else np.zeros((0, dim), dtype=np.float32)
     )
-    vectors = SubjectVectors(key, ids, matrix, pks)
+    vectors = SubjectVectors(key, ids, matrix, pks, {pk: rid for rid, pk in pks.items()})
     with _cache_lock:
         _cache[subject.pk] = vectors
         _cache.move_to_end(subject.pk)
@@ -451,9 +478,10 @@ def _eligible_ids(eligible, flt, pks: dict[str, int]):
 def _every_id(vectors: SubjectVectors, pks: dict[str, int]):
     """The `eligible_ids` of a caller who may read every live record of the subject
     (selection.whole_subject): the cached vectors are exactly those of the subject's live records
-    (the cache is keyed on the subject's revision, which every delete moves, and on its vectors'
-    count, which every erasure changes), so every id is eligible and its pk is in the cache. No
-    statement: the eligibility check it replaces answered the same ids."""
+    (the cache is keyed on the subject's revision, which every delete moves, and on its vector
+    generation, which every store and erasure of a vector moves), so every id is eligible and
+    its pk is in the cache. No statement: the eligibility check it replaces answered the same
+    ids."""
 
     def eligible_ids(ids: list[str]) -> list[str]:
         pks.update((record_id, vectors.pks[record_id]) for record_id in ids)
@@ -474,27 +502,22 @@ def fused_ranking(
     return hybrid.fuse(lexical, semantic), pks
 
 
-def fused_head(
+def semantic_side(
+    vectors: SubjectVectors,
     subject: Subject,
     query_text: str,
-    lexical: list[tuple[str, float]],
-    terms: list[str],
     eligible,
     flt,
     *,
     whole: bool,
     top_n: int,
     min_cosine: float,
-    fuse: Callable[[list[tuple[str, float]], list[tuple[str, float]]], list[tuple[str, float]]],
-):
-    """hybrid/2 and hybrid/3 for memory.recall: the head of the engine/2 ranking fused by `fuse`
-    with the cosine ranking over `eligible` (its `top_n` nearest at `min_cosine` or more;
-    `whole`: `eligible` is every live record of the subject, selection.whole_subject).
-    Returns the fused ranking, record_id → pk of the records the semantic side brought, and how
-    many of those are not lexical matches (to add to the lexical total: eligible = lexical
-    matches ∪ the semantic side)."""
+) -> tuple[list[tuple[str, float]], dict[str, int]]:
+    """hybrid/2 and hybrid/3's cosine side: the `top_n` records of `eligible` nearest the query
+    at `min_cosine` or more (`whole`: `eligible` is every live record of the subject,
+    selection.whole_subject, and is not read; `vectors`: the subject's, read by the caller with
+    subject_vectors in this request), and record_id → pk of each."""
     pks: dict[str, int] = {}
-    vectors = subject_vectors(subject)
     semantic = semantic_ranking(
         subject,
         query_text,
@@ -503,8 +526,23 @@ def fused_head(
         min_cosine=min_cosine,
         vectors=vectors,
     )
+    return semantic, pks
+
+
+def fused_head(
+    lexical: list[tuple[str, float]],
+    semantic: list[tuple[str, float]],
+    pks: dict[str, int],
+    matched: Callable[[list[int]], Collection[int]],
+    fuse: Callable[[list[tuple[str, float]], list[tuple[str, float]]], list[tuple[str, float]]],
+) -> tuple[list[tuple[str, float]], int]:
+    """hybrid/2 and hybrid/3 for memory.recall: the head of the engine/2 ranking fused by `fuse`
+    with the cosine side (`semantic_side`: its ranking and record_id → pk). Returns the fused
+    ranking and how many of the semantic side's records are not lexical matches (to add to the
+    lexical total: eligible = lexical matches ∪ the semantic side); `matched(pks)`: those of
+    the pks (the semantic side's records outside the lexical head) that hold a query term."""
     in_head = {record_id for record_id, _ in lexical}
     outside = [pks[record_id] for record_id, _ in semantic if record_id not in in_head]
-    matched = reads.holding_any(subject.space_id, outside, terms)
-    extra = sum(1 for pk in outside if pk not in matched)
-    return fuse(lexical, semantic), pks, extra
+    held = matched(outside) if outside else ()
+    extra = sum(1 for pk in outside if pk not in held)
+    return fuse(lexical, semantic), extra

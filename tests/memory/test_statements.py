@@ -395,3 +395,29 @@ def test_a_connection_of_the_provider_compiles_no_statement_with_jit() -> None:
             assert cursor.fetchone()[0] == "off"
     finally:
         fresh.close()
+
+
+def test_vector_generation_bump_makes_and_moves_what_the_orm_would(world):
+    """The bump adds one to each named subject's generation, making a row at 1 for a subject
+    without one, as `get_or_create` then `F("generation") + 1` would; a subject not named keeps
+    its generation."""
+    from memory.models import VectorGeneration
+
+    s1 = Space.objects.get(space_id="s1")
+    u1 = Subject.objects.get(space=s1, subject_id="u1")
+    u2 = Subject.objects.create(
+        space=s1, subject_id="u2", created_at=u1.created_at, updated_at=u1.updated_at
+    )
+    u3 = Subject.objects.create(
+        space=s1, subject_id="u3", created_at=u1.created_at, updated_at=u1.updated_at
+    )
+    VectorGeneration.objects.create(space=s1, subject=u3, generation=7)
+
+    def generations() -> dict[int, int]:
+        return dict(VectorGeneration.objects.values_list("subject_id", "generation"))
+
+    statements.execute(statements.vector_generation_bump(1), [u1.pk, "s1"])
+    assert generations() == {u1.pk: 1, u3.pk: 7}
+    statements.execute(statements.vector_generation_bump(2), [u1.pk, "s1", u2.pk, "s1"])
+    assert generations() == {u1.pk: 2, u2.pk: 1, u3.pk: 7}
+    assert set(VectorGeneration.objects.values_list("space_id", flat=True)) == {"s1"}

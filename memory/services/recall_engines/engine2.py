@@ -5,6 +5,8 @@ itself."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from memory.engine import lexical, lexicon, rank
 from memory.selectors import lexical as lexical_store
 from memory.selectors import recall as reads
@@ -13,9 +15,18 @@ from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
 from memory.services.recall_engines.registry import register
 
 
-def lexical_head(q: RecallQuery, depth: int) -> Ranking:
+def lexical_head(q: RecallQuery, depth: int, known: Mapping[int, str] | None = None) -> Ranking:
     """The engine/2 ranking of the eligible records, exact for at least its first `depth`
-    records (all of them with a cognition filter); an empty query is newest first."""
+    records (all of them with a cognition filter); an empty query is newest first. `known`:
+    pk → record_id of records already read (lexical.head)."""
+    return lexical_head_holding(q, depth, known)[0]
+
+
+def lexical_head_holding(
+    q: RecallQuery, depth: int, known: Mapping[int, str] | None = None, also: Sequence[int] = ()
+) -> tuple[Ranking, frozenset[int] | None]:
+    """`lexical_head`, and which of the eligible records `also` hold a query term, when the
+    ranking statement could say it (None: with a cognition filter, or an empty query)."""
     terms = lexicon.query_terms(q.text)
     if not terms:
         # An empty (or stop-words-only) query: newest first, as engine/1.
@@ -25,16 +36,22 @@ def lexical_head(q: RecallQuery, depth: int) -> Ranking:
             docs = reads.docs(q.eligible, q.flt, with_text=False)
             total = len(docs)
         ranked = rank.rank(list(docs.values()), "")
-        return Ranking(ranked, {d.record_id: pk for pk, d in docs.items()}, total)
+        return Ranking(ranked, {d.record_id: pk for pk, d in docs.items()}, total), None
     if q.flt.cognition is None:
         top = lexical_store.head(
-            q.subject.space_id, q.subject.pk, terms, None if q.whole else q.eligible, depth
+            q.subject.space_id,
+            q.subject.pk,
+            terms,
+            None if q.whole else q.eligible,
+            depth,
+            known,
+            also,
         )
-        return Ranking(top.ranked, dict(top.pks), top.total)
+        return Ranking(top.ranked, dict(top.pks), top.total), top.holding
     held = reads.term_holders(q.subject, terms)
     docs = reads.docs(q.eligible.filter(pk__in=held), q.flt, with_text=True)
     ranked = lexical.rank(list(docs.values()), q.text)
-    return Ranking(ranked, {d.record_id: pk for pk, d in docs.items()}, len(ranked))
+    return Ranking(ranked, {d.record_id: pk for pk, d in docs.items()}, len(ranked)), None
 
 
 def engine2_ranking(q: RecallQuery) -> Ranking:

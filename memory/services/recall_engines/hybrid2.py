@@ -4,13 +4,14 @@ model's vectors (memory.engine.hybrid2)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from types import ModuleType
 
 from memory.engine import embed, hybrid2, lexicon, rank
+from memory.selectors import recall as reads
 from memory.services import hybrid_store
 from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
-from memory.services.recall_engines.engine2 import lexical_head
+from memory.services.recall_engines.engine2 import lexical_head, lexical_head_holding
 from memory.services.recall_engines.hybrid1 import register_embedder
 
 
@@ -28,18 +29,30 @@ def fused_ranking(
     if not terms:
         return lexical_head(q, q.max_records)
     depth = max(q.max_records, lexical_top_n)
-    head = lexical_head(q, depth)
-    fused, added, extra = hybrid_store.fused_head(
+    # The cosine side first: the lexical head's statement then also says which of its records
+    # hold a query term (for total_eligible), and the vectors' record ids spare it its look-up.
+    vectors = hybrid_store.subject_vectors(q.subject)
+    semantic, added = hybrid_store.semantic_side(
+        vectors,
         q.subject,
         q.text,
-        [(r.record_id, r.score) for r in head.ranked[:depth]],
-        terms,
-        q.eligible,
+        None if q.whole else q.eligible,
         q.flt,
         whole=q.whole,
         top_n=semantic_top_n,
         min_cosine=min_cosine,
-        fuse=fuse,
+    )
+    head, holding = lexical_head_holding(
+        q, depth, vectors.record_ids, [added[record_id] for record_id, _ in semantic]
+    )
+
+    def matched(pks: list[int]) -> Collection[int]:
+        if holding is not None:
+            return holding
+        return reads.holding_any(q.subject.space_id, pks, terms)
+
+    fused, extra = hybrid_store.fused_head(
+        [(r.record_id, r.score) for r in head.ranked[:depth]], semantic, added, matched, fuse
     )
     head.pks.update(added)
     return Ranking(

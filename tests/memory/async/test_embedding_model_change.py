@@ -22,6 +22,33 @@ from .conftest import run_pending, wait_for
 pytestmark = [needs_semantic, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
+def recalled(api, admin, session, text: str) -> dict:
+    """The `recall` of s1/u1 for `text`, as the admin sees it."""
+    answer = api(
+        admin,
+        "memory.recall",
+        {"space_id": "s1", "subject_id": "u1", "query": {"text": text}},
+        session,
+    )
+    assert answer.status == 200, answer.body
+    return answer.body["recall"]
+
+
+def top(api, admin, session, text: str) -> list[str]:
+    return [r["record"]["record_id"] for r in recalled(api, admin, session, text)["results"]]
+
+
+def reflection_stale(api, admin, session) -> bool:
+    listed = api(admin, "memory.reflections.list", {"space_id": "s1", "subject_id": "u1"}, session)
+    return listed.body["reflections"][0]["stale"]
+
+
+def write(api, admin, session, text: str) -> str:
+    answer = api.note(admin, text, session, placement={"scope": "context", "context_id": "c1"})
+    assert answer.status == 200, answer.body
+    return answer.receipt["refs"][0]["id"]
+
+
 def test_a_model_change_stales_reflections_and_a_worker_reembeds_everything(
     api, admin, settings, start_worker, tmp_path, client
 ):
@@ -30,29 +57,14 @@ def test_a_model_change_stales_reflections_and_a_worker_reembeds_everything(
         api(admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"}).status == 200
     )
 
-    def write(text: str) -> str:
-        answer = api.note(admin, text, session, placement={"scope": "context", "context_id": "c1"})
-        assert answer.status == 200, answer.body
-        return answer.receipt["refs"][0]["id"]
-
     def recall(text: str) -> list[str]:
-        answer = api(
-            admin,
-            "memory.recall",
-            {"space_id": "s1", "subject_id": "u1", "query": {"text": text}},
-            session,
-        )
-        assert answer.status == 200, answer.body
-        return [r["record"]["record_id"] for r in answer.body["recall"]["results"]]
+        return top(api, admin, session, text)
 
     def stale() -> bool:
-        listed = api(
-            admin, "memory.reflections.list", {"space_id": "s1", "subject_id": "u1"}, session
-        )
-        return listed.body["reflections"][0]["stale"]
+        return reflection_stale(api, admin, session)
 
     with embedding_writer(settings, "hybrid/2"):
-        rid = {text: write(text) for text in CORPUS}
+        rid = {text: write(api, admin, session, text) for text in CORPUS}
         hybrid_store.drain()  # the old model's vectors, in-process
         assert recall(PARAPHRASE)[0] == rid[CORPUS[0]]
         generated = api(
@@ -113,36 +125,17 @@ def test_switching_hybrid3_to_hybrid4_is_a_model_change_to_the_int8_form(
     )
 
     def recall(text: str) -> dict:
-        answer = api(
-            admin,
-            "memory.recall",
-            {"space_id": "s1", "subject_id": "u1", "query": {"text": text}},
-            session,
-        )
-        assert answer.status == 200, answer.body
-        return answer.body["recall"]
-
-    def top(text: str) -> list[str]:
-        return [r["record"]["record_id"] for r in recall(text)["results"]]
+        return recalled(api, admin, session, text)
 
     def stale() -> bool:
-        listed = api(
-            admin, "memory.reflections.list", {"space_id": "s1", "subject_id": "u1"}, session
-        )
-        return listed.body["reflections"][0]["stale"]
+        return reflection_stale(api, admin, session)
 
     with embedding_writer(settings, "hybrid/3"):
-        rid = {}
-        for text in CORPUS:
-            answer = api.note(
-                admin, text, session, placement={"scope": "context", "context_id": "c1"}
-            )
-            assert answer.status == 200, answer.body
-            rid[text] = answer.receipt["refs"][0]["id"]
+        rid = {text: write(api, admin, session, text) for text in CORPUS}
         hybrid_store.drain()
         assert embed.identity().name == "all-MiniLM-L6-v2"
         torch_key = embed.identity().key
-        assert top(PARAPHRASE)[0] == rid[CORPUS[0]]
+        assert top(api, admin, session, PARAPHRASE)[0] == rid[CORPUS[0]]
         generated = api(
             admin, "memory.reflections.generate", {"space_id": "s1", "subject_id": "u1"}, session
         )
@@ -159,7 +152,7 @@ def test_switching_hybrid3_to_hybrid4_is_a_model_change_to_the_int8_form(
         answer = recall(PARAPHRASE)
         assert answer["engine_policy_version"] == "hybrid/4"
         assert answer["results"] == []  # no int8 vector yet: lexical, and nothing matches
-        assert top("quarterly tax return") == [rid[CORPUS[4]]]
+        assert top(api, admin, session, "quarterly tax return") == [rid[CORPUS[4]]]
 
         worker = start_worker(SPOKE_MEMORY_ENGINE="hybrid/4", CELERY_LOGLEVEL="INFO")
         from memory.tasks import drain_derived
@@ -175,7 +168,7 @@ def test_switching_hybrid3_to_hybrid4_is_a_model_change_to_the_int8_form(
             what="the worker to embed every live record with the int8 form",
         )
         assert json.loads(client.get("/readyz").content)["embedding_backlog"] == 0
-        assert top(PARAPHRASE)[0] == rid[CORPUS[0]]
+        assert top(api, admin, session, PARAPHRASE)[0] == rid[CORPUS[0]]
         worker.stop()
         assert worker.proc.stderr is not None
         log = worker.proc.stderr.read().decode()
@@ -185,5 +178,5 @@ def test_switching_hybrid3_to_hybrid4_is_a_model_change_to_the_int8_form(
         assert RecordEmbedding.objects.filter(model_id=torch_key).count() == live
 
     settings.SPOKE_MEMORY_ENGINE = "hybrid/3"
-    assert top(PARAPHRASE)[0] == rid[CORPUS[0]]
+    assert top(api, admin, session, PARAPHRASE)[0] == rid[CORPUS[0]]
     assert stale() is False

