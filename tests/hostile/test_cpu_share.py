@@ -177,18 +177,26 @@ def test_a_request_is_charged_its_cost(api, paced, monkeypatch):
     assert share.wait(writer.id) == pytest.approx((0.6 - SHARE) / SHARE, abs=0.01)
 
 
-def test_another_process_of_the_server_serving_another_principal_makes_it_shared(
-    share_on, tmp_path
-):
-    """gunicorn's workers share the host's cores: a principal served alone by this process is
-    held for its share once another process of the same server has served another principal
-    within the window (each process writes whom it served, at most once a second)."""
+def two_processes(tmp_path):
+    """Two processes of one server ("server1"), each with its InFlight and its neighbours' file
+    in `tmp_path`, on one injected clock and one wall clock (`wall[0]`, seconds), and the CPU
+    share of the first."""
     wall = [5000.0]
     clock = Clock()
     here, there = fresh(clock)[0], views.InFlight(clock=clock)
     share = views.CpuShare(here, clock=clock)
     here.neighbours = Neighbours(tmp_path, "server1", "11", clock=lambda: wall[0])
     there.neighbours = Neighbours(tmp_path, "server1", "12", clock=lambda: wall[0])
+    return wall, clock, here, there, share
+
+
+def test_another_process_of_the_server_serving_another_principal_makes_it_shared(
+    share_on, tmp_path
+):
+    """gunicorn's workers share the host's cores: a principal served alone by this process is
+    held for its share once another process of the same server has served another principal
+    within the window (each process writes whom it served, at most once a second)."""
+    wall, clock, here, there, share = two_processes(tmp_path)
     elsewhere = views.InFlight(clock=clock)  # another server's process, on the same host
     elsewhere.neighbours = Neighbours(tmp_path, "server2", "13", clock=lambda: wall[0])
     served(elsewhere, "other-server-tenant")
@@ -311,12 +319,7 @@ def test_a_light_principal_served_by_another_process_than_the_heavy_one_is_not_h
     """How many requests a principal keeps in flight is counted over the server's processes (each
     writes its own with whom it served): the light tenant alone in its process, the heavy one's
     requests all in the other, is still the lighter one."""
-    wall = [5000.0]
-    clock = Clock()
-    here, there = fresh(clock)[0], views.InFlight(clock=clock)
-    share = views.CpuShare(here, clock=clock)
-    here.neighbours = Neighbours(tmp_path, "server1", "11", clock=lambda: wall[0])
-    there.neighbours = Neighbours(tmp_path, "server1", "12", clock=lambda: wall[0])
+    wall, clock, here, there, share = two_processes(tmp_path)
     assert there.enter("hog") and there.enter("hog")
     for _ in range(300):  # 3 s
         busy(here, clock, "light", 0.007)

