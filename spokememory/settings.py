@@ -341,6 +341,11 @@ SPOKE_MEMORY_REFUSAL_DELAY_MS = env_int("SPOKE_MEMORY_REFUSAL_DELAY_MS", 1000)
 # instead, and that client is never held ("The heavier principal yields to a lighter one"). 0:
 # off. Not a wire limit (per process).
 SPOKE_MEMORY_SHARED_CPU_SHARE = env_float("SPOKE_MEMORY_SHARED_CPU_SHARE", 0.25)
+# The heavier principal's own share while it yields to a sequential client ("The heavier
+# principal yields to a lighter one"): seconds of its requests' whole time in the server a second,
+# per process (default half the common share; at or above SPOKE_MEMORY_SHARED_CPU_SHARE, or 0:
+# the common share). Not a wire limit.
+SPOKE_MEMORY_HEAVIER_SHARE = env_float("SPOKE_MEMORY_HEAVIER_SHARE", 0.125)
 # A body refused as invalid (400 invalid_input, 413) costs the byte budget this many times its
 # size in all (docs/decisions.md "Byte budget"). Not a wire limit.
 SPOKE_MEMORY_REFUSED_BODY_WEIGHT = env_int("SPOKE_MEMORY_REFUSED_BODY_WEIGHT", 16)

@@ -390,7 +390,8 @@ class CpuShare:
     too (docs/decisions.md "CPU share while shared"): a bucket per principal, in memory, filled at
     SPOKE_MEMORY_SHARED_CPU_SHARE seconds a second (at most BURST_S seconds' worth) and emptied
     by the cost of each of its answered requests (its thread's CPU time, measured in
-    `WireView.dispatch`; its whole time in the server when it is the heavier one). While
+    `WireView.dispatch`; its whole time in the server, against SPOKE_MEMORY_HEAVIER_SHARE,
+    when it is the heavier one). While
     the server is shared (`InFlight.shared_on_host`: the in-flight limit's rule, over every
     process of the server on this host), a principal whose bucket is in debt waits for it before
     its next request (`wait`, `pace`), unless it is the lighter one (`InFlight.compared`: a
@@ -430,10 +431,11 @@ class CpuShare:
 
     def charge(self, principal_id: str, cpu: float, wall: float = 0.0) -> None:
         """Take an answered request's cost from the principal's bucket: its thread's CPU time
-        (seconds), or its time in the server (`metered`) when it is the heavier one
-        (`InFlight.compared`; its time beyond its CPU puts it at most one second's share in
-        debt, so a principal that just became the heavier is paced, not refused for long). A
-        principal served alone, or the lighter one, spends from it but never goes into debt."""
+        (seconds), or, when it is the heavier one (`InFlight.compared`), its time in the server
+        (`metered`) scaled to its own smaller share (`heavier_factor`; its time beyond its CPU
+        puts it at most one second's share in debt, so a principal that just became the heavier
+        is paced, not refused for long). A principal served alone, or the lighter one, spends
+        from it but never goes into debt."""
         share = settings.SPOKE_MEMORY_SHARED_CPU_SHARE
         if share <= 0:
             return
@@ -441,7 +443,7 @@ class CpuShare:
         shared = self._in_flight.shared_on_host(principal_id)
         if shared:
             lighter, heavier = self._in_flight.compared(principal_id)
-        cost = max(cpu, wall) if heavier else cpu
+        cost = max(cpu, wall) * heavier_factor(share) if heavier else cpu
         floor = None if shared and not lighter else 0.0
         at = self._clock()
         with self._lock:
@@ -492,6 +494,15 @@ class CpuShare:
             time.thread_time() - cpu,
             max(0.0, time.perf_counter() - wall - (in_flight.held_s() - held)),
         )
+
+
+def heavier_factor(share: float) -> float:
+    """How many times its time in the server a request of the heavier principal costs its
+    bucket, which fills at the common `share`: so that it gets SPOKE_MEMORY_HEAVIER_SHARE
+    seconds of the server's time a second while it yields (1: the common share, when that
+    setting is not below it)."""
+    heavier = settings.SPOKE_MEMORY_HEAVIER_SHARE
+    return share / heavier if 0 < heavier < share else 1.0
 
 
 CPU_SHARE = CpuShare(IN_FLIGHT)
