@@ -10,7 +10,11 @@ memory.records.get in a closed loop, with BENCH_ISO_VICTIMS (1) clients, while:
    (2,000) grants, one subject each (refused past limits.max_grants_per_principal where that
    bound exists), then BENCH_ISO_ATTACKERS clients run memory.records.list as it.
 
-With `alone` in BENCH_ISO_PHASES, the grant-heavy listers first run on a server that has served
+With `team` in BENCH_ISO_PHASES, a phase after the quiet one: BENCH_ISO_ATTACKERS clients of an
+app of the victim's own space (a second principal with records_read there) run
+memory.records.list in it beside the victim's reads (an app beside its own agent's token: one
+tenant, so neither yields to the other; docs/decisions.md "The heavier principal yields to a
+lighter one"). With `alone` in BENCH_ISO_PHASES, the grant-heavy listers first run on a server that has served
 nobody else (what they get unshared: the CPU share holds a principal only while another is served).
 Each phase runs BENCH_ISO_SECONDS (30). With BENCH_ISO_BEFORE (a checkout of the code before a
 change) its server runs the phases first, then this checkout's: a before/after in one run. Printed and saved (var/bench/tenant_isolation.json): the
@@ -379,6 +383,18 @@ def main() -> dict:
             "shared_access": True,
         },
     )
+    # the app of the victim's own space (the `team` phase)
+    app, app_token = factories.make_principal(f"bench-app-{tag}", token_label="bench")
+    call(
+        Principal.objects.get(pk=calm.principal_id),
+        "memory.grants.grant",
+        {
+            "space_id": calm.space_id,
+            "grantee_principal_id": app.principal_id,
+            "capabilities": ["records_read"],
+            "shared_access": True,
+        },
+    )
     if ATTACKER_RATE:
         from memory.services import operators
 
@@ -466,6 +482,23 @@ def main() -> dict:
 
             if "quiet" in PHASES:
                 phase("quiet")
+
+            def app_list(_i: int):
+                send = sender(hostile, app_token)  # noqa: B023 - used in this pass only
+                body = {"space_id": calm.space_id}
+
+                def work() -> str | None:
+                    status, timing = send("memory.records.list", body)
+                    if TIMING:
+                        ATTACK_TIMINGS.append(timing_of(timing) or {})
+                    return None if status == 200 else f"http_{status}"
+
+                return work
+
+            if "team" in PHASES:
+                out[f"{tag_}team_app_attackers"] = phase(
+                    f"{ATTACKERS} clients of an app of the victim's own space", app_list
+                )
 
             bodies = invalid_bodies(noisy.space_id)
 

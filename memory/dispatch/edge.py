@@ -49,7 +49,9 @@ def edge_call(principal: Principal, op: str, body: dict) -> dict:
                     "The request body is larger than limits.max_request_bytes.",
                     limit=settings.SPOKE_MEMORY_LIMITS["max_request_bytes"],
                 )
-            return call(principal, op, body, auth.default_negotiated())
+            answer = call(principal, op, body, auth.default_negotiated())
+            IN_FLIGHT.served_in(principal.principal_id, body.get("space_id"))
+            return answer
         except (BadRequest, PayloadTooLarge):
             charge_refused(principal, size)
             raise

@@ -18,6 +18,10 @@ from pathlib import Path
 
 STALE_S = 600  # a file not rewritten for this long is a process gone: removed by a reader
 
+# What a process says of a principal: a time (when it was last served, or the seconds since), its
+# weight, whether it had two requests in flight at once, the spaces it was answered in.
+Seen = tuple[float, float, bool, frozenset[str]]
+
 
 class Neighbours:
     EVERY_S = 1.0  # how often a process writes its own file and reads the others'
@@ -32,23 +36,27 @@ class Neighbours:
         self._lock = threading.Lock()
         self._written_at = float("-inf")
         self._read_at = float("-inf")
-        # principal → when another process last served it, its weight there (summed), and
-        # whether it had two requests in flight at once in one of them within the window
-        self._others: dict[str, tuple[float, float, bool]] = {}
+        # principal → when another process last served it, its weight there (summed), whether
+        # it had two requests in flight at once in one of them within the window, and the
+        # spaces it was answered in there
+        self._others: dict[str, Seen] = {}
 
-    def publish(self, seen: Callable[[], dict[str, tuple[float, float, bool]]]) -> None:
+    def publish(self, seen: Callable[[], dict[str, Seen]]) -> None:
         """Write this process's principals (`seen()`: principal → the seconds since it last took
-        a slot here, its weight here, and whether it held two at once, `InFlight.weights`) with
-        the wall time of that slot,
-        at most once every EVERY_S; a failed write is skipped (the others then see this process
-        as serving nobody new, as before the file existed)."""
+        a slot here, its weight here, whether it held two at once, and the spaces it was
+        answered in, `InFlight.weights`) with the wall time of that slot, at most once every
+        EVERY_S; a failed write is skipped (the others then see this process as serving nobody
+        new, as before the file existed). A line: `when weight parallel spaces principal`, the
+        spaces comma-separated or `-` (space and principal ids hold neither a space nor a
+        comma); a line of an earlier release has no spaces field."""
         at = self._clock()
         with self._lock:
             if at - self._written_at < self.EVERY_S:
                 return
             self._written_at = at
         text = "".join(
-            f"{at - ago:.3f} {w:.3f} {int(par)} {p}\n" for p, (ago, w, par) in seen().items()
+            f"{at - ago:.3f} {w:.3f} {int(par)} {','.join(sorted(sp)) or '-'} {p}\n"
+            for p, (ago, w, par, sp) in seen().items()
         )
         path = self._dir / f"{self._group}-{self._me}"
         with contextlib.suppress(OSError):
@@ -62,21 +70,21 @@ class Neighbours:
         seconds (as of its file's last writing, at most EVERY_S old)."""
         at = self._clock()
         seen = self._current(at)
-        return any(p != principal_id and t >= at - window for p, (t, _, _) in seen.items())
+        return any(p != principal_id and t >= at - window for p, (t, *_) in seen.items())
 
-    def weights(self, window: float) -> dict[str, tuple[float, float, bool]]:
+    def weights(self, window: float) -> dict[str, Seen]:
         """The weight of each principal the other processes served within `window` seconds,
         summed over them, each fading over the window from when that process last served it;
         the seconds since one of them last served it; whether it had two requests in flight at
-        once in one of them."""
+        once in one of them; the spaces it was answered in there."""
         at = self._clock()
         return {
-            p: (w * math.exp(-max(0.0, at - t) / max(1.0, window)), max(0.0, at - t), par)
-            for p, (t, w, par) in self._current(at).items()
+            p: (w * math.exp(-max(0.0, at - t) / max(1.0, window)), max(0.0, at - t), par, sp)
+            for p, (t, w, par, sp) in self._current(at).items()
             if t >= at - window
         }
 
-    def _current(self, at: float) -> dict[str, tuple[float, float, bool]]:
+    def _current(self, at: float) -> dict[str, Seen]:
         """The others' files as last read, read again when that is EVERY_S old."""
         with self._lock:
             due = at - self._read_at >= self.EVERY_S
@@ -88,8 +96,8 @@ class Neighbours:
                 self._others = found
         return self._others
 
-    def _read(self, at: float) -> dict[str, tuple[float, float, bool]]:
-        found: dict[str, tuple[float, float, bool]] = {}
+    def _read(self, at: float) -> dict[str, Seen]:
+        found: dict[str, Seen] = {}
         try:
             paths = list(self._dir.iterdir())
         except OSError:
@@ -109,14 +117,19 @@ class Neighbours:
             except OSError:
                 continue
             for line in text.splitlines():
-                fields = line.split(" ", 3)
-                if len(fields) != 4:
+                fields = line.split(" ")
+                if len(fields) == 4:  # an earlier release's line: no spaces
+                    fields.insert(3, "-")
+                if len(fields) != 5:
                     continue
-                when, weight, parallel, principal = fields
+                when, weight, parallel, named, principal = fields
                 try:
                     t, w = float(when), float(weight)
                 except ValueError:
                     continue
-                last, total, par = found.get(principal, (float("-inf"), 0.0, False))
-                found[principal] = (max(t, last), total + w, par or parallel == "1")
+                spaces = frozenset() if named == "-" else frozenset(named.split(","))
+                last, total, par, sp = found.get(
+                    principal, (float("-inf"), 0.0, False, frozenset())
+                )
+                found[principal] = (max(t, last), total + w, par or parallel == "1", sp | spaces)
         return found

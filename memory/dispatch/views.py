@@ -185,6 +185,7 @@ class InFlight:
     LIGHTER_BY = 2.0  # another principal this many times as heavy makes a principal the lighter
     # the heavier principal pays its whole time while a lighter one was served this recently
     ACTIVE_S = 5.0
+    MAX_SPACES = 8  # the spaces remembered per principal (its most recent)
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
@@ -194,22 +195,48 @@ class InFlight:
         # principal → (mean of its requests in flight here, highest mean, when last counted)
         self._load: dict[str, tuple[float, float, float]] = {}
         self._parallel: dict[str, float] = {}  # principal → when it last held two slots at once
+        # principal → the spaces it was answered in here, each with when (at most MAX_SPACES)
+        self._spaces: dict[str, dict[str, float]] = {}
         self._parked = 0
         self._local = threading.local()  # this thread's seconds held in `park`, in all
         # the server's other processes (`warm` sets it in a web worker; None: this one alone)
         self.neighbours: Neighbours | None = None
 
-    def _seen_ago(self) -> dict[str, tuple[float, float, bool]]:
+    def _seen_ago(self) -> dict[str, tuple[float, float, bool, frozenset[str]]]:
         """The principals served here within the window: the seconds since their last slot,
-        their weight, and whether they held two slots at once within the window (`weights`)."""
+        their weight, whether they held two slots at once within the window, and the spaces
+        they were answered in within it (`weights`)."""
         at = self._clock()
         since = at - settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
         with self._lock:
             return {
-                p: (at - t, self._weight(p, at), self._parallel.get(p, -math.inf) >= since)
+                p: (
+                    at - t,
+                    self._weight(p, at),
+                    self._parallel.get(p, -math.inf) >= since,
+                    self._spaces_of(p, since),
+                )
                 for p, t in self._seen.items()
                 if t >= since
             }
+
+    def _spaces_of(self, principal_id: str, since: float) -> frozenset[str]:
+        """The spaces the principal was answered in here since `since` (under the lock)."""
+        return frozenset(s for s, t in self._spaces.get(principal_id, {}).items() if t >= since)
+
+    def served_in(self, principal_id: str, space_id: object) -> None:
+        """The principal's op was answered in this space: principals answered in a common space
+        within the window are one tenant, for the heavier-yields rule (`compared`). Called only
+        once an op has succeeded, so naming a space one cannot reach says nothing."""
+        if not isinstance(space_id, str) or not space_id:
+            return
+        at = self._clock()
+        with self._lock:
+            spaces = self._spaces.setdefault(principal_id, {})
+            spaces.pop(space_id, None)
+            spaces[space_id] = at
+            while len(spaces) > self.MAX_SPACES:
+                del spaces[next(iter(spaces))]
 
     def _counted(self, principal_id: str, at: float) -> tuple[float, float]:
         """The principal's mean of requests in flight and its highest mean, brought to `at`
@@ -229,15 +256,16 @@ class InFlight:
     def _weight(self, principal_id: str, at: float) -> float:
         return self._counted(principal_id, at)[1] if principal_id in self._load else 0.0
 
-    def weights(self) -> dict[str, tuple[float, float, bool]]:
+    def weights(self) -> dict[str, tuple[float, float, bool, frozenset[str]]]:
         """How heavy each principal the server served within the window is, the seconds since
-        it was last served, and whether it had two requests in flight at once in a process
-        within the window (a client in parallel, not a sequential one). Its weight: the highest
-        mean of its requests in flight at once (over about MEAN_S seconds), fading over the
-        window; summed over the server's processes (`Neighbours`, at most a second old). Waiting for its share counts as in flight: holding
-        a principal makes it no lighter. A client's requests in flight do not grow when another
-        tenant slows the server down, as their cost does: one connection in a closed loop keeps
-        at most one."""
+        it was last served, whether it had two requests in flight at once in a process within
+        the window (a client in parallel, not a sequential one), and the spaces it was answered
+        in within the window (`served_in`). Its weight: the highest mean of its requests in
+        flight at once (over about MEAN_S seconds), fading over the window; summed over the
+        server's processes (`Neighbours`, at most a second old). Waiting for its share counts as
+        in flight: holding a principal makes it no lighter. A client's requests in flight do not
+        grow when another tenant slows the server down, as their cost does: one connection in a
+        closed loop keeps at most one."""
         at = self._clock()
         since = at - settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
         with self._lock:
@@ -246,6 +274,7 @@ class InFlight:
                     self._weight(p, at),
                     0.0 if p in self._held else at - t,
                     self._parallel.get(p, -math.inf) >= since,
+                    self._spaces_of(p, since),
                 )
                 for p, t in self._seen.items()
                 if t >= since or p in self._held
@@ -253,9 +282,16 @@ class InFlight:
         neighbours = self.neighbours
         if neighbours is not None:
             window = settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
-            for p, (weight, ago, parallel) in neighbours.weights(window).items():
-                mine, mine_ago, mine_parallel = found.get(p, (0.0, ago, False))
-                found[p] = (mine + weight, min(ago, mine_ago), parallel or mine_parallel)
+            for p, (weight, ago, parallel, spaces) in neighbours.weights(window).items():
+                mine, mine_ago, mine_parallel, mine_spaces = found.get(
+                    p, (0.0, ago, False, frozenset())
+                )
+                found[p] = (
+                    mine + weight,
+                    min(ago, mine_ago),
+                    parallel or mine_parallel,
+                    spaces | mine_spaces,
+                )
         return found
 
     def compared(self, principal_id: str) -> tuple[bool, bool]:
@@ -266,10 +302,16 @@ class InFlight:
         ACTIVE_S, that much (its requests' whole time in the server counts against its share).
         Clients in parallel are never the lighter, whatever their weights: a principal held for
         its share keeps its held requests in flight, and the threads they hold, so among tenants
-        alike the first one held would soon outweigh the others."""
+        alike the first one held would soon outweigh the others. Principals answered in a common
+        space within the window (an app and its own agent's token) are one tenant: neither is
+        the lighter or the heavier for the other."""
         weights = self.weights()
-        mine, _, parallel = weights.get(principal_id, (0.0, 0.0, False))
-        others = [v for p, v in weights.items() if p != principal_id]
+        mine, _, parallel, spaces = weights.get(principal_id, (0.0, 0.0, False, frozenset()))
+        others = [
+            (w, ago, par)
+            for p, (w, ago, par, theirs) in weights.items()
+            if p != principal_id and not spaces & theirs
+        ]
         lighter = not parallel and any(w > self.LIGHTER_BY * mine for w, _, _ in others)
         heavier = any(
             not par and self.LIGHTER_BY * w < mine and ago <= self.ACTIVE_S
@@ -301,6 +343,7 @@ class InFlight:
             self._seen = {p: t for p, t in self._seen.items() if t >= since or p in self._held}
             self._load = {p: c for p, c in self._load.items() if p in self._seen}
             self._parallel = {p: t for p, t in self._parallel.items() if p in self._seen}
+            self._spaces = {p: s for p, s in self._spaces.items() if p in self._seen}
         if any(p != principal_id for p in self._held):
             return True
         return any(p != principal_id and t >= since for p, t in self._seen.items())
@@ -710,7 +753,9 @@ class OpView(WireView):
         if handler is None:  # in the contract, not yet served by this build
             raise UnknownOp("This op is not served by this provider build.", op=op)
         ctx = OpContext(principal=request.user, op=op, negotiated=negotiated, at=now())
-        return json_response(handler(ctx, body))
+        answer = handler(ctx, body)
+        IN_FLIGHT.served_in(request.user.principal_id, body.get("space_id"))
+        return json_response(answer)
 
 
 def _validated(request, endpoint: str) -> dict:

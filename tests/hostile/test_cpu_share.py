@@ -16,7 +16,8 @@ The share is unequal (docs/decisions.md "The heavier principal yields to a light
 principal that another sharing principal outweighs more than twice over (requests in flight at
 once, over the server's processes) is never held; one that outweighs a lighter one being served
 pays its requests' whole time in the server, not only their CPU, against a smaller share of its
-own (SPOKE_MEMORY_HEAVIER_SHARE)."""
+own (SPOKE_MEMORY_HEAVIER_SHARE). Principals answered in a common space within the window are one
+tenant: neither yields to the other."""
 
 from __future__ import annotations
 
@@ -408,3 +409,71 @@ def test_a_heavier_request_in_debt_waits_for_its_smaller_share(share_on, setting
         served(count, "agent")
         share.charge("app", 0.0, 0.15)
         assert share.wait("app") == pytest.approx(expected), heavier
+
+
+def test_an_app_and_its_own_agent_in_one_space_are_one_tenant(share_on):
+    """The heavier yields to a sequential client of *another tenant*. An app beside its own
+    agent's token (both answered in the same space within the window) is one tenant's load: the
+    app is charged its CPU as any principal is, not its whole time against the heavier's share,
+    and the agent is held to its share like anyone else. A sequential client of another space
+    still makes the app the heavier."""
+    clock = Clock()
+    count, share = fresh(clock)
+    assert count.enter("app") and count.enter("app")  # two of its requests always in flight
+    count.served_in("app", "team")
+    clock.at += 1.0
+    served(count, "agent")
+    count.served_in("agent", "team")
+    assert count.compared("app") == (False, False)
+    assert count.compared("agent") == (False, False)
+    share.charge("app", 0.0, 5.0)  # 5 s in the server, no CPU: not counted
+    assert share.wait("app") == 0
+    share.charge("agent", SHARE * 1.0 + 0.25, 0.0)  # over its CPU share: held
+    assert share.wait("agent") == pytest.approx(1.0)
+    served(count, "other-tenant")
+    count.served_in("other-tenant", "elsewhere")
+    assert count.compared("app") == (False, True)
+    assert count.compared("other-tenant") == (True, False)
+
+
+def test_the_spaces_a_principal_was_answered_in_cross_the_processes(share_on, tmp_path):
+    """The app's requests all in one process, its agent's in the other: the space they share
+    comes through the neighbours' files (each line now names the principal's spaces; a line of
+    an earlier release, without them, still reads)."""
+    wall, clock, here, there, share = two_processes(tmp_path)
+    assert there.enter("app") and there.enter("app")
+    there.served_in("app", "team")
+    for _ in range(300):  # 3 s of the agent, one request at a time, in this process
+        busy(here, clock, "agent", 0.007)
+        here.served_in("agent", "team")
+        clock.at += 0.003
+        wall[0] += 0.01
+        there.leave("app")
+        assert there.enter("app")
+    assert here.compared("agent") == (False, False)
+    (tmp_path / "server1-14").write_text(f"{wall[0]:.3f} 4.000 1 prn_earlier\n")
+    wall[0] += 1.0
+    clock.at += 1.0
+    assert here.weights()["prn_earlier"][0] > 0  # read, with no spaces
+    assert here.compared("agent")[0]  # and it outweighs the agent: the agent is the lighter
+
+
+def test_only_an_answered_op_names_the_space_of_its_principal(api, paced):
+    """What counts as the tenant of a principal is where it was answered: an op it is refused
+    in (absent and forbidden alike) says nothing of it, so no principal can join another's
+    tenant by naming its space."""
+    writer, share, clock, _ = paced
+    got = api(writer, "memory.records.list", {"space_id": "nowhere"})
+    assert got.status == 404, got.body
+    assert views.IN_FLIGHT.weights()[writer.id][3] == frozenset()
+    got = api(writer, "memory.records.list", {"space_id": "s1"})
+    assert got.status == 200, got.body
+    assert views.IN_FLIGHT.weights()[writer.id][3] == frozenset({"s1"})
+
+
+def test_an_mcp_tool_call_names_the_space_it_was_answered_in(paced, monkeypatch):
+    writer, share, clock, _ = paced
+    monkeypatch.setattr(edge, "CPU_SHARE", share)
+    monkeypatch.setattr(edge, "IN_FLIGHT", views.IN_FLIGHT)
+    edge.edge_call(writer.principal, "memory.records.list", {"space_id": "s1"})
+    assert views.IN_FLIGHT.weights()[writer.id][3] == frozenset({"s1"})
