@@ -65,12 +65,18 @@ class Neighbours:
             temporary.write_text(text)
             os.replace(temporary, path)
 
-    def others(self, principal_id: str, window: float) -> bool:
-        """Whether another process of the server served another principal within `window`
-        seconds (as of its file's last writing, at most EVERY_S old)."""
+    def others(
+        self, principal_id: str, window: float, spaces: frozenset[str] = frozenset()
+    ) -> bool:
+        """Whether another process of the server served another tenant's principal (answered
+        in none of `spaces`, the spaces this principal was answered in) within `window` seconds
+        (as of its file's last writing, at most EVERY_S old)."""
         at = self._clock()
         seen = self._current(at)
-        return any(p != principal_id and t >= at - window for p, (t, *_) in seen.items())
+        return any(
+            p != principal_id and t >= at - window and not spaces & theirs
+            for p, (t, _, _, theirs) in seen.items()
+        )
 
     def weights(self, window: float) -> dict[str, Seen]:
         """The weight of each principal the other processes served within `window` seconds,

@@ -320,33 +320,46 @@ class InFlight:
         return lighter, heavier
 
     def shared_on_host(self, principal_id: str) -> bool:
-        """`shared`, or another process of this server served another principal within the
-        window (`Neighbours`): the CPU share's rule, since the processes share the cores."""
+        """`shared`, or another process of this server served another tenant's principal within
+        the window (`Neighbours`): the CPU share's rule, since the processes share the cores."""
         if self.shared(principal_id):
             return True
         neighbours = self.neighbours
+        if neighbours is None:
+            return False
         window = settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
-        return neighbours is not None and neighbours.others(principal_id, window)
+        at = self._clock()
+        with self._lock:
+            spaces = self._spaces_of(principal_id, at - window)
+        return neighbours.others(principal_id, window, spaces)
 
     def shared(self, principal_id: str) -> bool:
-        """Whether the process serves another principal too: one of its requests in flight, or
-        one that took a slot within SPOKE_MEMORY_IN_FLIGHT_WINDOW_S."""
+        """Whether the process serves another tenant too: a request of a principal answered in
+        no space this one was answered in within the window (`served_in`) in flight, or one that
+        took a slot within SPOKE_MEMORY_IN_FLIGHT_WINDOW_S."""
         at = self._clock()
         with self._lock:
             return self._shared(principal_id, at)
 
     def _shared(self, principal_id: str, at: float) -> bool:
-        """Whether another principal has a request in flight here, or took a slot within the
-        window (under the lock)."""
+        """Whether another tenant's principal has a request in flight here, or took a slot
+        within the window (under the lock). Principals answered in a common space within the
+        window (an app and its own agent's token) are one tenant; a principal not yet answered
+        anywhere here is a tenant of its own."""
         since = at - settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S
         if len(self._seen) > self.PRUNE_AT:
             self._seen = {p: t for p, t in self._seen.items() if t >= since or p in self._held}
             self._load = {p: c for p, c in self._load.items() if p in self._seen}
             self._parallel = {p: t for p, t in self._parallel.items() if p in self._seen}
             self._spaces = {p: s for p, s in self._spaces.items() if p in self._seen}
-        if any(p != principal_id for p in self._held):
+        mine = self._spaces_of(principal_id, since)
+
+        def another(p: str) -> bool:
+            return p != principal_id and not mine & self._spaces_of(p, since)
+
+        if any(another(p) for p in self._held):
             return True
-        return any(p != principal_id and t >= since for p, t in self._seen.items())
+        return any(t >= since and another(p) for p, t in self._seen.items())
 
     def enter(self, principal_id: str) -> bool:
         """Take a slot for this principal; False (nothing taken) when it holds its limit while

@@ -412,11 +412,11 @@ def test_a_heavier_request_in_debt_waits_for_its_smaller_share(share_on, setting
 
 
 def test_an_app_and_its_own_agent_in_one_space_are_one_tenant(share_on):
-    """The heavier yields to a sequential client of *another tenant*. An app beside its own
-    agent's token (both answered in the same space within the window) is one tenant's load: the
-    app is charged its CPU as any principal is, not its whole time against the heavier's share,
-    and the agent is held to its share like anyone else. A sequential client of another space
-    still makes the app the heavier."""
+    """The share, and the heavier's yielding, are between *tenants*. An app beside its own
+    agent's token (both answered in the same space within the window) is one tenant's load:
+    neither is held for the other, as if alone, and neither is the lighter or the heavier for
+    the other. A sequential client of another space makes the server shared again, and the app
+    the heavier."""
     clock = Clock()
     count, share = fresh(clock)
     assert count.enter("app") and count.enter("app")  # two of its requests always in flight
@@ -426,14 +426,17 @@ def test_an_app_and_its_own_agent_in_one_space_are_one_tenant(share_on):
     count.served_in("agent", "team")
     assert count.compared("app") == (False, False)
     assert count.compared("agent") == (False, False)
-    share.charge("app", 0.0, 5.0)  # 5 s in the server, no CPU: not counted
+    share.charge("app", SHARE * 1.0 + 0.25, 5.0)  # past its CPU share, 5 s in the server
     assert share.wait("app") == 0
-    share.charge("agent", SHARE * 1.0 + 0.25, 0.0)  # over its CPU share: held
-    assert share.wait("agent") == pytest.approx(1.0)
+    share.charge("agent", SHARE * 1.0 + 0.25, 0.0)  # past its CPU share
+    assert share.wait("agent") == 0
     served(count, "other-tenant")
     count.served_in("other-tenant", "elsewhere")
     assert count.compared("app") == (False, True)
     assert count.compared("other-tenant") == (True, False)
+    # shared now: its bucket, emptied above without debt, goes a second's share into debt
+    share.charge("agent", SHARE * 1.0, 0.0)
+    assert share.wait("agent") == pytest.approx(1.0)
 
 
 def test_the_spaces_a_principal_was_answered_in_cross_the_processes(share_on, tmp_path):
@@ -477,3 +480,28 @@ def test_an_mcp_tool_call_names_the_space_it_was_answered_in(paced, monkeypatch)
     monkeypatch.setattr(edge, "IN_FLIGHT", views.IN_FLIGHT)
     edge.edge_call(writer.principal, "memory.records.list", {"space_id": "s1"})
     assert views.IN_FLIGHT.weights()[writer.id][3] == frozenset({"s1"})
+
+
+def test_an_app_beside_its_own_agent_in_another_process_is_not_shared(share_on, tmp_path):
+    """The agent's calls all in the other process of the server, in the app's space: the app is
+    not held for its share (the neighbours' files name the agent's spaces); another tenant served
+    there makes it shared."""
+    wall, clock, here, there, share = two_processes(tmp_path)
+    served(here, "app")
+    here.served_in("app", "team")
+    served(there, "agent")
+    there.served_in("agent", "team")
+    wall[0] += 1.0  # the processes read each other's files at most once a second
+    clock.at += 1.0
+    served(there, "agent")  # writes its file
+    share.charge("app", SHARE * 1.0 + 0.25)
+    assert not here.shared_on_host("app")
+    assert share.wait("app") == 0
+    served(there, "other-tenant")
+    there.served_in("other-tenant", "elsewhere")
+    wall[0] += 1.0
+    clock.at += 1.0
+    served(there, "other-tenant")
+    assert here.shared_on_host("app")
+    share.charge("app", SHARE * 1.0 + 0.25)
+    assert share.wait("app") == pytest.approx(1.0)

@@ -258,3 +258,25 @@ def test_a_caller_over_its_rate_waits_for_its_429_in_its_own_slot(parking_server
         assert b"retry-after:" in answer.lower()
     finally:
         connection.close()
+
+
+def test_principals_answered_in_a_common_space_are_one_tenant_for_the_limit(settings):
+    """The limit keeps a thread for *another tenant*. An app beside its own agent's token (both
+    answered in the team's space within the window) may take every slot, as alone: refused
+    before, and then at once by the keep-alive connection that happened to land on that
+    process, in a loop (docs/reliability.md, the `team` phase). A principal of another space,
+    in flight or served within the window, brings the limit back."""
+    from memory.dispatch import views
+
+    settings.SPOKE_MEMORY_MAX_IN_FLIGHT = 2
+    settings.SPOKE_MEMORY_IN_FLIGHT_WINDOW_S = 60
+    clock = [1000.0]
+    count = views.InFlight(clock=lambda: clock[0])
+    count.served_in("app", "team")
+    assert count.enter("agent")  # its own agent, in flight
+    count.served_in("agent", "team")
+    assert all(count.enter("app") for _ in range(5))
+    assert not count.shared("app")
+    assert count.enter("other")  # another tenant, in flight
+    assert not count.enter("app")
+    assert count.shared("app")
