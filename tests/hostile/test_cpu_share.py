@@ -25,7 +25,7 @@ import pytest
 
 from memory.dispatch import edge, views
 from memory.dispatch.neighbours import Neighbours
-from tests.conftest import make_persona
+from tests.conftest import make_persona, make_space
 from tests.hostile.conftest import census, shared_fact
 
 SHARE = 0.25
@@ -466,8 +466,10 @@ def test_only_an_answered_op_names_the_space_of_its_principal(api, paced):
     in (absent and forbidden alike) says nothing of it, so no principal can join another's
     tenant by naming its space."""
     writer, share, clock, _ = paced
-    got = api(writer, "memory.records.list", {"space_id": "nowhere"})
-    assert got.status == 404, got.body
+    make_space("s2")  # another tenant's space, where the writer holds no grant
+    for space_id in ("nowhere", "s2"):
+        got = api(writer, "memory.records.list", {"space_id": space_id})
+        assert got.status == 404, got.body
     assert views.IN_FLIGHT.weights()[writer.id][3] == frozenset()
     got = api(writer, "memory.records.list", {"space_id": "s1"})
     assert got.status == 200, got.body
