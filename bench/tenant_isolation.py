@@ -243,6 +243,25 @@ def sender(url: str, token: str, session: str | None = None):
 ATTACK_TIMINGS: list[dict[str, int]] = []  # in the attackers' process
 
 
+def lister(url: str, token: str, space_id: str):
+    """The attacker factory of a principal listing a space's records in a closed loop (one
+    client per call): the grant-heavy listers, and the `team` phase's app."""
+
+    def make(_i: int):
+        send = sender(url, token)
+        body = {"space_id": space_id}
+
+        def work() -> str | None:
+            status, timing = send("memory.records.list", body)
+            if TIMING:
+                ATTACK_TIMINGS.append(timing_of(timing) or {})
+            return None if status == 200 else f"http_{status}"
+
+        return work
+
+    return make
+
+
 def timing_of(header: str | None) -> dict[str, int] | None:
     if not header:
         return None
@@ -454,17 +473,7 @@ def main() -> dict:
                     }
                 return grants_held(greedy.space_id, hog, now())  # this run's and any before it
 
-            def attacker_list(_i: int):
-                send = sender(hostile, hog_token)  # noqa: B023 - used in this pass only
-                body = {"space_id": greedy.space_id}
-
-                def work() -> str | None:
-                    status, timing = send("memory.records.list", body)
-                    if TIMING:
-                        ATTACK_TIMINGS.append(timing_of(timing) or {})
-                    return None if status == 200 else f"http_{status}"
-
-                return work
+            attacker_list = lister(hostile, hog_token, greedy.space_id)
 
             if GRANTS and "alone" in PHASES:
                 # the listers on a server that has served nobody else: what they get alone
@@ -483,21 +492,10 @@ def main() -> dict:
             if "quiet" in PHASES:
                 phase("quiet")
 
-            def app_list(_i: int):
-                send = sender(hostile, app_token)  # noqa: B023 - used in this pass only
-                body = {"space_id": calm.space_id}
-
-                def work() -> str | None:
-                    status, timing = send("memory.records.list", body)
-                    if TIMING:
-                        ATTACK_TIMINGS.append(timing_of(timing) or {})
-                    return None if status == 200 else f"http_{status}"
-
-                return work
-
             if "team" in PHASES:
                 out[f"{tag_}team_app_attackers"] = phase(
-                    f"{ATTACKERS} clients of an app of the victim's own space", app_list
+                    f"{ATTACKERS} clients of an app of the victim's own space",
+                    lister(hostile, app_token, calm.space_id),
                 )
 
             bodies = invalid_bodies(noisy.space_id)
