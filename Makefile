@@ -1,6 +1,6 @@
 # The README's first two commands: `make run` (the provider on its embedded default: SQLite and a
 # filesystem broker, served by gunicorn as in production, with a Celery worker) and `make test`
-# (the suite). Both set up from scratch, the semantic extra (hybrid/1 recall engine) included.
+# (the suite). Both set up from scratch, the semantic extra (hybrid/4 recall engine) included.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 # Where the embedded default keeps its files (the settings read the same variable).
 VAR := $(or $(SPOKE_MEMORY_VAR_DIR),var)
 
-.PHONY: run test lint format bench install migrate worker clean
+.PHONY: run test lint format bench install migrate worker clean docs
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -52,12 +52,20 @@ lint: $(STAMP)
 	$(BIN)/mypy memory reviews spokememory
 	cd clients/python && ../../$(BIN)/mypy spoke_memory_client
 	$(BIN)/python -m memory.wire.gen_types --check
+	$(BIN)/python -m tools.settings_doc --check
+	$(BIN)/python -m tools.codegen.protocol --check
 	cd clients/typescript && { test -d node_modules || npm ci --no-audit --no-fund; } && npm run --silent lint
 	$(BIN)/lint-imports
 
 format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+# Regenerate the generated reference pages (docs/protocol.md, docs/settings.md) after a change to
+# the wire schemas or the settings; `make lint` checks they are current.
+docs: $(STAMP)
+	$(BIN)/python -m tools.codegen.protocol
+	$(BIN)/python -m tools.settings_doc
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -1,0 +1,1 @@
+"""Generators of reference pages from the code and the wire schemas (docs/protocol.md)."""
