@@ -41,7 +41,8 @@ HELD_OUT = (3, 4)
 BASELINE = "bm25"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo-dev.json"
-DOCS = ROOT / "docs" / "performance.md"
+# --write-docs records the run in bench/results/ (one file per day; docs/performance.md links it).
+DOCS = ROOT / "bench" / "results" / f"{time.strftime('%Y-%m-%d', time.gmtime())}-recall-bench.md"
 BEGIN, END = "<!-- locomo:begin -->", "<!-- locomo:end -->"
 TOKEN = re.compile(r"[a-z0-9]+")
 
