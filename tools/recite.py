@@ -95,6 +95,7 @@ NUM = r"§\s?\d+(?:\.\d+)?"
 CITE = re.compile(rf"\bSPEC(?:'s)?\s?(?P<nums>{NUM}(?:\s?(?:,|and|or|/)\s?(?:{NUM}|\d+\.\d+))*)")
 SPEC_PATH = re.compile(r"`?(?:\.\./|/work/)?shared/SPEC\.md`?|`?\bSPEC\.md\b`?")
 BARE = [
+    (re.compile(r"\b([Aa]n?) SPEC\b"), "a protocol"),
     (re.compile(r"\b[Tt]he SPEC's\b"), "the protocol's"),
     (re.compile(r"\b[Tt]he SPEC\b"), "the protocol"),
     (re.compile(r"\bSPEC's\b"), "the protocol's"),

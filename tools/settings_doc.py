@@ -154,6 +154,7 @@ DESCRIPTIONS = {
     "SPOKE_MEMORY_DRAIN_WAKE_MS": "Content writes wake the embedding drain with at most one broker message per this many ms per process; 0: one per write.",
     "SPOKE_MEMORY_SWEEP_INTERVAL_S": "How often beat runs the stuck-job sweeper (s).",
     "SPOKE_MEMORY_EXPORT_SWEEP_INTERVAL_S": "How often beat withdraws expired exports and discards abandoned imports (s).",
+    "SPOKE_MEMORY_EXPORT_CHUNK_PAUSE_S": "A Django setting only, no environment variable (the tests' worker settings set it): seconds the export job sleeps between chunks, so a test can stop a worker mid-export.",
     "SPOKE_MEMORY_TOKEN": "The bearer token `manage.py spoke mcp` (stdio) acts with.",
 }
 
@@ -178,6 +179,18 @@ def _constants(tree: ast.Module) -> dict[str, Any]:
         ):
             out[node.targets[0].id] = node.value.value
     return out
+
+
+def _is_settings_getattr(call: ast.Call) -> bool:
+    """`getattr(settings, "SPOKE_MEMORY_X", default)`: a Django setting with no variable."""
+    f = call.func
+    return (
+        isinstance(f, ast.Name)
+        and f.id == "getattr"
+        and len(call.args) >= 2
+        and isinstance(call.args[0], ast.Name)
+        and call.args[0].id == "settings"
+    )
 
 
 def _is_reader(call: ast.Call) -> bool:
@@ -257,9 +270,14 @@ def scan(root: Path = ROOT) -> dict[str, Variable]:
                     for sub in ast.walk(stmt):
                         stmt_of[id(sub)] = stmt
             for node in ast.walk(tree):
-                if not (isinstance(node, ast.Call) and _is_reader(node) and node.args):
+                if not isinstance(node, ast.Call) or not node.args:
                     continue
-                arg = node.args[0]
+                args = node.args
+                if _is_settings_getattr(node):
+                    args = node.args[1:]
+                elif not _is_reader(node):
+                    continue
+                arg = args[0]
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                     name = arg.value
                 elif isinstance(arg, ast.Name) and isinstance(consts.get(arg.id), str):
@@ -268,7 +286,7 @@ def scan(root: Path = ROOT) -> dict[str, Variable]:
                     continue
                 if name in IGNORED:
                     continue
-                given = node.args[1] if len(node.args) > 1 else None
+                given = args[1] if len(args) > 1 else None
                 if isinstance(given, ast.Name) and given.id in consts:
                     given = ast.Constant(consts[given.id])
                 default = DEFAULTS.get(name) or _default(given)

@@ -1,0 +1,214 @@
+"""The docs state only what the code serves (issue 43): every engine, setting and op a page names
+exists, and the default engine a page names is the one the code picks. Also: every relative link
+between the pages resolves, and the generated reference pages are current.
+
+The checks read docs/*.md (the decision records included), README.md and the Makefile; the
+dated run records in bench/results/ are history and may name what no longer exists."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from memory.engine import embed, embed_onnx
+from memory.ops import base as ops_base
+from memory.services.recall_engines import registry
+from tools import settings_doc
+from tools.codegen import protocol
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
+
+ENGINE = r"(?:engine|hybrid)/\d+"
+# "hybrid/4 (the default)", "`engine/2` (default without the extra)", "hybrid/4, the default",
+# "hybrid/4 (the default engine)"
+AFTER = re.compile(
+    rf"(?P<engine>{ENGINE})`?\**\s*(?:\((?:the )?default(?P<q>[^)]*)\)|, the default\b(?P<q2>[^.;]*))"
+)
+# "The default is **`hybrid/4`**", "the default engine is hybrid/4", "default engine (hybrid/4)"
+BEFORE = re.compile(
+    rf"[Tt]he default(?: engine)? is \**`?(?P<engine>{ENGINE})|default engine \(`?(?P<engine2>{ENGINE})"
+)
+HISTORY = re.compile(r"\b(before|was|were|earlier|used to|then|once)\b")
+
+
+def default_engines() -> dict[str, str]:
+    """The code's default per install: the whole semantic extra, torch without ONNX Runtime,
+    neither (memory.engine.embed.default_engine with the install probes set)."""
+    out = {}
+    for kind, semantic, onnx in (
+        ("full", True, True),
+        ("partial", True, False),
+        ("none", False, False),
+    ):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(embed, "installed", lambda s=semantic: s)
+            mp.setattr(embed_onnx, "installed", lambda o=onnx: o)
+            out[kind] = embed.default_engine()
+    return out
+
+
+def _install_of(qualifier: str) -> str:
+    q = qualifier.lower()
+    if "onnx" in q and "without" in q:
+        return "partial"
+    if "without" in q:
+        return "none"
+    return "full"
+
+
+def default_claims(text: str) -> list[tuple[str, str, str]]:
+    """(engine, install kind, the words) for every place the text names a default engine."""
+    claims = []
+    for m in AFTER.finditer(text):
+        qualifier = m.group("q") or m.group("q2") or ""
+        if HISTORY.search(qualifier):
+            continue
+        claims.append((m.group("engine"), _install_of(qualifier), m.group(0)))
+    for m in BEFORE.finditer(text):
+        # "Without the extra the default is engine/2", "the default is hybrid/4 (... without ...)"
+        head = text[max(0, m.start() - 40) : m.start()].split(".")[-1]
+        tail = text[m.end() : m.end() + 60].split(".")[0]
+        claims.append(
+            (m.group("engine") or m.group("engine2"), _install_of(head + tail), m.group(0))
+        )
+    return claims
+
+
+def wrong_defaults(text: str, defaults: dict[str, str]) -> list[str]:
+    return [
+        f"{words!r} names {engine}; the code's default there is {defaults[kind]}"
+        for engine, kind, words in default_claims(text)
+        if engine != defaults[kind]
+    ]
+
+
+def _pages_text() -> dict[Path, str]:
+    texts = {p: p.read_text(encoding="utf-8") for p in PAGES}
+    texts[ROOT / "Makefile"] = (ROOT / "Makefile").read_text(encoding="utf-8")
+    return texts
+
+
+def test_the_default_engine_the_docs_name_is_the_one_the_code_picks() -> None:
+    defaults = default_engines()
+    assert defaults["full"] == "hybrid/4"  # what the product serves with `make install`
+    claims = 0
+    problems = []
+    for path, text in _pages_text().items():
+        claims += len(default_claims(text))
+        problems += [f"{path.relative_to(ROOT)}: {p}" for p in wrong_defaults(text, defaults)]
+    assert claims >= 3, "the checker found no claims at all: its patterns no longer match the docs"
+    assert problems == []
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "The default is **`hybrid/1`**: exact BM25 ...",
+        "`SPOKE_MEMORY_ENGINE`: `hybrid/3` (default with the `semantic` extra)",
+        "the recall engine, engine/1 (the default), ranks",
+        "`engine/1` (default without the extra)",
+    ],
+)
+def test_a_planted_wrong_default_is_caught(planted: str) -> None:
+    assert wrong_defaults(planted, default_engines()) != []
+
+
+def test_a_right_or_historical_default_is_not_flagged() -> None:
+    text = (
+        "The default is **`hybrid/4`**. `engine/2` (default without the extra). "
+        "`hybrid/3` (default with the extra but without ONNX Runtime). "
+        "`hybrid/2` (the default before hybrid/3). Without the extra the default is `engine/2`."
+    )
+    assert wrong_defaults(text, default_engines()) == []
+
+
+def test_every_engine_the_docs_name_is_served() -> None:
+    registry.load()
+    served = set(registry.policies())
+    named = {
+        (path.relative_to(ROOT).as_posix(), e)
+        for path, text in _pages_text().items()
+        for e in re.findall(rf"\b{ENGINE}\b", text)
+    }
+    assert {(p, e) for p, e in named if e not in served} == set()
+
+
+def _settings_defined() -> set[str]:
+    from django.conf import settings
+
+    names = set(settings_doc.scan())
+    names |= {n for n in dir(settings) if n.startswith("SPOKE_MEMORY_")}
+    # Knobs of the test suite itself (e.g. SPOKE_MEMORY_SCREENSHOTS_DIR for the browser tests).
+    for path in (ROOT / "tests").rglob("*.py"):
+        if path.name != "test_docs.py":
+            names |= set(
+                re.findall(r'"(SPOKE_MEMORY_[A-Z0-9_]+)"', path.read_text(encoding="utf-8"))
+            )
+    return names
+
+
+def test_every_setting_the_docs_name_exists() -> None:
+    defined = _settings_defined()
+    named = {
+        (path.relative_to(ROOT).as_posix(), name)
+        for path, text in _pages_text().items()
+        for name in re.findall(r"\bSPOKE_MEMORY_[A-Z0-9_]*[A-Z0-9]\b", text)
+    }
+    assert {(p, n) for p, n in named if n not in defined} == set()
+
+
+def test_a_planted_unknown_setting_is_caught() -> None:
+    assert "SPOKE_MEMORY_NO_SUCH_SETTING" not in _settings_defined()
+    assert "SPOKE_MEMORY_MAX_PAGE_SIZE" in _settings_defined()
+
+
+def test_every_op_the_docs_name_exists() -> None:
+    ops = set(ops_base.HANDLERS)
+    assert len(ops) == 33
+    families = {op.split(".")[1] for op in ops}
+    named = set()
+    for path, text in _pages_text().items():
+        for m in re.finditer(r"\bmemory\.([a-z_]+)(?:\.([a-z_]+))?(?P<star>\.\*)?", text):
+            if m.group(1) not in families:
+                continue  # a module path (memory.services.…), not an op
+            name = m.group(0).removesuffix(".*")
+            if m.group("star") or (m.group(2) is None and name not in ops):
+                # a family (`memory.records.*`, `memory.reflections`): some op must be in it
+                if not any(op.startswith(name + ".") for op in ops):
+                    named.add((path.relative_to(ROOT).as_posix(), name))
+            elif name not in ops:
+                named.add((path.relative_to(ROOT).as_posix(), name))
+    assert named == set()
+
+
+LINK = re.compile(r"\]\((?!https?://|mailto:|#)([^)\s]+?)(?:#([^)\s]*))?\)")
+
+
+def _anchors(path: Path) -> set[str]:
+    text = path.read_text(encoding="utf-8")
+    ids = set(re.findall(r'<a id="([^"]+)"', text))
+    for heading in re.findall(r"^#+ (.+)$", text, flags=re.M):
+        ids.add(re.sub(r"[^a-z0-9 _-]", "", heading.lower().strip()).replace(" ", "-"))
+    return ids
+
+
+def test_every_relative_link_and_anchor_between_the_pages_resolves() -> None:
+    broken = []
+    for path in PAGES:
+        for m in LINK.finditer(path.read_text(encoding="utf-8")):
+            target = (path.parent / m.group(1)).resolve()
+            if not target.exists():
+                broken.append(f"{path.relative_to(ROOT)}: {m.group(0)}")
+            elif m.group(2) and target.suffix == ".md" and m.group(2) not in _anchors(target):
+                broken.append(f"{path.relative_to(ROOT)}: {m.group(0)} (no such anchor)")
+    assert broken == []
+
+
+def test_the_generated_reference_pages_are_current() -> None:
+    assert (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8") == protocol.render()
+    assert (ROOT / "docs" / "settings.md").read_text(encoding="utf-8") == settings_doc.render(
+        settings_doc.scan()
+    )
