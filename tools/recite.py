@@ -142,6 +142,18 @@ def find_decision(title: str, titles: list[tuple[str, str]]) -> str:
     return "decisions/index.md"
 
 
+WIDTH = 100  # ruff's line length
+
+
+def _comment_above(line: str) -> list[str]:
+    """A code line whose trailing comment grew past the line length: the comment on its own line
+    above it (ruff format would otherwise split the code, not the comment)."""
+    m = re.match(r"^(\s*)(\S.*?)\s{2}# (.*)$", line)
+    if not m or m.group(2).lstrip().startswith(("#", '"', "'")) or m.group(2).count('"') % 2:
+        return [line]
+    return [f"{m.group(1)}# {m.group(3)}", f"{m.group(1)}{m.group(2)}"]
+
+
 def _capitalised(m: re.Match[str], words: str) -> str:
     """`words`, capitalised where the match starts a sentence."""
     before = m.string[: m.start()].rstrip(" *_`(")
@@ -207,8 +219,15 @@ class Rewriter:
         rel = RESULTS.get(_norm(m.group(2)).replace("  ", " "), f"{m.group(1)}.md")
         return self.target(rel, m.group(2))
 
-    def text(self, text: str) -> str:
-        return "\n".join(self.line(line) for line in text.split("\n"))
+    def text(self, text: str, python: bool = False) -> str:
+        out = []
+        for old in text.split("\n"):
+            new = self.line(old)
+            if python and new != old and len(new) > WIDTH:
+                out += _comment_above(new)
+            else:
+                out.append(new)
+        return "\n".join(out)
 
 
 def doc_files() -> list[Path]:
@@ -240,7 +259,7 @@ def rewrite(paths: list[Path], docs: bool, check: bool) -> list[Path]:
             prefix = "docs/" if depth < 0 else "../" * depth
             new = Rewriter(prefix, links=True).text(old)
         else:
-            new = Rewriter("docs/", links=False).text(old)
+            new = Rewriter("docs/", links=False).text(old, python=path.suffix == ".py")
         if new != old:
             changed.append(path)
             if not check:

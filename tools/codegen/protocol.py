@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tools.recite import ANCHORS
 from tools.settings_doc import scan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,8 +119,19 @@ def _load(path: Path) -> Any:
 
 
 def _strip_spec(text: str) -> str:
-    """A schema description without its citation of the contract's section number."""
-    return re.sub(r"\s*\((?:SPEC )?§[^)]*\)", "", text).strip()
+    """A schema description without its citation of this page's own section (a parenthesis
+    `(SPEC §3.9)` or, once tools/recite.py ran, `(docs/protocol.md#receipt)`); a citation in the
+    running text becomes a link to the section, the same from either spelling."""
+    text = re.sub(r"\s*\((?:SPEC )?§[^)]*\)|\s*\(docs/protocol\.md#[^)]*\)", "", text)
+    text = re.sub(
+        r"SPEC §(\d+(?:\.\d+)?)",
+        lambda m: f"[{ANCHORS.get(m.group(1), 'top')}](#{ANCHORS.get(m.group(1), 'top')})",
+        text,
+    )
+    text = re.sub(
+        r"docs/protocol\.md#([a-z0-9-]+)", lambda m: f"[{m.group(1)}](#{m.group(1)})", text
+    )
+    return text.strip()
 
 
 def typ(schema: Any, depth: int = 0) -> str:
@@ -215,12 +227,11 @@ def render_ops() -> str:
             )
             errors = ", ".join(f"`{c}`" for c in o.get("errors", [])) or "none of its own"
             out += [
-                f'<a id="{anchor}"></a>\n##### `{o["op"]}`\n',
-                f"{o['summary']} {'Mutating.' if o['mutating'] else 'Read.'}\n",
-                f"- request: `{members(o['request'])}`",
-                f"- answer: {answer}",
-                f"- needs: {GRANTS[o['op']]}",
-                f"- errors: {errors}\n",
+                f'<a id="{anchor}"></a>\n##### `{o["op"]}`',
+                f"{o['summary']} {'Mutating' if o['mutating'] else 'Read'}; needs "
+                f"{GRANTS[o['op']]}.<br>",
+                f"**Request** `{members(o['request'])}` → {answer}.<br>",
+                f"**Errors** {errors}.\n",
             ]
     return "\n".join(out)
 
