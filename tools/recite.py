@@ -149,7 +149,12 @@ def _comment_above(line: str) -> list[str]:
     """A code line whose trailing comment grew past the line length: the comment on its own line
     above it (ruff format would otherwise split the code, not the comment)."""
     m = re.match(r"^(\s*)(\S.*?)\s{2}# (.*)$", line)
-    if not m or m.group(2).lstrip().startswith(("#", '"', "'")) or m.group(2).count('"') % 2:
+    if (
+        not m
+        or m.group(2).lstrip().startswith(("#", '"', "'"))
+        or m.group(2).count('"') % 2
+        or re.fullmatch(r"[)\]},\s]*", m.group(2))  # a closing bracket's comment stays put
+    ):
         return [line]
     return [f"{m.group(1)}# {m.group(3)}", f"{m.group(1)}{m.group(2)}"]
 
