@@ -207,6 +207,13 @@ def test_every_relative_link_and_anchor_between_the_pages_resolves() -> None:
     assert broken == []
 
 
+def test_every_decision_record_is_listed_in_the_decisions_index() -> None:
+    index = (ROOT / "docs" / "decisions" / "index.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"\]\(([a-z0-9-]+\.md)\)", index))
+    records = {p.name for p in (ROOT / "docs" / "decisions").glob("*.md")} - {"index.md"}
+    assert records - listed == set(), "add a line for each to docs/decisions/index.md"
+
+
 def test_the_generated_reference_pages_are_current() -> None:
     assert (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8") == protocol.render()
     assert (ROOT / "docs" / "settings.md").read_text(encoding="utf-8") == settings_doc.render(
