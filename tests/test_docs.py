@@ -207,6 +207,17 @@ def test_every_relative_link_and_anchor_between_the_pages_resolves() -> None:
     assert broken == []
 
 
+def test_no_page_cites_a_path_outside_the_repository() -> None:
+    outside = {
+        f"{path.relative_to(ROOT)}: {m.group(0)}"
+        for path in PAGES
+        for m in re.finditer(
+            r"\.\./shared/\S*|/work/\S*|\bSPEC\.md\b", path.read_text(encoding="utf-8")
+        )
+    }
+    assert outside == set()
+
+
 def test_every_decision_record_is_listed_in_the_decisions_index() -> None:
     index = (ROOT / "docs" / "decisions" / "index.md").read_text(encoding="utf-8")
     listed = set(re.findall(r"\]\(([a-z0-9-]+\.md)\)", index))
