@@ -96,6 +96,7 @@ CITE = re.compile(rf"\bSPEC(?:'s)?\s?(?P<nums>{NUM}(?:\s?(?:,|and|or|/)\s?(?:{NU
 SPEC_PATH = re.compile(r"`?(?:\.\./|/work/)?shared/SPEC\.md`?|`?\bSPEC\.md\b`?")
 BARE = [
     (re.compile(r"\b([Aa]n?) SPEC\b"), "a protocol"),
+    (re.compile(r"\b(its|their|our|his|her) SPEC\b"), r"\1 protocol"),
     (re.compile(r"\b[Tt]he SPEC's\b"), "the protocol's"),
     (re.compile(r"\b[Tt]he SPEC\b"), "the protocol"),
     (re.compile(r"\bSPEC's\b"), "the protocol's"),
@@ -160,9 +161,10 @@ def _comment_above(line: str) -> list[str]:
 
 
 def _capitalised(m: re.Match[str], words: str) -> str:
-    """`words`, capitalised where the match starts a sentence."""
+    """`words` (group references expanded), capitalised where the match starts a sentence."""
+    words = m.expand(words)
     before = m.string[: m.start()].rstrip(" *_`(")
-    return words[0].upper() + words[1:] if not before or before.endswith((".", ":")) else words
+    return words[0].upper() + words[1:] if not before or before.endswith(".") else words
 
 
 class Rewriter:
