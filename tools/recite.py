@@ -161,10 +161,16 @@ def _comment_above(line: str) -> list[str]:
 
 
 def _capitalised(m: re.Match[str], words: str) -> str:
-    """`words` (group references expanded), capitalised where the match starts a sentence."""
+    """`words` (group references expanded), capitalised as the text it replaces was: "The SPEC"
+    → "The protocol", "a SPEC" → "a protocol", a bare "SPEC" where it starts a sentence."""
     words = m.expand(words)
-    before = m.string[: m.start()].rstrip(" *_`(")
-    return words[0].upper() + words[1:] if not before or before.endswith(".") else words
+    found = m.group(0)
+    if found.startswith("SPEC"):
+        before = m.string[: m.start()].rstrip(" *_`(")
+        upper = not before or before.endswith(".")
+    else:
+        upper = found[0].isupper()
+    return words[0].upper() + words[1:] if upper else words
 
 
 class Rewriter:
