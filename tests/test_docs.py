@@ -150,38 +150,59 @@ def _settings_defined() -> set[str]:
     return names
 
 
+def unknown_settings(text: str, defined: set[str]) -> set[str]:
+    return {n for n in re.findall(r"\bSPOKE_MEMORY_[A-Z0-9_]*[A-Z0-9]\b", text) if n not in defined}
+
+
+def unknown_ops(text: str, ops: set[str]) -> set[str]:
+    """memory.<family>[.<verb>] names that are no op (a family alone, or `memory.records.*`, must
+    hold some op); module paths (memory.services.…) are not ops and are let be."""
+    families = {op.split(".")[1] for op in ops}
+    unknown = set()
+    for m in re.finditer(r"\bmemory\.([a-z_]+)(?:\.([a-z_]+))?(?P<star>\.\*)?", text):
+        if m.group(1) not in families:
+            continue
+        name = m.group(0).removesuffix(".*")
+        if m.group("star") or (m.group(2) is None and name not in ops):
+            if not any(op.startswith(name + ".") for op in ops):
+                unknown.add(name)
+        elif name not in ops:
+            unknown.add(name)
+    return unknown
+
+
 def test_every_setting_the_docs_name_exists() -> None:
     defined = _settings_defined()
     named = {
         (path.relative_to(ROOT).as_posix(), name)
         for path, text in _pages_text().items()
-        for name in re.findall(r"\bSPOKE_MEMORY_[A-Z0-9_]*[A-Z0-9]\b", text)
+        for name in unknown_settings(text, defined)
     }
-    assert {(p, n) for p, n in named if n not in defined} == set()
+    assert named == set()
 
 
 def test_a_planted_unknown_setting_is_caught() -> None:
-    assert "SPOKE_MEMORY_NO_SUCH_SETTING" not in _settings_defined()
-    assert "SPOKE_MEMORY_MAX_PAGE_SIZE" in _settings_defined()
+    text = "Set `SPOKE_MEMORY_NO_SUCH_SETTING=1`, and `SPOKE_MEMORY_MAX_PAGE_SIZE` as before."
+    assert unknown_settings(text, _settings_defined()) == {"SPOKE_MEMORY_NO_SUCH_SETTING"}
 
 
 def test_every_op_the_docs_name_exists() -> None:
     ops = set(ops_base.HANDLERS)
     assert len(ops) == 33
-    families = {op.split(".")[1] for op in ops}
-    named = set()
-    for path, text in _pages_text().items():
-        for m in re.finditer(r"\bmemory\.([a-z_]+)(?:\.([a-z_]+))?(?P<star>\.\*)?", text):
-            if m.group(1) not in families:
-                continue  # a module path (memory.services.…), not an op
-            name = m.group(0).removesuffix(".*")
-            if m.group("star") or (m.group(2) is None and name not in ops):
-                # a family (`memory.records.*`, `memory.reflections`): some op must be in it
-                if not any(op.startswith(name + ".") for op in ops):
-                    named.add((path.relative_to(ROOT).as_posix(), name))
-            elif name not in ops:
-                named.add((path.relative_to(ROOT).as_posix(), name))
+    named = {
+        (path.relative_to(ROOT).as_posix(), name)
+        for path, text in _pages_text().items()
+        for name in unknown_ops(text, ops)
+    }
     assert named == set()
+
+
+def test_a_planted_unknown_op_is_caught() -> None:
+    text = (
+        "Call `memory.exports.list`, then `memory.records.get`; `memory.records.*`, "
+        "`memory.reflections` and the module `memory.services.erasure` are fine."
+    )
+    assert unknown_ops(text, set(ops_base.HANDLERS)) == {"memory.exports.list"}
 
 
 LINK = re.compile(r"\]\((?!https?://|mailto:|#)([^)\s]+?)(?:#([^)\s]*))?\)")
