@@ -570,16 +570,16 @@ def render_errors(table: list[WireCode]) -> str:
     for row in table:
         when = " ".join(row.when.split()).rstrip(".")
         lines += _doc(f"`{row.status} {row.code}`" + (f": {when}." if when else "."), "    ")
-        lines.append(f"    {row.name}(ErrorInfo),")
+        lines.append(f"    {row.name}(Box<ErrorInfo>),")
     lines += [
         "    /// A code this client does not know (a newer provider's).",
-        "    Other(ErrorInfo),",
+        "    Other(Box<ErrorInfo>),",
         "    /// No answer came from the provider (refused, reset, timed out) after the retries.",
-        "    ConnectionFailed(ErrorInfo),",
+        "    ConnectionFailed(Box<ErrorInfo>),",
         "    /// An answer that is not the wire's (a proxy's HTML page, an answer off its schema).",
-        "    UnexpectedResponse(ErrorInfo),",
+        "    UnexpectedResponse(Box<ErrorInfo>),",
         "    /// `receipts_wait` gave up while the receipt was still pending (the last one seen).",
-        "    ReceiptTimeout(ErrorInfo, Box<MemoryReceipt>),",
+        "    ReceiptTimeout(Box<ErrorInfo>, Box<MemoryReceipt>),",
         "}",
         "",
         "/// Every wire code: (code, variant name, HTTP status).",
@@ -592,6 +592,7 @@ def render_errors(table: list[WireCode]) -> str:
         "impl SpokeError {",
         "    /// The variant of `info.code` (`Other` for a code unknown here).",
         "    pub fn from_info(info: ErrorInfo) -> Self {",
+        "        let info = Box::new(info);",
         "        match info.code.as_str() {",
     ]
     lines += [f'            "{row.code}" => Self::{row.name}(info),' for row in table]

@@ -80,7 +80,10 @@ impl ClientOptions {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        ClientOptions { capabilities: Some(capabilities.into_iter().map(Into::into).collect()), ..Self::default() }
+        ClientOptions {
+            capabilities: Some(capabilities.into_iter().map(Into::into).collect()),
+            ..Self::default()
+        }
     }
 }
 
@@ -161,7 +164,10 @@ impl MemoryClient {
         let body = json!({ "capabilities": capabilities });
         let answer = self.post("/v1/connect", Some(token), None, &body, true)?;
         let answer: ConnectResponse = decode("/v1/connect", answer)?;
-        self.sessions.lock().expect("sessions").insert(token.clone(), answer.session.clone());
+        self.sessions
+            .lock()
+            .expect("sessions")
+            .insert(token.clone(), answer.session.clone());
         Ok(answer.session)
     }
 
@@ -197,11 +203,9 @@ impl MemoryClient {
     /// no answer unless it is an op the client knows (a mutation it can key) or carries a key.
     pub fn op(&self, token: &Token, name: &str, body: Value) -> Result<Map<String, Value>, SpokeError> {
         let Value::Object(body) = body else {
-            return Err(SpokeError::UnexpectedResponse(ErrorInfo::new(
-                "invalid_request",
-                None,
-                "the body of an op is a JSON object",
-            )));
+            return Err(SpokeError::UnexpectedResponse(
+                ErrorInfo::new("invalid_request", None, "the body of an op is a JSON object").into(),
+            ));
         };
         self.send(token, name, body)
     }
@@ -221,7 +225,12 @@ impl MemoryClient {
         decode(op, self.send(token, op, body)?)
     }
 
-    fn send(&self, token: &Token, op: &str, mut body: Map<String, Value>) -> Result<Map<String, Value>, SpokeError> {
+    fn send(
+        &self,
+        token: &Token,
+        op: &str,
+        mut body: Map<String, Value>,
+    ) -> Result<Map<String, Value>, SpokeError> {
         let info = op_info(op);
         if info.map_or(false, |i| i.mutating) && !body.contains_key("idempotency_key") {
             body.insert("idempotency_key".into(), Value::String(new_idempotency_key()));
@@ -284,13 +293,20 @@ impl MemoryClient {
     }
 
     /// The answer of an attempt, `Ok(None)` to send again (after the pause), or the error.
-    fn judge(&self, outcome: Attempt, attempt: u32, resendable: bool) -> Result<Option<Map<String, Value>>, SpokeError> {
+    fn judge(
+        &self,
+        outcome: Attempt,
+        attempt: u32,
+        resendable: bool,
+    ) -> Result<Option<Map<String, Value>>, SpokeError> {
         let last = attempt >= self.options.max_retries;
         match outcome {
             Attempt::NoAnswer(why) => {
                 if !resendable || last {
                     let message = format!("no answer from the provider ({why})");
-                    return Err(SpokeError::ConnectionFailed(ErrorInfo::new("connection_failed", None, message)));
+                    return Err(SpokeError::ConnectionFailed(
+                        ErrorInfo::new("connection_failed", None, message).into(),
+                    ));
                 }
                 std::thread::sleep(self.delay(attempt, None));
                 Ok(None)
@@ -300,11 +316,14 @@ impl MemoryClient {
                 if status == 200 {
                     return match parsed {
                         Some(Value::Object(map)) => Ok(Some(map)),
-                        _ => Err(SpokeError::UnexpectedResponse(ErrorInfo::new(
-                            "unexpected_response",
-                            Some(200),
-                            "the answer is not a JSON object",
-                        ))),
+                        _ => Err(SpokeError::UnexpectedResponse(
+                            ErrorInfo::new(
+                                "unexpected_response",
+                                Some(200),
+                                "the answer is not a JSON object",
+                            )
+                            .into(),
+                        )),
                     };
                 }
                 let error = error_from(status, parsed.as_ref(), retry_after);
@@ -321,7 +340,11 @@ impl MemoryClient {
         if let Some(wait) = retry_after {
             return wait.min(Duration::from_secs(60));
         }
-        let base = self.options.backoff.saturating_mul(2u32.saturating_pow(attempt)).min(self.options.max_backoff);
+        let base = self
+            .options
+            .backoff
+            .saturating_mul(2u32.saturating_pow(attempt))
+            .min(self.options.max_backoff);
         let mut byte = [0u8; 1];
         let _ = getrandom::getrandom(&mut byte);
         base.mul_f64(0.5 + f64::from(byte[0]) / 510.0)
@@ -336,7 +359,11 @@ fn read(response: ureq::Response) -> Attempt {
         .filter(|s| s.is_finite() && *s >= 0.0)
         .map(Duration::from_secs_f64);
     let mut bytes = Vec::new();
-    match response.into_reader().take(MAX_ANSWER_BYTES).read_to_end(&mut bytes) {
+    match response
+        .into_reader()
+        .take(MAX_ANSWER_BYTES)
+        .read_to_end(&mut bytes)
+    {
         Ok(_) => Attempt::Answer(status, bytes, retry_after),
         Err(error) => Attempt::NoAnswer(format!("the answer broke off: {}", error.kind())),
     }
@@ -348,13 +375,25 @@ pub fn error_from(status: u16, body: Option<&Value>, retry_after: Option<Duratio
     let envelope = body.and_then(|b| b.get("error")).and_then(Value::as_object);
     let Some(error) = envelope.filter(|e| e.get("code").map_or(false, Value::is_string)) else {
         let message = format!("HTTP {status} without an error envelope");
-        return SpokeError::UnexpectedResponse(ErrorInfo::new("unexpected_response", Some(status), message));
+        return SpokeError::UnexpectedResponse(
+            ErrorInfo::new("unexpected_response", Some(status), message).into(),
+        );
     };
-    let object = |key: &str| error.get(key).and_then(Value::as_object).cloned().unwrap_or_default();
+    let object = |key: &str| {
+        error
+            .get(key)
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    };
     SpokeError::from_info(ErrorInfo {
         code: error["code"].as_str().unwrap_or_default().to_string(),
         status: Some(status),
-        message: error.get("message").and_then(Value::as_str).unwrap_or_default().to_string(),
+        message: error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
         details: object("details"),
         extensions: object("extensions"),
         retry_after,
@@ -365,7 +404,10 @@ pub fn error_from(status: u16, body: Option<&Value>, retry_after: Option<Duratio
 /// (where, never what: answers hold stored content).
 fn decode<R: DeserializeOwned>(op: &str, answer: Map<String, Value>) -> Result<R, SpokeError> {
     serde_json::from_value(Value::Object(answer)).map_err(|error| {
-        let message = format!("the answer of {op} does not fit its type ({:?} error)", error.classify());
-        SpokeError::UnexpectedResponse(ErrorInfo::new("unexpected_response", Some(200), message))
+        let message = format!(
+            "the answer of {op} does not fit its type ({:?} error)",
+            error.classify()
+        );
+        SpokeError::UnexpectedResponse(ErrorInfo::new("unexpected_response", Some(200), message).into())
     })
 }

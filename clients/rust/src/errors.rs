@@ -19,75 +19,75 @@ use crate::types::*;
 #[derive(Debug, Clone, PartialEq)]
 pub enum SpokeError {
     /// `404 unknown_op`: No such op, or an op of the contract this provider build does not serve.
-    UnknownOp(ErrorInfo),
+    UnknownOp(Box<ErrorInfo>),
     /// `405 method_not_allowed`: Not POST.
-    MethodNotAllowed(ErrorInfo),
+    MethodNotAllowed(Box<ErrorInfo>),
     /// `401 unauthenticated`: No or bad bearer token.
-    Unauthenticated(ErrorInfo),
+    Unauthenticated(Box<ErrorInfo>),
     /// `401 session_invalid`: Bad, closed or expired Spoke-Session.
-    SessionInvalid(ErrorInfo),
+    SessionInvalid(Box<ErrorInfo>),
     /// `413 payload_too_large`: Request over limits.max_request_bytes.
-    PayloadTooLarge(ErrorInfo),
+    PayloadTooLarge(Box<ErrorInfo>),
     /// `403 capability_missing`: A flag the request needs is not negotiated or not served.
-    CapabilityMissing(ErrorInfo),
+    CapabilityMissing(Box<ErrorInfo>),
     /// `400 invalid_input`: Malformed JSON, schema violation (details.errors), unsupported cognition requirement (details.requirement_index).
-    BadRequest(ErrorInfo),
+    BadRequest(Box<ErrorInfo>),
     /// `429 rate_limited`: The caller is over its request rate (Retry-After header).
-    RateLimited(ErrorInfo),
+    RateLimited(Box<ErrorInfo>),
     /// `500 internal_error`: A bug: details.request_id correlates with the log, nothing else.
-    InternalError(ErrorInfo),
+    InternalError(Box<ErrorInfo>),
     /// `503 unavailable`: Not in SPEC §1.5: the database is unreachable, or a mutation could not be ordered among the space's concurrent writers and was rolled back (memory/outage.py); details.outcome 'unknown' when a write may have committed.
-    Unavailable(ErrorInfo),
+    Unavailable(Box<ErrorInfo>),
     /// `422 INVALID_INPUT`: Semantically invalid (bad cognition record, bad selection, ordinal out of range, ...); details.reason and details.field say which.
-    InvalidInput(ErrorInfo),
+    InvalidInput(Box<ErrorInfo>),
     /// `404 NOT_FOUND`: Object absent or outside the caller's read coverage (indistinguishable); details.resource.
-    NotFound(ErrorInfo),
+    NotFound(Box<ErrorInfo>),
     /// `403 PERMISSION_DENIED`: The caller sees the object but no effective grant covers this op on it; details.capability.
-    PermissionDenied(ErrorInfo),
+    PermissionDenied(Box<ErrorInfo>),
     /// `403 AMPLIFICATION_DENIED`: A grant asks for more than the issuer's coverage; details.exceeds.
-    AmplificationDenied(ErrorInfo),
+    AmplificationDenied(Box<ErrorInfo>),
     /// `409 REVISION_CONFLICT`: expected_revision differs from the current revision; details.current_revision.
-    RevisionConflict(ErrorInfo),
+    RevisionConflict(Box<ErrorInfo>),
     /// `409 SPACE_FROZEN`: Mutation on a frozen space, or while an import activation is pending.
-    SpaceFrozen(ErrorInfo),
+    SpaceFrozen(Box<ErrorInfo>),
     /// `409 SUBJECT_FENCED`: Write to a fenced subject.
-    SubjectFenced(ErrorInfo),
+    SubjectFenced(Box<ErrorInfo>),
     /// `409 SUBJECT_ARCHIVED`: Write to an archived subject.
-    SubjectArchived(ErrorInfo),
+    SubjectArchived(Box<ErrorInfo>),
     /// `409 CONTEXT_FENCED`: Write to a fenced context of the subject; details.context_id.
-    ContextFenced(ErrorInfo),
+    ContextFenced(Box<ErrorInfo>),
     /// `409 SUBJECT_KIND_CONFLICT`: Ensure with a kind different from the stored one; details.current_kind.
-    SubjectKindConflict(ErrorInfo),
+    SubjectKindConflict(Box<ErrorInfo>),
     /// `409 CANDIDATE_CONSUMED`: Review or dismiss of a candidate no longer pending.
-    CandidateConsumed(ErrorInfo),
+    CandidateConsumed(Box<ErrorInfo>),
     /// `409 RECORD_TOMBSTONED`: Update, promote or delete of a deleted record.
-    RecordTombstoned(ErrorInfo),
+    RecordTombstoned(Box<ErrorInfo>),
     /// `409 GRANT_REVOKED`: Revoke of an already revoked grant.
-    GrantRevoked(ErrorInfo),
+    GrantRevoked(Box<ErrorInfo>),
     /// `409 IDEMPOTENCY_KEY_REUSED`: Same idempotency key, different payload (SPEC §2.5); details.receipt_id.
-    IdempotencyKeyReused(ErrorInfo),
+    IdempotencyKeyReused(Box<ErrorInfo>),
     /// `409 CURSOR_INVALID`: Stale, foreign or tampered cursor (SPEC §2.7).
-    CursorInvalid(ErrorInfo),
+    CursorInvalid(Box<ErrorInfo>),
     /// `413 CONTENT_TOO_LARGE`: Content over limits.max_content_bytes (SPEC §2.8); details.limit and details.size.
-    ContentTooLarge(ErrorInfo),
+    ContentTooLarge(Box<ErrorInfo>),
     /// `409 REQUIRED_PROFILE_MISSING`: Reflection generation without the required profile kinds; details.missing_kinds.
-    RequiredProfileMissing(ErrorInfo),
+    RequiredProfileMissing(Box<ErrorInfo>),
     /// `409 INSUFFICIENT_DATA`: Reflection generation below limits.reflection_min_records.
-    InsufficientData(ErrorInfo),
+    InsufficientData(Box<ErrorInfo>),
     /// `409 EXPORT_NOT_READY`: Chunk fetch of an export still pending or failed; details.state.
-    ExportNotReady(ErrorInfo),
+    ExportNotReady(Box<ErrorInfo>),
     /// `409 IMPORT_ORDER_VIOLATION`: Chunk ordinal differs from the next expected; details.expected_ordinal.
-    ImportOrderViolation(ErrorInfo),
+    ImportOrderViolation(Box<ErrorInfo>),
     /// `409 IMPORT_STATE_CONFLICT`: Activate, discard or stage in the wrong import state; details.state.
-    ImportStateConflict(ErrorInfo),
+    ImportStateConflict(Box<ErrorInfo>),
     /// A code this client does not know (a newer provider's).
-    Other(ErrorInfo),
+    Other(Box<ErrorInfo>),
     /// No answer came from the provider (refused, reset, timed out) after the retries.
-    ConnectionFailed(ErrorInfo),
+    ConnectionFailed(Box<ErrorInfo>),
     /// An answer that is not the wire's (a proxy's HTML page, an answer off its schema).
-    UnexpectedResponse(ErrorInfo),
+    UnexpectedResponse(Box<ErrorInfo>),
     /// `receipts_wait` gave up while the receipt was still pending (the last one seen).
-    ReceiptTimeout(ErrorInfo, Box<MemoryReceipt>),
+    ReceiptTimeout(Box<ErrorInfo>, Box<MemoryReceipt>),
 }
 
 /// Every wire code: (code, variant name, HTTP status).
@@ -128,6 +128,7 @@ pub const ERRORS: &[(&str, &str, u16)] = &[
 impl SpokeError {
     /// The variant of `info.code` (`Other` for a code unknown here).
     pub fn from_info(info: ErrorInfo) -> Self {
+        let info = Box::new(info);
         match info.code.as_str() {
             "unknown_op" => Self::UnknownOp(info),
             "method_not_allowed" => Self::MethodNotAllowed(info),

@@ -16,10 +16,13 @@
 //! ```
 
 pub mod client;
+#[rustfmt::skip] // generated (memory/wire/gen_rust.py)
 pub mod errors;
+#[rustfmt::skip] // generated
 pub mod port;
 pub mod ports;
 mod spoke_error;
+#[rustfmt::skip] // generated
 pub mod types;
 pub mod wire;
 

@@ -39,7 +39,9 @@ impl MemoryPorts {
         let capable = inner
             .get("capabilities")
             .and_then(Value::as_array)
-            .map_or(false, |caps| caps.iter().any(|c| c.as_str() == Some(Self::CAPABILITY)));
+            .map_or(false, |caps| {
+                caps.iter().any(|c| c.as_str() == Some(Self::CAPABILITY))
+            });
         role && capable
     }
 
@@ -59,7 +61,11 @@ impl MemoryPorts {
     pub fn probe(base_url: &str, options: ClientOptions) -> Result<Option<MemoryClient>, SpokeError> {
         let client = MemoryClient::with_options(base_url, options);
         let manifest = client.manifest()?;
-        Ok(if Self::serves(&manifest) { Some(client) } else { None })
+        Ok(if Self::serves(&manifest) {
+            Some(client)
+        } else {
+            None
+        })
     }
 }
 

@@ -64,7 +64,10 @@ impl SpokeError {
 
     /// A read or mutation the client would send again (the provider was unreachable or busy).
     pub fn is_retryable(&self) -> bool {
-        matches!(self, SpokeError::Unavailable(_) | SpokeError::RateLimited(_) | SpokeError::ConnectionFailed(_))
+        matches!(
+            self,
+            SpokeError::Unavailable(_) | SpokeError::RateLimited(_) | SpokeError::ConnectionFailed(_)
+        )
     }
 }
 

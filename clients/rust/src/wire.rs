@@ -36,7 +36,11 @@ impl<'a, T> Pages<'a, T> {
         first: Option<String>,
         fetch: impl FnMut(Option<String>) -> Result<(Vec<T>, Option<String>), SpokeError> + 'a,
     ) -> Self {
-        Pages { fetch: Box::new(fetch), buffer: VecDeque::new(), next: Some(first) }
+        Pages {
+            fetch: Box::new(fetch),
+            buffer: VecDeque::new(),
+            next: Some(first),
+        }
     }
 }
 
@@ -62,7 +66,10 @@ impl<T> Iterator for Pages<'_, T> {
 
 impl<T> std::fmt::Debug for Pages<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pages").field("buffered", &self.buffer.len()).field("done", &self.next.is_none()).finish()
+        f.debug_struct("Pages")
+            .field("buffered", &self.buffer.len())
+            .field("done", &self.next.is_none())
+            .finish()
     }
 }
 
@@ -86,9 +93,21 @@ pub fn wait(
                 None,
                 format!("receipt {} still pending after {:?}", receipt.receipt_id, timeout),
             );
-            return Err(SpokeError::ReceiptTimeout(info, Box::new(receipt)));
+            return Err(SpokeError::ReceiptTimeout(Box::new(info), Box::new(receipt)));
         }
         std::thread::sleep(interval.min(timeout - spent));
         interval = (interval * 3 / 2).min(Duration::from_secs(1));
+    }
+}
+
+impl crate::types::Placement {
+    /// `{"scope": "shared"}`.
+    pub fn shared() -> Self {
+        Self::Shared(crate::types::PlacementShared::new())
+    }
+
+    /// `{"scope": "context", "context_id": ...}`.
+    pub fn context(context_id: impl Into<String>) -> Self {
+        Self::Context(crate::types::PlacementContext::new(context_id))
     }
 }
