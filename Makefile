@@ -53,6 +53,7 @@ lint: $(STAMP)
 	cd clients/python && ../../$(BIN)/mypy spoke_memory_client
 	$(BIN)/python -m memory.wire.gen_types --check
 	cd clients/typescript && { test -d node_modules || npm ci --no-audit --no-fund; } && npm run --silent lint
+	cd clients/rust && export PATH="$$PATH:$$HOME/.cargo/bin" && cargo fmt --check && cargo clippy --quiet --locked --all-targets -- -D warnings
 	$(BIN)/lint-imports
 
 format: $(STAMP)

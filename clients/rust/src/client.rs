@@ -202,11 +202,6 @@ impl MemoryClient {
     /// Any op by its full name, as plain JSON (an op newer than this client). Not re-sent after
     /// no answer unless it is an op the client knows (a mutation it can key) or carries a key.
     pub fn op(&self, token: &Token, name: &str, body: Value) -> Result<Map<String, Value>, SpokeError> {
-        let Value::Object(body) = body else {
-            return Err(SpokeError::UnexpectedResponse(
-                ErrorInfo::new("invalid_request", None, "the body of an op is a JSON object").into(),
-            ));
-        };
         self.send(token, name, body)
     }
 
@@ -218,25 +213,20 @@ impl MemoryClient {
         op: &str,
         request: &Q,
     ) -> Result<R, SpokeError> {
-        let body = match serde_json::to_value(request) {
-            Ok(Value::Object(map)) => map,
-            _ => unreachable!("a generated request serializes to a JSON object"),
-        };
+        let body = serde_json::to_value(request).expect("a generated request serializes to JSON");
         decode(op, self.send(token, op, body)?)
     }
 
-    fn send(
-        &self,
-        token: &Token,
-        op: &str,
-        mut body: Map<String, Value>,
-    ) -> Result<Map<String, Value>, SpokeError> {
+    fn send(&self, token: &Token, op: &str, mut body: Value) -> Result<Map<String, Value>, SpokeError> {
+        // A body that is not an object is sent as it is: the provider answers it (400).
         let info = op_info(op);
-        if info.map_or(false, |i| i.mutating) && !body.contains_key("idempotency_key") {
-            body.insert("idempotency_key".into(), Value::String(new_idempotency_key()));
+        if let Some(map) = body.as_object_mut() {
+            if info.map_or(false, |i| i.mutating) && !map.contains_key("idempotency_key") {
+                map.insert("idempotency_key".into(), Value::String(new_idempotency_key()));
+            }
         }
-        let resendable = info.map_or(false, |i| !i.mutating) || body.contains_key("idempotency_key");
-        let body = Value::Object(body);
+        let keyed = body.get("idempotency_key").is_some();
+        let resendable = info.map_or(false, |i| !i.mutating) || keyed;
         let path = format!("/v1/ops/{op}");
         if self.options.capabilities.is_none() {
             return self.post(&path, Some(token), None, &body, resendable);
@@ -373,11 +363,13 @@ fn read(response: ureq::Response) -> Attempt {
 /// `UnexpectedResponse` without an error envelope.
 pub fn error_from(status: u16, body: Option<&Value>, retry_after: Option<Duration>) -> SpokeError {
     let envelope = body.and_then(|b| b.get("error")).and_then(Value::as_object);
-    let Some(error) = envelope.filter(|e| e.get("code").map_or(false, Value::is_string)) else {
-        let message = format!("HTTP {status} without an error envelope");
-        return SpokeError::UnexpectedResponse(
-            ErrorInfo::new("unexpected_response", Some(status), message).into(),
-        );
+    let error = match envelope.filter(|e| e.get("code").map_or(false, Value::is_string)) {
+        Some(error) => error,
+        None => {
+            let message = format!("HTTP {status} without an error envelope");
+            let info = ErrorInfo::new("unexpected_response", Some(status), message);
+            return SpokeError::UnexpectedResponse(info.into());
+        }
     };
     let object = |key: &str| {
         error

@@ -21,9 +21,12 @@ fn var(name: &str) -> String {
 
 /// A client negotiating every flag the provider serves, or None (skipped: no provider given).
 fn live(test: &str) -> Option<Live> {
-    let Ok(url) = env::var("SPOKE_URL") else {
-        eprintln!("SKIPPED {test}: no live provider (set SPOKE_URL, SPOKE_TOKEN, ...)");
-        return None;
+    let url = match env::var("SPOKE_URL") {
+        Ok(url) => url,
+        Err(_) => {
+            eprintln!("SKIPPED {test}: no live provider (set SPOKE_URL, SPOKE_TOKEN, ...)");
+            return None;
+        }
     };
     let token = Token::new(var("SPOKE_TOKEN"));
     let served = MemoryClient::new(&url)
@@ -57,7 +60,10 @@ fn create(l: &Live, subject: &str, text: &str) -> MemoryReceipt {
 
 #[test]
 fn describe_and_the_session_the_first_call_opened() {
-    let Some(l) = live("describe") else { return };
+    let l = match live("describe") {
+        Some(l) => l,
+        None => return,
+    };
     assert!(l.client.session(&l.token).is_none());
     let provider = l
         .client
@@ -77,7 +83,10 @@ fn describe_and_the_session_the_first_call_opened() {
 
 #[test]
 fn ensure_capture_review_dismiss_and_recall() {
-    let Some(l) = live("capture") else { return };
+    let l = match live("capture") {
+        Some(l) => l,
+        None => return,
+    };
     let ensured = l
         .client
         .subjects_ensure(
@@ -154,7 +163,10 @@ fn ensure_capture_review_dismiss_and_recall() {
 
 #[test]
 fn create_update_and_a_stale_revision_is_revision_conflict() {
-    let Some(l) = live("conflict") else { return };
+    let l = match live("conflict") {
+        Some(l) => l,
+        None => return,
+    };
     l.client
         .subjects_ensure(&l.token, &SubjectsEnsureRequest::new(&l.space, "user:cas"))
         .unwrap();
@@ -196,7 +208,10 @@ fn create_update_and_a_stale_revision_is_revision_conflict() {
 
 #[test]
 fn pages_by_hand_and_by_the_iterator() {
-    let Some(l) = live("pages") else { return };
+    let l = match live("pages") {
+        Some(l) => l,
+        None => return,
+    };
     l.client
         .subjects_ensure(&l.token, &SubjectsEnsureRequest::new(&l.space, "user:pages"))
         .unwrap();
@@ -234,7 +249,10 @@ fn pages_by_hand_and_by_the_iterator() {
 
 #[test]
 fn a_reflection_answers_pending_and_receipts_wait_returns_it_committed() {
-    let Some(l) = live("reflections") else { return };
+    let l = match live("reflections") {
+        Some(l) => l,
+        None => return,
+    };
     l.client
         .subjects_ensure(&l.token, &SubjectsEnsureRequest::new(&l.space, "user:ref"))
         .unwrap();
@@ -282,7 +300,10 @@ fn a_reflection_answers_pending_and_receipts_wait_returns_it_committed() {
 
 #[test]
 fn an_export_is_made_by_the_worker_and_read_chunk_by_chunk() {
-    let Some(l) = live("export") else { return };
+    let l = match live("export") {
+        Some(l) => l,
+        None => return,
+    };
     l.client
         .subjects_ensure(&l.token, &SubjectsEnsureRequest::new(&l.space, "user:exp"))
         .unwrap();
@@ -321,7 +342,10 @@ fn an_export_is_made_by_the_worker_and_read_chunk_by_chunk() {
 
 #[test]
 fn keys_a_fresh_one_per_mutation_or_the_callers_own_replayed() {
-    let Some(l) = live("keys") else { return };
+    let l = match live("keys") {
+        Some(l) => l,
+        None => return,
+    };
     let ensure = SubjectsEnsureRequest::new(&l.space, "user:keys");
     let a = l.client.subjects_ensure(&l.token, &ensure).unwrap().receipt;
     let b = l.client.subjects_ensure(&l.token, &ensure).unwrap().receipt;
@@ -349,7 +373,10 @@ fn keys_a_fresh_one_per_mutation_or_the_callers_own_replayed() {
 
 #[test]
 fn a_wrong_token_is_unauthenticated_and_no_view_shows_a_token() {
-    let Some(l) = live("token") else { return };
+    let l = match live("token") {
+        Some(l) => l,
+        None => return,
+    };
     let secret = Token::new("spk_not_a_real_token_123456");
     let error = l.client.describe(&secret, &DescribeRequest::new()).unwrap_err();
     assert!(matches!(error, SpokeError::Unauthenticated(_)), "{error:?}");
@@ -374,7 +401,10 @@ fn a_wrong_token_is_unauthenticated_and_no_view_shows_a_token() {
 
 #[test]
 fn the_probe_answers_the_port_of_a_memory_provider() {
-    let Some(l) = live("probe") else { return };
+    let l = match live("probe") {
+        Some(l) => l,
+        None => return,
+    };
     let url = var("SPOKE_URL");
     let manifest = l.client.manifest().unwrap();
     assert!(MemoryPorts::serves(&manifest));
