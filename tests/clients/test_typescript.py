@@ -76,7 +76,9 @@ def test_the_node_suite_passes_against_the_live_provider(live_server, start_work
         issue_root_grant(make_space(space_id), app.principal)
     grantee = make_persona("ts grantee")
     start_worker()
-    suites = [node_suite / f"{name}.test.js" for name in ("families", "behaviour", "pending", "ports")]
+    suites = [
+        node_suite / f"{name}.test.js" for name in ("families", "behaviour", "pending", "ports")
+    ]
     rc, output = run_node(
         *suites,
         SPOKE_URL=live_server.url,
