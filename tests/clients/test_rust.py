@@ -75,16 +75,14 @@ def app_crate(folder: Path, main: str) -> Path:
     return folder
 
 
-def test_counts(output: str) -> dict[str, int]:
-    tally = {"passed": 0, "failed": 0, "ignored": 0}
+def tally(output: str) -> dict[str, int]:
+    """The `test result:` lines of every test binary, summed."""
+    counts = {"passed": 0, "failed": 0, "ignored": 0}
     for line in re.findall(r"^test result: .*$", output, re.M):
-        for key in tally:
+        for key in counts:
             found = re.search(rf"(\d+) {key}", line)
-            tally[key] += int(found.group(1)) if found else 0
-    return tally
-
-
-test_counts.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
+            counts[key] += int(found.group(1)) if found else 0
+    return counts
 
 
 @pytest.mark.worker
@@ -110,7 +108,7 @@ def test_cargo_test_passes_against_the_live_provider(live_server, start_worker, 
     )
     doctests = len(re.findall(r"^//! ```", (CRATE / "src" / "lib.rs").read_text(), re.M)) // 2
     assert written >= 16
-    assert test_counts(output) == {"passed": written + doctests, "failed": 0, "ignored": 0}, output
+    assert tally(output) == {"passed": written + doctests, "failed": 0, "ignored": 0}, output
     assert app.token not in output
 
 
