@@ -202,6 +202,7 @@ fn every_wire_code_has_its_variant() {
 #[derive(Default)]
 struct Seen {
     bodies: Vec<Value>,
+    heads: Vec<String>,
 }
 
 /// Serves each planned answer in turn ("503" with Retry-After: 0, "drop" closes the connection
@@ -214,12 +215,12 @@ fn scripted(plan: Vec<&'static str>) -> (String, Arc<Mutex<Seen>>) {
     thread::spawn(move || {
         for (stream, answer) in listener.incoming().zip(plan) {
             let mut stream = stream.unwrap();
-            let body = read_request(&mut stream);
-            record
-                .lock()
-                .unwrap()
-                .bodies
+            let (head, body) = read_request(&mut stream);
+            let mut seen = record.lock().unwrap();
+            seen.heads.push(head);
+            seen.bodies
                 .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+            drop(seen);
             let reply = match answer {
                 "drop" => continue,
                 "503" => http(
@@ -233,6 +234,11 @@ fn scripted(plan: Vec<&'static str>) -> (String, Arc<Mutex<Seen>>) {
                     r#"{"error":{"code":"rate_limited","message":"slow","details":{}}}"#,
                 ),
                 "html" => http(502, "", "<html>bad gateway</html>"),
+                "expired" => http(
+                    401,
+                    "",
+                    r#"{"error":{"code":"session_invalid","message":"expired","details":{}}}"#,
+                ),
                 body => http(200, "", body),
             };
             let _ = stream.write_all(reply.as_bytes());
@@ -245,22 +251,24 @@ fn http(status: u16, extra: &str, body: &str) -> String {
     format!("HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
 }
 
-fn read_request(stream: &mut TcpStream) -> Vec<u8> {
+fn read_request(stream: &mut TcpStream) -> (String, Vec<u8>) {
     let mut reader = BufReader::new(stream);
     let mut length = 0;
+    let mut head = String::new();
     loop {
         let mut line = String::new();
         reader.read_line(&mut line).unwrap();
         if line == "\r\n" || line.is_empty() {
             break;
         }
+        head.push_str(&line);
         if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
             length = v.trim().parse().unwrap();
         }
     }
     let mut body = vec![0; length];
     reader.read_exact(&mut body).unwrap();
-    body
+    (head, body)
 }
 
 fn quick() -> ClientOptions {
@@ -351,4 +359,50 @@ fn an_op_unknown_to_the_client_is_not_resent_and_an_answer_off_schema_is_unexpec
         .describe(&Token::new("t"), &DescribeRequest::new())
         .unwrap_err();
     assert!(matches!(error, SpokeError::UnexpectedResponse(_)), "{error:?}");
+}
+
+fn session(id: &str) -> &'static str {
+    let session = json!({"session": {"schema_version": 1, "session_id": id, "principal_id": "p",
+        "negotiated_capabilities": ["spoke-memory"], "opened_at": "2026-01-01T00:00:00Z", "expires_at": "2026-01-01T00:00:00Z", "extensions": {}}});
+    Box::leak(session.to_string().into_boxed_str())
+}
+
+#[test]
+fn an_expired_session_is_reopened_once_and_the_same_request_sent_again() {
+    let (url, seen) = scripted(vec![session("ses_1"), "expired", session("ses_2"), SUBJECT]);
+    let client = MemoryClient::with_options(
+        &url,
+        ClientOptions {
+            capabilities: Some(vec!["spoke-memory".into()]),
+            ..quick()
+        },
+    );
+    let token = Token::new("t");
+    client
+        .subjects_ensure(&token, &SubjectsEnsureRequest::new("s", "u"))
+        .unwrap();
+    let seen = seen.lock().unwrap();
+    let lines: Vec<&str> = seen.heads.iter().map(|h| h.lines().next().unwrap()).collect();
+    assert_eq!(
+        lines,
+        [
+            "POST /v1/connect HTTP/1.1",
+            "POST /v1/ops/memory.subjects.ensure HTTP/1.1",
+            "POST /v1/connect HTTP/1.1",
+            "POST /v1/ops/memory.subjects.ensure HTTP/1.1"
+        ]
+    );
+    assert!(seen.heads[1]
+        .to_ascii_lowercase()
+        .contains("spoke-session: ses_1"));
+    assert!(seen.heads[3]
+        .to_ascii_lowercase()
+        .contains("spoke-session: ses_2"));
+    assert!(seen.heads[0].contains("Bearer t"));
+    assert_eq!(
+        seen.bodies[1]["idempotency_key"], seen.bodies[3]["idempotency_key"],
+        "the same key"
+    );
+    assert_eq!(seen.bodies[0], json!({"capabilities": ["spoke-memory"]}));
+    assert_eq!(client.session(&token).unwrap().session_id, "ses_2");
 }
