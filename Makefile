@@ -55,6 +55,7 @@ lint: $(STAMP)
 	$(BIN)/python -m tools.settings_doc --check
 	$(BIN)/python -m tools.codegen.protocol --check
 	cd clients/typescript && { test -d node_modules || npm ci --no-audit --no-fund; } && npm run --silent lint
+	cd clients/rust && export PATH="$$PATH:$$HOME/.cargo/bin" && cargo fmt --check && cargo clippy --quiet --locked --all-targets -- -D warnings
 	$(BIN)/lint-imports
 
 format: $(STAMP)

@@ -76,7 +76,9 @@ def test_the_node_suite_passes_against_the_live_provider(live_server, start_work
         issue_root_grant(make_space(space_id), app.principal)
     grantee = make_persona("ts grantee")
     start_worker()
-    suites = [node_suite / f"{name}.test.js" for name in ("families", "behaviour", "pending")]
+    suites = [
+        node_suite / f"{name}.test.js" for name in ("families", "behaviour", "pending", "ports")
+    ]
     rc, output = run_node(
         *suites,
         SPOKE_URL=live_server.url,
@@ -91,7 +93,7 @@ def test_the_node_suite_passes_against_the_live_provider(live_server, start_work
     assert tally["fail"] == 0 and tally["skipped"] == 0 and tally["cancelled"] == 0, output
     written = sum(
         len(re.findall(r"^\s*test\(", (TS / "test" / f"{name}.test.ts").read_text(), re.M))
-        for name in ("families", "behaviour", "pending")
+        for name in ("families", "behaviour", "pending", "ports")
     )
     assert tally["pass"] == written, output
     assert app.token not in output

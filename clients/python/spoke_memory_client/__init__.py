@@ -8,6 +8,7 @@ with MemoryClient("http://127.0.0.1:8000", token, capabilities=["spoke-memory"])
 from spoke_memory_client import errors, types
 from spoke_memory_client._client import AsyncMemoryClient, MemoryClient, new_idempotency_key
 from spoke_memory_client._extra import ReceiptTimeout
+from spoke_memory_client._ports import MemoryPorts
 from spoke_memory_client.errors import (
     ERRORS,
     AmplificationDenied,
@@ -50,6 +51,7 @@ __all__ = [
     "AsyncMemoryClient",
     "ERRORS",
     "MemoryClient",
+    "MemoryPorts",
     "ReceiptTimeout",
     "SpokeError",
     "errors",

@@ -8,6 +8,7 @@
 export { MemoryClient, VERSION, errorFrom, newIdempotencyKey } from "./client.js";
 export * from "./errors.js";
 export * from "./ops.js";
+export { MemoryPorts } from "./ports.js";
 export { ReceiptsWait } from "./receipts-wait.js";
 export { ConnectionFailed, ReceiptTimeout, SpokeError, UnexpectedResponse } from "./spoke-error.js";
 export * from "./types.js";
