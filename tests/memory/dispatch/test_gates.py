@@ -259,3 +259,16 @@ def test_nul_character_is_a_schema_error_and_writes_nothing(api, admin, space):
 def test_escaped_backslash_before_u0000_is_not_a_nul(api, admin, space):
     raw = '{"space_id": "s1", "subject_id": "u1", "extensions": {"acme": {"note": "a\\\\u0000b"}}}'
     assert api.raw("/v1/ops/memory.subjects.ensure", raw, token=admin.token).status == 200
+
+
+def test_an_unauthenticated_oversized_body_is_401_not_413(api, admin, settings):
+    """SPEC §1.4's order (issue 38 finding 10): authentication before the body, both judged from
+    the headers; the 413 is for an authenticated caller."""
+    limit = settings.SPOKE_MEMORY_LIMITS["max_request_bytes"]
+    big = "{" + " " * limit + "}"
+    for token in (None, "smk_not-a-token"):
+        answer = api.raw("/v1/ops/memory.describe", big, token=token)
+        assert (answer.status, answer.code) == (401, "unauthenticated"), token
+        assert answer.headers["WWW-Authenticate"] == "Bearer"
+    answer = api.raw("/v1/ops/memory.describe", big, token=admin.token)
+    assert (answer.status, answer.code) == (413, "payload_too_large")
