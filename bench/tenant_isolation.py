@@ -72,7 +72,7 @@ THREADS = knob("BENCH_THREADS", 4)
 ATTACKER_RATE = os.environ.get("BENCH_ISO_ATTACKER_RATE", "")
 BEFORE = os.environ.get("BENCH_ISO_BEFORE", "")
 # Server environments to run the phases under in turn, "|"-separated, each "NAME=VALUE ...",
-# e.g. "SPOKE_MEMORY_SWITCH_INTERVAL_MS=5|SPOKE_MEMORY_SWITCH_INTERVAL_MS=0.5"; empty: one run.
+# e.g. "SPOKE_MEMORY_SPACE_RATE=600/s|SPOKE_MEMORY_SPACE_RATE=60000/min"; empty: one run.
 VARIANTS = os.environ.get("BENCH_ISO_VARIANTS", "").split("|")
 # Which phases run (comma-separated): quiet, six, narrow, team, invalid, grants; and alone: the grant-heavy
 # listers first on their own, before the victim's first request (what they get unshared).
