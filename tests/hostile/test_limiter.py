@@ -21,7 +21,7 @@ import pytest
 from django.conf import settings
 
 from memory.wire.errors import RateLimited
-from tests.conftest import make_space
+from tests.conftest import make_space, requires_postgres
 from tests.factories import make_principal
 from tests.hostile.conftest import gunicorn
 from tests.memory.jobs import worker_env
@@ -198,6 +198,7 @@ def test_a_hold_of_a_process_gone_expires(settings, monkeypatch):
 
 
 @pytest.mark.postgres
+@requires_postgres
 def test_a_web_process_bounds_its_statements(settings):
     """SPOKE_MEMORY_STATEMENT_TIMEOUT_MS on every connection a web process opens
     (spokememory/warm.py); a statement past it is cut, and answers 503, not 500."""
