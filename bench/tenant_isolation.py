@@ -10,6 +10,11 @@ memory.records.get in a closed loop, with BENCH_ISO_VICTIMS (1) clients, while:
    (2,000) grants, one subject each (refused past limits.max_grants_per_principal where that
    bound exists), then BENCH_ISO_ATTACKERS clients run memory.records.list as it.
 
+With `six` in BENCH_ISO_PHASES (issue 39): the victim as a parallel app (BENCH_ISO_APP_CLIENTS,
+4, reads in flight), first quiet, then beside six principals of one other space (made by its
+operators: home space), each a sequential client listing that space's records. With `narrow`:
+a principal of the other space holding one narrow grant in the victim's space (recall, one
+subject) runs BENCH_ISO_ATTACKERS clients of memory.recall there, beside the victim's reads.
 With `team` in BENCH_ISO_PHASES, a phase after the quiet one: BENCH_ISO_ATTACKERS clients of an
 app of the victim's own space (a second principal with records_read there) run
 memory.records.list in it beside the victim's reads (an app beside its own agent's token: one
@@ -55,6 +60,7 @@ from bench import (
 SECONDS = knob("BENCH_ISO_SECONDS", 30.0)
 VICTIMS = knob("BENCH_ISO_VICTIMS", 1)
 ATTACKERS = knob("BENCH_ISO_ATTACKERS", 4)
+APP_CLIENTS = knob("BENCH_ISO_APP_CLIENTS", 4)
 GRANTS = knob("BENCH_ISO_GRANTS", 2000)
 WORKERS = knob("BENCH_WORKERS", 2)
 THREADS = knob("BENCH_THREADS", 4)
@@ -66,9 +72,9 @@ THREADS = knob("BENCH_THREADS", 4)
 ATTACKER_RATE = os.environ.get("BENCH_ISO_ATTACKER_RATE", "")
 BEFORE = os.environ.get("BENCH_ISO_BEFORE", "")
 # Server environments to run the phases under in turn, "|"-separated, each "NAME=VALUE ...",
-# e.g. "SPOKE_MEMORY_SWITCH_INTERVAL_MS=5|SPOKE_MEMORY_SWITCH_INTERVAL_MS=0.5"; empty: one run.
+# e.g. "SPOKE_MEMORY_SPACE_RATE=600/s|SPOKE_MEMORY_SPACE_RATE=60000/min"; empty: one run.
 VARIANTS = os.environ.get("BENCH_ISO_VARIANTS", "").split("|")
-# Which phases run (comma-separated): quiet, invalid, grants; and alone: the grant-heavy
+# Which phases run (comma-separated): quiet, six, narrow, team, invalid, grants; and alone: the grant-heavy
 # listers first on their own, before the victim's first request (what they get unshared).
 PHASES = os.environ.get("BENCH_ISO_PHASES", "quiet,invalid,grants").split(",")
 # The servers' cache (the throttle's counters, the byte budget) is a Redis, as deployed, so all
@@ -316,10 +322,10 @@ class Victim:
         return out
 
 
-def _attack(name: str, attacker_make, out) -> None:
+def _attack(name: str, attacker_make, out, count: int = ATTACKERS) -> None:
     if ATTACKER_CPUS:
         os.sched_setaffinity(0, cpus(ATTACKER_CPUS))
-    row = closed_loop(name, ATTACKERS, SECONDS, attacker_make).row()
+    row = closed_loop(name, count, SECONDS, attacker_make).row()
     if ATTACK_TIMINGS:  # the server's own time for the attackers' requests (BENCH_TIMING)
         n = len(ATTACK_TIMINGS)
         row["server_ms"] = {
@@ -331,7 +337,13 @@ def _attack(name: str, attacker_make, out) -> None:
     out.put(row)
 
 
-def measured(name: str, victim: Victim, attacker_make=None) -> tuple[Stats, dict | None]:
+def measured(
+    name: str,
+    victim: Victim,
+    attacker_make=None,
+    attackers_n: int = ATTACKERS,
+    victims_n: int = VICTIMS,
+) -> tuple[Stats, dict | None]:
     """The victim's closed loop for SECONDS, with the attackers' loop beside it in a process of
     their own (forked), so building and sending their bodies does not hold this process's GIL
     while the victim's client measures."""
@@ -340,14 +352,16 @@ def measured(name: str, victim: Victim, attacker_make=None) -> tuple[Stats, dict
     if attacker_make is not None:
         fork = multiprocessing.get_context("fork")
         out = fork.Queue()
-        attackers = fork.Process(target=_attack, args=(f"{name} (attackers)", attacker_make, out))
+        attackers = fork.Process(
+            target=_attack, args=(f"{name} (attackers)", attacker_make, out, attackers_n)
+        )
         attackers.start()
         time.sleep(1.0)  # the attack is under way before the victim measures
     everywhere = os.sched_getaffinity(0)
     if VICTIM_CPUS:  # this thread's, inherited by the victim's threads
         os.sched_setaffinity(0, cpus(VICTIM_CPUS))
     try:
-        got = closed_loop(name, VICTIMS, SECONDS - (2.0 if attacker_make else 0.0), victim)
+        got = closed_loop(name, victims_n, SECONDS - (2.0 if attacker_make else 0.0), victim)
     finally:
         os.sched_setaffinity(0, everywhere)
     if attacker_make is not None:
@@ -411,6 +425,41 @@ def main() -> dict:
             "space_id": calm.space_id,
             "grantee_principal_id": app.principal_id,
             "capabilities": ["records_read"],
+            "shared_access": True,
+        },
+    )
+    # issue 39: six principals made by the noisy space's operators (its home), each able to list
+    # it; and one of them with one narrow grant in the victim's space (recall on one subject)
+    from memory.models import Space
+
+    noisy_space = Space.objects.get(pk=noisy.space_id)
+    six = []
+    for n in range(6):
+        member, member_token = factories.make_principal(
+            f"bench-six-{n}-{tag}", token_label="bench", home_space=noisy_space
+        )
+        call(
+            Principal.objects.get(pk=noisy.principal_id),
+            "memory.grants.grant",
+            {
+                "space_id": noisy.space_id,
+                "grantee_principal_id": member.principal_id,
+                "capabilities": ["records_read"],
+                "shared_access": True,
+            },
+        )
+        six.append(member_token)
+    narrow, narrow_token = factories.make_principal(
+        f"bench-narrow-{tag}", token_label="bench", home_space=noisy_space
+    )
+    call(
+        Principal.objects.get(pk=calm.principal_id),
+        "memory.grants.grant",
+        {
+            "space_id": calm.space_id,
+            "grantee_principal_id": narrow.principal_id,
+            "capabilities": ["recall"],
+            "subject_ids": ["u0"],
             "shared_access": True,
         },
     )
@@ -484,8 +533,14 @@ def main() -> dict:
             victim = Victim(url, calm.token, calm.space_id, record_id)
             closed_loop("warm-up", VICTIMS, 3.0, victim)
 
-            def phase(name: str, attacker_make=None, victim: Victim = victim) -> dict | None:
-                got, attack = measured(name, victim, attacker_make)
+            def phase(
+                name: str,
+                attacker_make=None,
+                victim: Victim = victim,
+                attackers_n: int = ATTACKERS,
+                victims_n: int = VICTIMS,
+            ) -> dict | None:
+                got, attack = measured(name, victim, attacker_make, attackers_n, victims_n)
                 rows.append({**got.row(), "phase": f"{tag_}{name}", "split": victim.split()})  # noqa: B023
                 return attack
 
@@ -496,6 +551,42 @@ def main() -> dict:
                 out[f"{tag_}team_app_attackers"] = phase(
                     f"{ATTACKERS} clients of an app of the victim's own space",
                     lister(hostile, app_token, calm.space_id),
+                )
+
+            if "six" in PHASES:
+                phase(f"quiet, the victim an app of {APP_CLIENTS} clients", victims_n=APP_CLIENTS)
+
+                def six_members(i: int):
+                    send = sender(hostile, six[i % len(six)])  # noqa: B023 - this pass only
+                    body = {"space_id": noisy.space_id}
+
+                    def work() -> str | None:
+                        status, _ = send("memory.records.list", body)
+                        return None if status == 200 else f"http_{status}"
+
+                    return work
+
+                out[f"{tag_}six_principals_attackers"] = phase(
+                    f"6 sequential principals of one space, the victim an app of {APP_CLIENTS}",
+                    six_members,
+                    attackers_n=6,
+                    victims_n=APP_CLIENTS,
+                )
+
+            if "narrow" in PHASES:
+
+                def narrow_grantee(_i: int):
+                    send = sender(hostile, narrow_token)  # noqa: B023 - this pass only
+                    body = {"space_id": calm.space_id, "subject_id": "u0", "query": {"text": "tea"}}
+
+                    def work() -> str | None:
+                        status, _ = send("memory.recall", body)
+                        return None if status == 200 else f"http_{status}"
+
+                    return work
+
+                out[f"{tag_}narrow_grant_attackers"] = phase(
+                    f"{ATTACKERS} clients of a narrow grantee in the victim's space", narrow_grantee
                 )
 
             bodies = invalid_bodies(noisy.space_id)

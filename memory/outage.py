@@ -4,8 +4,9 @@ dispatch-layer code: it is about the provider's plumbing, not about the request.
 
 Only PostgreSQL connection loss counts: errors without a SQLSTATE (connect refused, the server
 closed the connection, using a connection already closed), SQLSTATE class 08 (connection
-exception) and 57P01-57P03 (admin shutdown, crash shutdown, cannot connect now: a server
-stopping or starting). A deadlock or serialization failure left on a mutation's last attempt
+exception), 57P01-57P03 (admin shutdown, crash shutdown, cannot connect now: a server
+stopping or starting), and a statement or idle transaction cut at the web process's bound
+(57014, 25P03). A deadlock or serialization failure left on a mutation's last attempt
 answers the same `503 unavailable` (`contended`): it is rolled back and changed nothing.
 Everything else, including SQLite errors, stays `internal_error`: in this provider those are
 bugs."""
@@ -18,6 +19,9 @@ from memory.wire.errors import Unavailable, WireError
 
 RETRY_AFTER_S = 1
 SHUTDOWN_STATES = {"57P01", "57P02", "57P03"}
+# A statement cut at SPOKE_MEMORY_STATEMENT_TIMEOUT_MS (57014) or a transaction ended after idling
+# that long (25P03): the request's work was bounded where it ran (spokememory/warm.py).
+CUT_SHORT_STATES = {"57014", "25P03"}
 
 
 def is_outage(exc: BaseException) -> bool:
@@ -31,7 +35,12 @@ def is_outage(exc: BaseException) -> bool:
     if not isinstance(cause, psycopg.Error):
         return False
     state = cause.sqlstate
-    return state is None or state.startswith("08") or state in SHUTDOWN_STATES
+    return (
+        state is None
+        or state.startswith("08")
+        or state in SHUTDOWN_STATES
+        or state in CUT_SHORT_STATES
+    )
 
 
 def contended() -> WireError:

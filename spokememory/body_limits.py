@@ -3,7 +3,8 @@ the body (issue 26: a 100 MiB POST to /console/login/ was read whole, as Django'
 off site-wide for the wire's sake).
 
 - `/v1/`: `limits.max_request_bytes` (SPEC §1.4 gate 3), answered `413 payload_too_large` in the
-  wire's envelope; the op view's gate judges the same bound (and the bytes actually read).
+  wire's envelope to an authenticated caller, `401` to any other (authentication is gate 2);
+  the op view's gate judges the same bound (and the bytes actually read).
 - the console's import upload (`/console/s/<space>/imports/stage/`):
   SPOKE_MEMORY_MAX_IMPORT_UPLOAD_BYTES (a whole export file; the form's own check is the file's
   size within it).
@@ -26,6 +27,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
+from memory.dispatch import auth
 from memory.dispatch.responses import error_response
 from memory.dispatch.views import declared_length, drain
 from memory.wire.errors import WireError
@@ -51,10 +53,29 @@ class BodyLimitMiddleware:
         limit = limit_for(request.path_info)
         declared = declared_length(request)
         if declared > limit:
-            if request.path_info.startswith("/v1/") and declared <= DRAIN_FACTOR * limit:
+            wire = request.path_info.startswith("/v1/")
+            if wire and declared <= DRAIN_FACTOR * limit:
                 drain(request.META["wsgi.input"], declared, CHUNK)
+            if wire:
+                # SPEC §1.4's order: authentication (401) before the body (413), both judged
+                # from the headers: an unauthenticated caller learns nothing of the body gate.
+                refused = unauthenticated(request)
+                if refused is not None:
+                    return error_response(refused)
             return too_large(request.path_info, limit)
         return self.get_response(request)
+
+
+def unauthenticated(request: HttpRequest) -> WireError | None:
+    """The 401 of a request whose Authorization header names no valid token, else None (a
+    database that cannot be asked leaves the 413 to answer)."""
+    try:
+        auth.principal_for_header(request.META.get("HTTP_AUTHORIZATION"))
+    except WireError as err:
+        return err
+    except Exception:  # noqa: BLE001 - the token cannot be judged: the size refusal stands
+        return None
+    return None
 
 
 def too_large(path: str, limit: int) -> HttpResponse:

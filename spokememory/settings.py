@@ -281,7 +281,6 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
-    "DEFAULT_THROTTLE_RATES": {"principal": os.environ.get("SPOKE_MEMORY_RATE", "60000/min")},
 }
 
 # --- spoke-memory -------------------------------------------------------------------------
@@ -318,37 +317,20 @@ SPOKE_MEMORY_LIMITS = {
     # read (docs/decisions.md "Byte budget"); 0: no budget.
     "max_request_bytes_per_min": env_int("SPOKE_MEMORY_MAX_REQUEST_BYTES_PER_MIN", 67_108_864),
 }
-# How many of a web process's threads one principal's requests may hold at once while the
-# process serves other principals too (memory/dispatch/views.py InFlight; docs/decisions.md
-# "Requests in flight"); past it 429 at once. Default: one less than the process's threads
-# (GUNICORN_THREADS), so another tenant always finds a thread; 0: no limit. Not a wire limit (per
-# process). A principal the process served alone for SPOKE_MEMORY_IN_FLIGHT_WINDOW_S seconds
-# (an app with its one token) may use every thread.
+# The limiter (memory/limits.py; docs/decisions/limiter.md; docs/deployment.md "Limits"): each
+# principal's request rate in cost units (SPOKE_MEMORY_RATE above, or its own `set-rate`), its
+# space's (the space whose operators made it, shared by all its principals), and how many
+# requests of one principal, and of one space, may be in flight at once on the whole server
+# (default three quarters of its threads: WEB_CONCURRENCY x GUNICORN_THREADS; 0: no cap).
+SPOKE_MEMORY_RATE = os.environ.get("SPOKE_MEMORY_RATE", "60000/min")
+SPOKE_MEMORY_SPACE_RATE = os.environ.get("SPOKE_MEMORY_SPACE_RATE", "60000/min")
 SPOKE_MEMORY_MAX_IN_FLIGHT = env_int(
-    "SPOKE_MEMORY_MAX_IN_FLIGHT", max(1, env_int("GUNICORN_THREADS", 4) - 1)
+    "SPOKE_MEMORY_MAX_IN_FLIGHT",
+    max(1, env_int("WEB_CONCURRENCY", 2) * env_int("GUNICORN_THREADS", 4) * 3 // 4),
 )
-SPOKE_MEMORY_IN_FLIGHT_WINDOW_S = env_int("SPOKE_MEMORY_IN_FLIGHT_WINDOW_S", 60)
-# How long a request of a principal over its request rate or byte budget waits before its 429
-# (ms; memory/dispatch/views.py InFlight.park): within its in-flight slots and the process's
-# SPOKE_MEMORY_MAX_IN_FLIGHT parking places, else answered at once; 0: at once. Not a wire limit.
-SPOKE_MEMORY_REFUSAL_DELAY_MS = env_int("SPOKE_MEMORY_REFUSAL_DELAY_MS", 1000)
-# A principal's share of a web process's time (memory/dispatch/views.py CpuShare;
-# docs/decisions.md "CPU share while shared"): its requests' threads' CPU time may be this many
-# seconds a second in each web process while the server (its processes on this host) serves
-# another principal too; over it, its next request waits for its share (at most
-# SPOKE_MEMORY_REFUSAL_DELAY_MS), then 429. A principal that outweighs a sequential client being
-# served (more than twice its requests in flight) pays its requests' whole time in the server
-# instead, and that client is never held ("The heavier principal yields to a lighter one"). 0:
-# off. Not a wire limit (per process).
-SPOKE_MEMORY_SHARED_CPU_SHARE = env_float("SPOKE_MEMORY_SHARED_CPU_SHARE", 0.25)
-# The heavier principal's own share while it yields to a sequential client ("The heavier
-# principal yields to a lighter one"): seconds of its requests' whole time in the server a second,
-# per process (default half the common share; at or above SPOKE_MEMORY_SHARED_CPU_SHARE, or 0:
-# the common share). Not a wire limit.
-SPOKE_MEMORY_HEAVIER_SHARE = env_float("SPOKE_MEMORY_HEAVIER_SHARE", 0.125)
-# A body refused as invalid (400 invalid_input, 413) costs the byte budget this many times its
-# size in all (docs/decisions.md "Byte budget"). Not a wire limit.
-SPOKE_MEMORY_REFUSED_BODY_WEIGHT = env_int("SPOKE_MEMORY_REFUSED_BODY_WEIGHT", 16)
+# Each request's PostgreSQL statements are cut at this many milliseconds, and a transaction left
+# idle this long is ended (statement_timeout, idle_in_transaction_session_timeout; 0: none).
+SPOKE_MEMORY_STATEMENT_TIMEOUT_MS = env_int("SPOKE_MEMORY_STATEMENT_TIMEOUT_MS", 30_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(
     SPOKE_MEMORY_MAX_FORM_BYTES, SPOKE_MEMORY_LIMITS["max_request_bytes"]
 )

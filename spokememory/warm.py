@@ -1,49 +1,42 @@
 """Per-process setup a web worker does as it loads (wsgi.py, and the bench server's app factory),
-before it serves: the caches every request relies on, and how often its threads take turns."""
+before it serves: the caches every request relies on, and the bound on its SQL."""
 
-import os
-import sys
-
-# Python's own default is 5 ms (docs/reliability.md "What another tenant's latency is made of").
-SWITCH_INTERVAL_MS = 0.5
+from typing import Any
 
 
 def warm() -> None:
     """The schema catalog (its compiled validators) and the tokenizer's Unicode pattern (~0.4 s
     of CPU). Built lazily instead, every thread of a gthread worker builds them at once on its
     first request (a cache miss does not wait for another thread's build), at that request's
-    expense (docs/performance.md "Mixed load"). Then `switch_threads()`."""
+    expense (docs/performance.md "Mixed load"). Then `bound_statements()`."""
     from memory.engine import lexicon
     from memory.wire.validation import catalog
 
     catalog()
     lexicon.tokens("warm")
-    switch_threads()
-    join_neighbours()
+    bound_statements()
 
 
-def join_neighbours() -> None:
-    """Tell this web process's in-flight count where the server's other processes say whom they
-    serve (memory/dispatch/neighbours.py): one directory under the var dir, the files of one
-    server named by its master's pid (gunicorn forks its workers, then they load this)."""
+def bound_statements() -> None:
+    """Every PostgreSQL connection this web process opens cuts a statement at
+    SPOKE_MEMORY_STATEMENT_TIMEOUT_MS and ends a transaction left idle that long
+    (statement_timeout, idle_in_transaction_session_timeout): a request's SQL is bounded where it
+    runs. Web processes only: a worker's jobs (an activation, an export) may run longer. A
+    statement cut short is answered 503 unavailable (memory/outage.py), never a 500."""
+    from django.db.backends.signals import connection_created
+
+    connection_created.connect(set_timeouts, dispatch_uid="spoke-memory-statement-timeout")
+
+
+def set_timeouts(sender: Any, connection: Any, **kwargs: Any) -> None:
     from django.conf import settings
 
-    from memory.dispatch.neighbours import Neighbours
-    from memory.dispatch.views import IN_FLIGHT
-
-    IN_FLIGHT.neighbours = Neighbours(
-        settings.VAR_DIR / "run" / "served", group=str(os.getppid()), me=str(os.getpid())
-    )
-
-
-def switch_threads() -> None:
-    """The GIL's switch interval: how long a thread that wants the interpreter waits before the
-    thread holding it is made to let go. Every request of a gthread worker gives up the GIL at
-    each statement, cache call and socket read, and must take it back after; while another
-    thread of the process runs Python (another tenant's listing, a refused body being drained),
-    each taking-back waits up to the interval. Python's 5 ms made one tenant's 2 ms read take
-    20-40 ms beside another tenant's load; SPOKE_MEMORY_SWITCH_INTERVAL_MS (0.5) bounds each wait
-    to that. 0 or less keeps Python's own."""
-    ms = float(os.environ.get("SPOKE_MEMORY_SWITCH_INTERVAL_MS", SWITCH_INTERVAL_MS))
-    if ms > 0:
-        sys.setswitchinterval(ms / 1000)
+    ms = settings.SPOKE_MEMORY_STATEMENT_TIMEOUT_MS
+    if connection.vendor != "postgresql" or ms <= 0:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('statement_timeout', %s, false),"
+            " set_config('idle_in_transaction_session_timeout', %s, false)",
+            [f"{int(ms)}ms", f"{int(ms)}ms"],
+        )

@@ -7,15 +7,10 @@ import os
 
 os.environ.setdefault("SECRET_KEY", "test-suite-only-" + "k" * 48)
 
-# The per-principal limit on requests in flight counts a web process's threads (gunicorn's);
-# the suite's in-process tests race many requests of one principal as threads of this process,
-# so it is off here and in the servers started from here, unless a test sets it
-# (tests/hostile/test_in_flight.py runs gunicorn as deployed, with its default).
-os.environ.setdefault("SPOKE_MEMORY_MAX_IN_FLIGHT", "0")
-
-# The same for each principal's share of a web process's time while it serves others
-# (tests/hostile/test_cpu_share.py turns it on where it tests it).
-os.environ.setdefault("SPOKE_MEMORY_SHARED_CPU_SHARE", "0")
+# The limiter (memory/limits.py) is on in the whole suite. Its cap on requests in flight counts
+# the server's threads; the suite's in-process tests race requests of one principal as threads
+# of this process, so the suite's default cap is generous (tests of the cap set their own).
+os.environ.setdefault("SPOKE_MEMORY_MAX_IN_FLIGHT", "64")
 
 # Under pytest-xdist (`pytest -n N`) each xdist worker gets its own broker and var folder, so the
 # real Celery workers its tests start consume only its own tasks (with one shared broker a worker

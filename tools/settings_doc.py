@@ -30,19 +30,15 @@ SKIP_PARTS = {"migrations", "tests"}
 GROUPS = [
     ("Deployment: database, broker, cache, web server", "deployment"),
     ("Wire limits (published in `memory.describe`)", "limits"),
-    ("Fairness between principals (per process, not on the wire)", "fairness"),
+    ("The limiter: principals and spaces (not on the wire)", "limiter"),
     ("Recall engine and embeddings", "engine"),
     ("Other provider settings", "provider"),
 ]
 FAIRNESS = {
     "SPOKE_MEMORY_RATE",
     "SPOKE_MEMORY_MAX_IN_FLIGHT",
-    "SPOKE_MEMORY_IN_FLIGHT_WINDOW_S",
-    "SPOKE_MEMORY_REFUSAL_DELAY_MS",
-    "SPOKE_MEMORY_SHARED_CPU_SHARE",
-    "SPOKE_MEMORY_HEAVIER_SHARE",
-    "SPOKE_MEMORY_REFUSED_BODY_WEIGHT",
-    "SPOKE_MEMORY_SWITCH_INTERVAL_MS",
+    "SPOKE_MEMORY_SPACE_RATE",
+    "SPOKE_MEMORY_STATEMENT_TIMEOUT_MS",
     "SPOKE_MEMORY_LOGIN_MAX_ATTEMPTS",
     "SPOKE_MEMORY_LOGIN_MAX_ADDRESS_ATTEMPTS",
     "SPOKE_MEMORY_LOGIN_WINDOW_S",
@@ -61,7 +57,7 @@ DEFAULTS = {
     "STATIC_ROOT": "`$SPOKE_MEMORY_VAR_DIR/staticfiles`",
     "SPOKE_MEMORY_ENGINE": "`default_engine()` (memory/engine/embed.py)",
     "SPOKE_MEMORY_SERVED_CAPABILITIES": "every flag (`memory.flags.ALL_FLAGS`)",
-    "SPOKE_MEMORY_MAX_IN_FLIGHT": "`GUNICORN_THREADS` - 1, at least 1",
+    "SPOKE_MEMORY_MAX_IN_FLIGHT": "three quarters of `WEB_CONCURRENCY` × `GUNICORN_THREADS` (6)",
     "SPOKE_MEMORY_STATIC_HASHED": "on unless `DEBUG`",
     "CSRF_COOKIE_SECURE": "as `SESSION_COOKIE_SECURE`",
     "ALLOWED_HOSTS": "`localhost,127.0.0.1,[::1],testserver`",
@@ -132,8 +128,9 @@ DESCRIPTIONS = {
     "SPOKE_MEMORY_MAX_LIST_ITEMS": "`max_list_items`: items in any id, kind or label list of a request, and cognition entries of a content.",
     "SPOKE_MEMORY_MAX_GRANTS_PER_PRINCIPAL": "`max_grants_per_principal`: grants one principal may hold in one space.",
     "SPOKE_MEMORY_MAX_REQUEST_BYTES_PER_MIN": "`max_request_bytes_per_min`: request body bytes one principal may send per minute, counted before a body is read; 0: no budget.",
-    "SPOKE_MEMORY_RATE": "Each principal's request rate (DRF throttle syntax, e.g. 60000/min); over it 429 rate_limited with Retry-After.",
-    "SPOKE_MEMORY_MAX_IN_FLIGHT": "Threads of one web process one principal may hold while the process serves others too; past it 429. Default: GUNICORN_THREADS - 1; 0: no limit.",
+    "SPOKE_MEMORY_RATE": "Each principal's request rate in cost units (e.g. 60000/min; a records.get costs 1, a page or a recall by its size, an import chunk by its bytes: memory.ops.base.op_cost); over it 429 rate_limited with Retry-After.",
+    "SPOKE_MEMORY_SPACE_RATE": "The same rate for all the principals of one home space together (a space's operators' tokens share one budget); a principal without a home space is a tenant of its own.",
+    "SPOKE_MEMORY_MAX_IN_FLIGHT": "Requests of one principal, and of one space's principals together, in flight at once on the whole server (per process without Redis); past it 429 with Retry-After: 1; 0: no cap.",
     "SPOKE_MEMORY_IN_FLIGHT_WINDOW_S": "A principal the process served alone this long (s) may use every thread.",
     "SPOKE_MEMORY_REFUSAL_DELAY_MS": "How long a request over its rate or byte budget waits before its 429 (ms); 0: at once.",
     "SPOKE_MEMORY_SHARED_CPU_SHARE": "CPU seconds per second one principal's requests may use in a web process while another principal is served too; 0: off.",
@@ -306,7 +303,7 @@ def group_of(var: Variable) -> str:
     if var.limit:
         return "limits"
     if var.name in FAIRNESS:
-        return "fairness"
+        return "limiter"
     if var.name.startswith(ENGINE_PREFIXES):
         return "engine"
     if var.name.startswith("SPOKE_MEMORY_") and var.name not in {

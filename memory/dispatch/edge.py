@@ -1,59 +1,69 @@
 """The edge's gates for a caller that is already authenticated but did not come through
-`OpView`'s HTTP parsing: the MCP server (memory/mcp/), over streamable HTTP or stdio. What the
-REST edge does between the bearer token and the handler, this does too, in the same order:
-the principal's request rate (the same throttle, the same counter), its byte budget (the same
-count, charged with the body REST would have received, and more for a refused one), its share
-of the process's time (the same buckets), its slot among its requests in flight (the same count), the request size (`limits.max_request_bytes` of that body), then `memory.ops.base.call`
-(admission's gates 3-6 and the op's handler, so grants, coverage, fences, freeze, idempotency
-and receipts are the op's own). Nothing here is a second copy of a rule."""
+`OpView`'s HTTP parsing: the MCP server (memory/mcp/), over streamable HTTP or stdio.
+
+`admit` is the limiter's admission (memory/limits.py), the same REST's `WireView.initial` runs:
+over HTTP every MCP request (initialize, ping, tools/list, a tool call, a bad one) passes it
+once its principal is known and before the SDK reads its JSON-RPC message
+(memory/mcp/http.py), so nothing of it is judged for a caller over its limits. `edge_call` then
+runs one tool's op as REST runs it: the rest of the op's declared cost, the size
+(`limits.max_request_bytes` of the body REST would have received), then
+`memory.ops.base.call` (admission's gates 3-6 and the handler, so grants, coverage, fences,
+freeze, idempotency and receipts are the op's own). Over stdio (one local caller, no HTTP
+request) `edge_call` admits each op itself. Nothing here is a second copy of a rule."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+import threading
 
 from django.conf import settings
 
 from memory.dispatch import auth
 from memory.dispatch.responses import json_bytes
-from memory.dispatch.views import (
-    CPU_SHARE,
-    IN_FLIGHT,
-    PrincipalThrottle,
-    charge_refused,
-    check_byte_budget,
-    refuse,
-)
+from memory.limits import LIMITER, Hold
 from memory.models import Principal
-from memory.ops.base import call
+from memory.ops.base import call, op_cost
 from memory.wire.errors import BadRequest, PayloadTooLarge
 
+# The request this thread serves was admitted (`admit`): an MCP request over HTTP is served
+# wholly by the web thread that accepted it (memory/mcp/bridge.py).
+_admitted = threading.local()
 
-def throttle(principal: Principal) -> None:
-    """The principal's request rate, counted in the same window REST counts it in."""
-    limiter = PrincipalThrottle()
-    if not limiter.allow_request(SimpleNamespace(user=principal), None):
-        raise refuse(principal, limiter.wait())
+
+def admit(principal: Principal, size: int) -> Hold:
+    """One request's admission (a unit of rate, `size` bytes, a place in flight); raises the
+    429 (`RateLimited`, with Retry-After). `leave` gives the place back."""
+    LIMITER.charge(principal, 1)
+    LIMITER.charge_bytes(principal, size)
+    hold = LIMITER.enter(principal)
+    _admitted.principal_id = principal.principal_id
+    return hold
+
+
+def leave(hold: Hold) -> None:
+    _admitted.principal_id = None
+    LIMITER.leave(hold)
 
 
 def edge_call(principal: Principal, op: str, body: dict) -> dict:
     """One op for an authenticated principal, negotiated as a REST call without a session is
-    (the core flag): rate, byte budget, in flight, size, admission, handler. Raises the op's WireError."""
-    throttle(principal)
+    (the core flag): admission (unless this request had it), the op's cost, size, admission's
+    gates, handler. Raises the op's WireError."""
     size = len(json_bytes(body))  # the body REST would have received
-    check_byte_budget(principal, size)
-    CPU_SHARE.check(principal.principal_id)
-    with IN_FLIGHT.slot(principal), CPU_SHARE.metered() as cost:
+    hold = None
+    if getattr(_admitted, "principal_id", None) != principal.principal_id:
+        hold = admit(principal, size)
+    try:
+        LIMITER.charge(principal, op_cost(op, body, size) - 1)
         try:
-            if size > settings.SPOKE_MEMORY_LIMITS["max_request_bytes"]:
+            limit = settings.SPOKE_MEMORY_LIMITS["max_request_bytes"]
+            if size > limit:
                 raise PayloadTooLarge(
-                    "The request body is larger than limits.max_request_bytes.",
-                    limit=settings.SPOKE_MEMORY_LIMITS["max_request_bytes"],
+                    "The request body is larger than limits.max_request_bytes.", limit=limit
                 )
-            answer = call(principal, op, body, auth.default_negotiated())
-            IN_FLIGHT.served_in(principal.principal_id, body.get("space_id"))
-            return answer
+            return call(principal, op, body, auth.default_negotiated())
         except (BadRequest, PayloadTooLarge):
-            charge_refused(principal, size)
+            LIMITER.refused_body(principal, size)
             raise
-        finally:
-            CPU_SHARE.charge(principal.principal_id, *cost())
+    finally:
+        if hold is not None:
+            leave(hold)

@@ -14,6 +14,7 @@ server"."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -36,7 +37,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from memory.dispatch import auth
+from memory.dispatch import auth, edge
 from memory.mcp.bridge import per_thread
 from memory.mcp.server import build_server, in_thread
 from memory.mcp.tools import Caller
@@ -83,6 +84,69 @@ def http_caller(ctx: ServerRequestContext[Any, Any]) -> Caller:
     return Caller(principal=user.access_token.principal, space_id=request.path_params["space_id"])
 
 
+class Admitted:
+    """Every authenticated MCP request (initialize, ping, tools/list, a tool call, a bad one)
+    through the limiter's admission (memory/dispatch/edge.py `admit`: its principal's and its
+    space's rates, its declared bytes, a place in flight) before the SDK reads its JSON-RPC
+    message; refused, `429` with Retry-After and a JSON-RPC error carrying the wire's
+    envelope, the body unread. The admission's Redis calls run in this web thread, as the ORM's
+    do (memory/mcp/bridge.py)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        user = scope.get("user")
+        if not isinstance(user, AuthenticatedUser) or not isinstance(
+            user.access_token, PrincipalToken
+        ):
+            raise RuntimeError("an MCP request reached admission without its principal")
+        size = declared_length(scope)
+        try:
+            hold = edge.admit(user.access_token.principal, size)
+        except WireError as err:
+            if size <= max_body():  # read and dropped, so the keep-alive connection stays usable
+                await drain(receive)
+            await refused(err, send)
+            return
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            edge.leave(hold)
+
+
+def declared_length(scope: Scope) -> int:
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            try:
+                return max(0, int(value))
+            except ValueError:
+                return 0
+    return 0
+
+
+async def drain(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body"):
+            return
+
+
+async def refused(err: WireError, send: Send) -> None:
+    envelope = err.envelope()
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32000, "message": envelope["error"]["message"], "data": envelope},
+        }
+    ).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    headers += [(k.lower().encode(), v.encode()) for k, v in err.headers.items()]
+    await send({"type": "http.response.start", "status": err.http_status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 def max_body() -> int:
     # Room above limits.max_request_bytes for the JSON-RPC envelope and JSON escapes, so an
     # oversized argument is answered by the edge's own size gate as a tool error, as REST
@@ -100,7 +164,9 @@ class McpApp:
         self.manager = StreamableHTTPSessionManager(
             app=self.server, json_response=True, stateless=True, max_request_body_size=max_body()
         )
-        endpoint = RequireAuthMiddleware(StreamableHTTPASGIApp(self.manager), required_scopes=[])
+        endpoint = RequireAuthMiddleware(
+            Admitted(StreamableHTTPASGIApp(self.manager)), required_scopes=[]
+        )
         self.app = Starlette(
             # POST only: stateless, the server has nothing to send on a standalone GET stream
             # (which would hold a web thread until the client left) and no session to DELETE;

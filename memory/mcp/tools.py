@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from django.conf import settings
+
 from memory.dispatch.edge import edge_call
 from memory.models import Principal
 from memory.wire.errors import BadRequest
-from memory.wire.validation import catalog, schema_errors
+from memory.wire.validation import _pruned, catalog, schema_errors
 
 
 @dataclass(frozen=True)
@@ -74,10 +76,22 @@ def _nullable(description: str) -> dict:
     return {"type": ["string", "null"], "description": description}
 
 
+def limit(name: str) -> int:
+    """One of `memory.describe`'s limits, for a tool schema's maxItems/maxLength."""
+    return int(settings.SPOKE_MEMORY_LIMITS[name])
+
+
 def check_arguments(tool: Tool, arguments: dict) -> None:
     """Bad arguments answer as a bad REST body does: `invalid_input`, reason `schema`, with
-    paths and messages that never echo the value sent."""
-    errors = schema_errors(_validator(tool.name), arguments)
+    paths and messages that never echo the value sent. Bounded before it walks anything: every
+    array of a tool schema holds at most limits.max_list_items (`limit`), so the arguments are
+    first judged with each array cut one item past that (an over-long one stays over-long and
+    is refused for its length, its items unread); only arguments that pass so are judged whole,
+    and then nothing was cut."""
+    validator = _validator(tool.name)
+    errors = schema_errors(validator, _pruned(arguments, limit("max_list_items") + 1))
+    if not errors:
+        errors = schema_errors(validator, arguments)
     if errors:
         raise BadRequest(
             "The tool's arguments do not match its input schema.",
@@ -344,7 +358,7 @@ TOOL_LIST = [
         ),
         arguments={
             "subject_id": component("SubjectId", SUBJECT),
-            "query": _s("What to look for, in natural language.", minLength=1),
+            "query": _s("What to look for, in natural language.", minLength=1, maxLength=4096),
             "max_records": {
                 "type": "integer",
                 "minimum": 1,
@@ -355,6 +369,7 @@ TOOL_LIST = [
                 "type": "array",
                 "items": component("ContextId"),
                 "minItems": 1,
+                "maxItems": limit("max_list_items"),
                 "description": "Recall only from these contexts and the shared memories.",
             },
         },
@@ -445,6 +460,7 @@ TOOL_LIST = [
             "kinds": {
                 "type": "array",
                 "items": component("ProfileKind"),
+                "maxItems": limit("max_list_items"),
                 "description": "Only these kinds (default: all).",
             },
         },

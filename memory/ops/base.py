@@ -62,6 +62,47 @@ def register(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return add
 
 
+# What one call of an op costs its caller's request rates (memory/limits.py), in units of one
+# `records.get`, declared here with the registry from the request alone, never by timing it: a
+# page by its size, a recall by its record budget, an import chunk by its bytes, an export or an
+# activation (a whole space's work, in the worker) by a fixed weight. Any other op: 1.
+PAGE_UNIT = 50  # the items of a page one unit pays for
+BYTES_UNIT = 65_536  # the bytes of an import chunk one unit pays for
+MAX_COST = 20  # what one request may cost at most (its body is not yet validated)
+
+
+def _pages(req: Mapping[str, Any]) -> int:
+    size = req.get("page_size")
+    return -(-size // PAGE_UNIT) if isinstance(size, int) and size > 0 else 1
+
+
+def _recall(req: Mapping[str, Any]) -> int:
+    budget = req.get("budget")
+    most = budget.get("max_records") if isinstance(budget, dict) else None
+    return -(-most // PAGE_UNIT) if isinstance(most, int) and most > 0 else 1
+
+
+COSTS: dict[str, Callable[[Mapping[str, Any], int], int]] = {
+    "memory.records.list": lambda req, size: _pages(req),
+    "memory.candidates.list": lambda req, size: _pages(req),
+    "memory.grants.list": lambda req, size: _pages(req),
+    "memory.reflections.list": lambda req, size: _pages(req),
+    "memory.recall": lambda req, size: _recall(req),
+    "memory.capture": lambda req, size: 1 + size // BYTES_UNIT,
+    "memory.imports.stage": lambda req, size: 1 + size // BYTES_UNIT,
+    "memory.imports.activate": lambda req, size: 10,
+    "memory.exports.create": lambda req, size: 10,
+    "memory.exports.get": lambda req, size: 4,
+    "memory.reflections.generate": lambda req, size: 4,
+}
+
+
+def op_cost(op: str, req: Mapping[str, Any], size: int) -> int:
+    """The op's cost for this request (`size`: its body's bytes), at least 1."""
+    cost = COSTS.get(op)
+    return min(MAX_COST, max(1, cost(req, size))) if cost is not None else 1
+
+
 def _in_mutation(fn: WriteHandler) -> Handler:
     def run(ctx: OpContext, req: Mapping[str, Any]) -> dict[str, Any]:
         return mutate(ctx, req, lambda scope: fn(ctx, req, scope))

@@ -133,7 +133,7 @@ def revoke_token_value(token: str) -> None:
 
 def set_rate(principal: Principal, rate: str) -> Principal:
     """The principal's own request rate (`N/s`, `N/min`, `N/hour`, `N/day`), or `default` for
-    the server's SPOKE_MEMORY_RATE (memory.dispatch.views.PrincipalThrottle)."""
+    the server's SPOKE_MEMORY_RATE (memory/limits.py)."""
     rate = rate.strip().lower()
     if rate == "default":
         principal.rate = None

@@ -5,7 +5,6 @@ after (no row, no receipt, no consumed key, no session)."""
 import json
 
 import pytest
-from django.core.cache import cache
 
 from memory.models import ApiToken, WireSession
 from tests.hostile.conftest import census
@@ -243,19 +242,7 @@ def test_failed_request_does_not_consume_its_idempotency_key(api, wired):
 
 @pytest.fixture
 def throttled(settings):
-    from rest_framework.settings import api_settings
-
-    from memory.dispatch.views import PrincipalThrottle
-
-    cache.clear()
-    rates = {"principal": "3/min"}
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
-    old = PrincipalThrottle.THROTTLE_RATES
-    PrincipalThrottle.THROTTLE_RATES = rates
-    yield
-    PrincipalThrottle.THROTTLE_RATES = old
-    api_settings.reload()
-    cache.clear()
+    settings.SPOKE_MEMORY_RATE = "3/min"
 
 
 def test_rate_limit_is_per_principal(api, admin, outsider, throttled):

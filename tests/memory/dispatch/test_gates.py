@@ -239,23 +239,9 @@ def test_internal_error_has_request_id_and_no_trace(api, admin, monkeypatch):
 
 
 def test_rate_limit_answers_429_with_retry_after(api, admin, settings):
-    from django.core.cache import cache
-    from rest_framework.settings import api_settings
-
-    cache.clear()
-    rates = {"principal": "3/min"}
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
-    from memory.dispatch.views import PrincipalThrottle
-
-    old = PrincipalThrottle.THROTTLE_RATES
-    PrincipalThrottle.THROTTLE_RATES = rates
-    try:
-        codes = [api(admin, "memory.describe", {}).status for _ in range(4)]
-        limited = api(admin, "memory.describe", {})
-    finally:
-        PrincipalThrottle.THROTTLE_RATES = old
-        api_settings.reload()
-        cache.clear()
+    settings.SPOKE_MEMORY_RATE = "3/min"
+    codes = [api(admin, "memory.describe", {}).status for _ in range(4)]
+    limited = api(admin, "memory.describe", {})
     assert codes[:3] == [200, 200, 200]
     assert (limited.status, limited.code) == (429, "rate_limited")
     assert int(limited.headers["Retry-After"]) >= 1
@@ -273,3 +259,16 @@ def test_nul_character_is_a_schema_error_and_writes_nothing(api, admin, space):
 def test_escaped_backslash_before_u0000_is_not_a_nul(api, admin, space):
     raw = '{"space_id": "s1", "subject_id": "u1", "extensions": {"acme": {"note": "a\\\\u0000b"}}}'
     assert api.raw("/v1/ops/memory.subjects.ensure", raw, token=admin.token).status == 200
+
+
+def test_an_unauthenticated_oversized_body_is_401_not_413(api, admin, settings):
+    """SPEC §1.4's order (issue 38 finding 10): authentication before the body, both judged from
+    the headers; the 413 is for an authenticated caller."""
+    limit = settings.SPOKE_MEMORY_LIMITS["max_request_bytes"]
+    big = "{" + " " * limit + "}"
+    for token in (None, "smk_not-a-token"):
+        answer = api.raw("/v1/ops/memory.describe", big, token=token)
+        assert (answer.status, answer.code) == (401, "unauthenticated"), token
+        assert answer.headers["WWW-Authenticate"] == "Bearer"
+    answer = api.raw("/v1/ops/memory.describe", big, token=admin.token)
+    assert (answer.status, answer.code) == (413, "payload_too_large")
