@@ -360,6 +360,9 @@ SPOKE_MEMORY_IMPORT_STAGING_TTL_S = env_int("SPOKE_MEMORY_IMPORT_STAGING_TTL_S",
 SPOKE_MEMORY_PAGE_BYTES = env_int("SPOKE_MEMORY_PAGE_BYTES", 1_048_576)
 # Judge every request with both schema validators and fail on a disagreement (the test suite).
 SPOKE_MEMORY_SCHEMA_CROSSCHECK = os.environ.get("SPOKE_MEMORY_SCHEMA_CROSSCHECK", "") == "1"
+# The secret a monitoring system sends (`Authorization: Bearer …`) to see provider-wide counts in
+# /readyz (the embedding backlog); empty: only a signed-in console superuser sees them.
+SPOKE_MEMORY_HEALTH_TOKEN = os.environ.get("SPOKE_MEMORY_HEALTH_TOKEN", "")
 # Pending work still pending after this long is re-queued (then failed) by the sweeper.
 SPOKE_MEMORY_JOB_TIMEOUT_S = env_int("SPOKE_MEMORY_JOB_TIMEOUT_S", 300)
 # Content writes wake the derived-copy drain (embeddings) with at most one broker message per

@@ -7,6 +7,10 @@ import os
 
 os.environ.setdefault("SECRET_KEY", "test-suite-only-" + "k" * 48)
 
+# The monitoring system's secret: /readyz shows provider-wide counts (the embedding backlog) only
+# to a request carrying it (tests.conftest.OPERATOR_HEALTH) or a console superuser.
+os.environ.setdefault("SPOKE_MEMORY_HEALTH_TOKEN", "test-suite-health-token")
+
 # The per-principal limit on requests in flight counts a web process's threads (gunicorn's);
 # the suite's in-process tests race many requests of one principal as threads of this process,
 # so it is off here and in the servers started from here, unless a test sets it
