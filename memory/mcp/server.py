@@ -2,7 +2,8 @@
 caller may use: the review tools only for a principal whose grants in the space include
 `review`) and `tools/call` (arguments checked against the tool's input schema, then the tool's
 op through the REST edge's gates). The same server serves streamable HTTP (memory/mcp/http.py)
-and stdio (`manage.py spoke mcp`); only how the caller is found differs (`CallerOf`).
+and stdio (`manage.py spoke mcp`); only how the caller is found differs (`CallerOf`, called per
+request in the request's thread; it raises a WireError, the 401, for a token no longer valid).
 
 Django's ORM is synchronous: a handler's database work runs outside the event loop (`in_thread`:
 over HTTP in the web thread itself, the loop paused; over stdio in a worker thread).
@@ -23,6 +24,7 @@ import mcp_types as types
 from django.db import close_old_connections
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import INVALID_REQUEST, MCPError
 from ulid import ULID
 
 from memory.access import effective_grants, grant_has
@@ -146,18 +148,29 @@ def input_schema(name: str) -> dict | None:
 
 
 def build_server(caller_of: CallerOf) -> Server:
+    # The caller is found per request, in the thread that does the request's database work:
+    # over stdio that re-reads the token (one revoked while the process runs is refused at the
+    # next request, as REST refuses it), which raises the 401 WireError.
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        caller = caller_of(ctx)
-        tools = await in_thread(lambda: offered(caller))
+        try:
+            tools = await in_thread(lambda: offered(caller_of(ctx)))
+        except WireError as err:
+            raise MCPError(code=INVALID_REQUEST, message=err.message) from None
         return types.ListToolsResult(tools=[describe(t) for t in tools])
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        caller = caller_of(ctx)
-        return await in_thread(lambda: run_tool(caller, params.name, dict(params.arguments or {})))
+        def call() -> types.CallToolResult:
+            try:
+                caller = caller_of(ctx)
+            except WireError as err:
+                return tool_error(err)
+            return run_tool(caller, params.name, dict(params.arguments or {}))
+
+        return await in_thread(call)
 
     return Server(
         "spoke-memory",

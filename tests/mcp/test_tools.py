@@ -437,6 +437,25 @@ def test_the_rate_limit_is_the_rest_one(connect, api, world):
     assert error["code"] == "rate_limited" and error["details"]["retry_after_s"] >= 1
 
 
+def test_stdio_refuses_a_token_revoked_while_it_runs(connect, world):
+    """Issue 38, finding 4 (failed before: the caller was fixed for the process, and a revoked
+    token kept being served): the next call after `revoke-token` is refused, as REST refuses it,
+    and changes nothing; so is tools/list."""
+    from mcp.shared.exceptions import MCPError
+
+    agent = connect(world, "stdio")
+    agent.ok("recall", subject_id="u1", query="tea")
+    assert agent.tools() == AGENT_TOOLS
+    revoke_token_value(world.token)
+    before = snapshot()
+    error = agent.error("remember", subject_id="u1", text="Ada likes jazz.")
+    assert error["code"] == "unauthenticated"
+    assert agent.error("recall", subject_id="u1", query="tea")["code"] == "unauthenticated"
+    with pytest.raises(MCPError):
+        agent.tools()
+    assert snapshot() == before
+
+
 def test_stdio_refuses_clearly_without_a_valid_token(world):
     import subprocess
     import sys
