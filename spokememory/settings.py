@@ -90,6 +90,10 @@ SECRET_KEY = _secret_key()
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# Browser origins (`scheme://host[:port]`, exactly) the MCP endpoint serves besides those whose host
+# is one of ALLOWED_HOSTS; a request without an Origin (a non-browser client) is always served
+# (memory/mcp/http.py `origin_refusal`, docs/decisions/mcp-through-django.md).
+SPOKE_MEMORY_MCP_ALLOWED_ORIGINS = env_list("SPOKE_MEMORY_MCP_ALLOWED_ORIGINS", [])
 
 # RecordTerm's covering index INCLUDEs columns for PostgreSQL's index-only scans; SQLite ignores
 # the INCLUDE and keeps a plain index, which is all it needs (models.W040 says just that).
