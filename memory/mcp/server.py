@@ -29,7 +29,18 @@ from ulid import ULID
 
 from memory.access import effective_grants, grant_has
 from memory.mcp.bridge import current
-from memory.mcp.tools import TOOL_LIST, TOOLS, Caller, Tool, check_arguments
+from memory.mcp.tools import (
+    TOOL_LIST,
+    TOOLS,
+    UNTRUSTED_FIELDS,
+    UNTRUSTED_FRAME,
+    Caller,
+    Tool,
+    check_arguments,
+    description_of,
+    marked,
+    output_schema_of,
+)
 from memory.outage import is_outage, unavailable
 from memory.timeutil import now
 from memory.wire.errors import InternalError, WireError
@@ -103,7 +114,7 @@ def run_tool(caller: Caller, name: str, arguments: dict) -> types.CallToolResult
         if tool is None or (tool.reviewer_only and not is_reviewer(caller)):
             raise unknown_tool(name)
         check_arguments(tool, arguments)
-        result = tool.run(caller, arguments)
+        result = marked(tool, tool.run(caller, arguments))
     except WireError as err:
         return tool_error(err)
     except Exception as exc:  # noqa: BLE001 - a failure is a tool error, never a broken session
@@ -120,18 +131,30 @@ def run_tool(caller: Caller, name: str, arguments: dict) -> types.CallToolResult
         )
         return tool_error(InternalError("An internal error occurred.", request_id=request_id))
     return types.CallToolResult(
-        content=[types.TextContent(text=json.dumps(result, ensure_ascii=False))],
+        content=[types.TextContent(text=answer_text(name, result))],
         structured_content=result,
     )
+
+
+def answer_text(name: str, result: dict) -> str:
+    """The text block a model reads: the structured result as JSON; for a tool that answers
+    stored text, framed as untrusted data (a preamble, then the JSON between <untrusted-data>
+    tags, with every < and > in it escaped as \\u003c/\\u003e, so no stored text can close the
+    frame; it stays valid JSON)."""
+    text = json.dumps(result, ensure_ascii=False)
+    if name not in UNTRUSTED_FIELDS:
+        return text
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e")
+    return f"{UNTRUSTED_FRAME}\n<untrusted-data>\n{text}\n</untrusted-data>"
 
 
 def describe(tool: Tool) -> types.Tool:
     return types.Tool(
         name=tool.name,
         title=tool.title,
-        description=tool.description,
+        description=description_of(tool),
         input_schema=tool.input_schema,
-        output_schema=tool.output_schema,
+        output_schema=output_schema_of(tool),
         annotations=types.ToolAnnotations(
             read_only_hint=tool.name
             in ("recall", "list_memories", "get_memory", "get_profile", "list_candidates"),
