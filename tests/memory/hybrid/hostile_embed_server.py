@@ -8,7 +8,8 @@ for the tests and `bench/embed_bounds.py`: `POST /<mode>/v1/embeddings` with `{"
 - `trickle`: the `ok` answer sent a few bytes every TRICKLE_S (each read returns in time; the
   whole takes ~TRICKLE_TOTAL_S);
 - `huge`: a valid answer padded to HUGE_MB MiB, without a Content-Length (close-delimited);
-- `hugecl`: the same with its Content-Length.
+- `hugecl`: the same with its Content-Length;
+- `bytext`: the mode named by the first text's first word (`trickle what …`), else `ok`.
 
 Run: `python -m tests.memory.hybrid.hostile_embed_server PORT [HUGE_MB]`; prints `ready`."""
 
@@ -65,6 +66,9 @@ class Handler(BaseHTTPRequestHandler):
             pass  # the client gave up: that is the point
 
     def respond(self, mode: str, texts: list[str]) -> None:
+        if mode == "bytext":  # the first text's first word names the mode (a bench's queries)
+            word = (texts[0].split() or ["ok"])[0] if texts else "ok"
+            mode = word if word in ("trickle", "huge", "hugecl", "nan", "short") else "ok"
         good = answer(texts, 384)
         if mode.startswith("dim") and mode[3:].isdigit():
             return self.send(json.dumps(answer(texts, int(mode[3:]))).encode())
