@@ -353,9 +353,6 @@ def timed(app):
 
 
 def mcp_wsgi_app():
-    """gunicorn factory (`bench:mcp_wsgi_app()`): `wsgi_app()` with /mcp/ mounted as the
-    product's wsgi module mounts it (memory/mcp/http.py `with_mcp`)."""
-    app = wsgi_app()
-    from memory.mcp.http import with_mcp
-
-    return with_mcp(app)
+    """gunicorn factory (`bench:mcp_wsgi_app()`): `wsgi_app()`; Django serves /mcp/ itself
+    (spokememory/urls.py, memory/mcp/http.py `endpoint`)."""
+    return wsgi_app()

@@ -20,6 +20,7 @@ from bench import BROKER_URL, free_port, stop, wait_ready
 from bench._hybrid_common import ROOT
 
 LOGS = ROOT / "var" / "bench-live"
+HEALTH_TOKEN = os.environ.get("SPOKE_MEMORY_HEALTH_TOKEN") or "bench-health-token"
 
 
 def product_env(database_url: str, **extra: str) -> dict[str, str]:
@@ -39,6 +40,8 @@ def product_env(database_url: str, **extra: str) -> dict[str, str]:
         GUNICORN_ACCESS_LOG="/dev/null",
         GUNICORN_LOG_LEVEL="warning",
         HF_HUB_OFFLINE="1",
+        # /readyz shows the embedding backlog only to the monitoring system's token
+        SPOKE_MEMORY_HEALTH_TOKEN=HEALTH_TOKEN,
     )
     env.update({k: v for k, v in extra.items() if v})
     return env
@@ -145,7 +148,9 @@ class Worker:
 
 def backlog(url: str) -> int | None:
     """`embedding_backlog` from /readyz (None when the engine embeds nothing)."""
-    body = httpx.get(url + "/readyz", timeout=10.0).json()
+    body = httpx.get(
+        url + "/readyz", timeout=10.0, headers={"Authorization": f"Bearer {HEALTH_TOKEN}"}
+    ).json()
     return body.get("embedding_backlog")
 
 

@@ -8,6 +8,7 @@ off site-wide for the wire's sake).
 - the console's import upload (`/console/s/<space>/imports/stage/`):
   SPOKE_MEMORY_MAX_IMPORT_UPLOAD_BYTES (a whole export file; the form's own check is the file's
   size within it).
+- `/mcp/`: the MCP transport's bound (memory/mcp/http.py `max_body`), answered as a plain 413.
 - everything else (console forms, login, Django admin): SPOKE_MEMORY_MAX_FORM_BYTES.
 
 A body without a Content-Length (chunked) is not read by Django at all: WSGI gives it none.
@@ -40,6 +41,10 @@ IMPORT_UPLOAD = re.compile(r"^/console/s/[^/]+/imports/stage/$")
 def limit_for(path: str) -> int:
     if path.startswith("/v1/"):
         return settings.SPOKE_MEMORY_LIMITS["max_request_bytes"]
+    if path.startswith("/mcp/"):
+        from memory.mcp.http import max_body
+
+        return max_body()  # the MCP transport's own bound, judged here before anything reads
     if IMPORT_UPLOAD.match(path):
         return settings.SPOKE_MEMORY_MAX_IMPORT_UPLOAD_BYTES
     return settings.SPOKE_MEMORY_MAX_FORM_BYTES

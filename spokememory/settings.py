@@ -90,6 +90,10 @@ SECRET_KEY = _secret_key()
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# Browser origins (`scheme://host[:port]`, exactly) the MCP endpoint serves besides those whose host
+# is one of ALLOWED_HOSTS; a request without an Origin (a non-browser client) is always served
+# (memory/mcp/http.py `origin_refusal`, docs/decisions/mcp-through-django.md).
+SPOKE_MEMORY_MCP_ALLOWED_ORIGINS = env_list("SPOKE_MEMORY_MCP_ALLOWED_ORIGINS", [])
 
 # RecordTerm's covering index INCLUDEs columns for PostgreSQL's index-only scans; SQLite ignores
 # the INCLUDE and keeps a plain index, which is all it needs (models.W040 says just that).
@@ -342,6 +346,9 @@ SPOKE_MEMORY_IMPORT_STAGING_TTL_S = env_int("SPOKE_MEMORY_IMPORT_STAGING_TTL_S",
 SPOKE_MEMORY_PAGE_BYTES = env_int("SPOKE_MEMORY_PAGE_BYTES", 1_048_576)
 # Judge every request with both schema validators and fail on a disagreement (the test suite).
 SPOKE_MEMORY_SCHEMA_CROSSCHECK = os.environ.get("SPOKE_MEMORY_SCHEMA_CROSSCHECK", "") == "1"
+# The secret a monitoring system sends (`Authorization: Bearer …`) to see provider-wide counts in
+# /readyz (the embedding backlog); empty: only a signed-in console superuser sees them.
+SPOKE_MEMORY_HEALTH_TOKEN = os.environ.get("SPOKE_MEMORY_HEALTH_TOKEN", "")
 # Pending work still pending after this long is re-queued (then failed) by the sweeper.
 SPOKE_MEMORY_JOB_TIMEOUT_S = env_int("SPOKE_MEMORY_JOB_TIMEOUT_S", 300)
 # Content writes wake the derived-copy drain (embeddings) with at most one broker message per

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from memory.dispatch import discovery, health, views
+from memory.mcp import http as mcp_http
 from reviews.ratelimit import limited
 
 urlpatterns = [
@@ -12,6 +13,8 @@ urlpatterns = [
     path("v1/manifest", discovery.manifest),
     path("v1/openapi.json", discovery.openapi),
     path("v1/docs", discovery.api_docs),
+    # MCP over streamable HTTP, behind the same middleware as REST (memory/mcp/http.py)
+    path("mcp/<str:space_id>", mcp_http.endpoint),
     path("healthz", health.healthz),
     path("readyz", health.readyz),
     # Django admin's login behind the same limiter as the console's (reviews/ratelimit.py)

@@ -245,6 +245,10 @@ def ensure_subject(api, admin, space):
     return ensure
 
 
+# The headers of a monitoring system's /readyz request (the health token: tests/pytest_env.py).
+OPERATOR_HEALTH = {"HTTP_AUTHORIZATION": "Bearer " + os.environ["SPOKE_MEMORY_HEALTH_TOKEN"]}
+
+
 def free_port() -> int:
     """A TCP port free on the loopback now, for a server a test starts."""
     with socket.socket() as s:

@@ -7,6 +7,10 @@ import os
 
 os.environ.setdefault("SECRET_KEY", "test-suite-only-" + "k" * 48)
 
+# The monitoring system's secret: /readyz shows provider-wide counts (the embedding backlog) only
+# to a request carrying it (tests.conftest.OPERATOR_HEALTH) or a console superuser.
+os.environ.setdefault("SPOKE_MEMORY_HEALTH_TOKEN", "test-suite-health-token")
+
 # The limiter (memory/limits.py) is on in the whole suite. Its cap on requests in flight counts
 # the server's threads; the suite's in-process tests race requests of one principal as threads
 # of this process, so the suite's default cap is generous (tests of the cap set their own).

@@ -1,9 +1,19 @@
 """Health: liveness (`/healthz`: the process answers) and readiness (`/readyz`: the database and
-the broker answer; under a hybrid engine also the embedding backlog, which does not make it unready)."""
+the broker answer).
+
+An unauthenticated `/readyz` says ready or not and nothing else: the embedding backlog is
+provider-wide (another tenant's writes move it; after a model change it is the number of live
+records of the whole provider), so it is shown only to an operator of the whole provider (under
+a hybrid engine; it does not make the server unready): a request carrying
+`Authorization: Bearer <SPOKE_MEMORY_HEALTH_TOKEN>` (the monitoring system's secret, when set),
+or a signed-in console superuser (docs/decisions/readyz-counts.md)."""
 
 from __future__ import annotations
 
+import hmac
+
 from celery import current_app
+from django.conf import settings
 
 from memory import statements
 from memory.dispatch.responses import json_response, wire_get
@@ -30,6 +40,8 @@ def readyz(request):
         problems.append("broker")
     if problems:
         return json_response({"status": "unavailable", "unavailable": problems}, status=503)
+    if not is_provider_operator(request):
+        return json_response({"status": "ok"})
     from memory.services.recall_engines import registry
 
     backlogs = registry.backlogs()
@@ -38,3 +50,15 @@ def readyz(request):
         # model: recalled lexically until they are
         return json_response({"status": "ok", "embedding_backlog": backlogs["vectors"]})
     return json_response({"status": "ok"})
+
+
+def is_provider_operator(request) -> bool:
+    """Whether the request may see provider-wide counts: the health token (constant-time
+    compare; none is accepted while the setting is empty) or a console superuser's session."""
+    wanted = settings.SPOKE_MEMORY_HEALTH_TOKEN
+    header = request.headers.get("Authorization", "")
+    if wanted and header.startswith("Bearer "):
+        if hmac.compare_digest(header[len("Bearer ") :].strip().encode(), wanted.encode()):
+            return True
+    user = getattr(request, "user", None)
+    return bool(user is not None and user.is_active and user.is_superuser)

@@ -32,8 +32,6 @@ import hashlib
 import json
 import os
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -58,7 +56,9 @@ class Config:
     model: str = ""  # SPOKE_MEMORY_EMBED_MODEL
     url: str = ""  # SPOKE_MEMORY_EMBED_URL
     allow_download: bool = False  # SPOKE_MEMORY_EMBED_ALLOW_DOWNLOAD
-    timeout_s: float = 10.0  # SPOKE_MEMORY_EMBED_TIMEOUT_S
+    timeout_s: float = 10.0  # SPOKE_MEMORY_EMBED_TIMEOUT_S: the whole exchange, not per read
+    dim: int = 0  # SPOKE_MEMORY_EMBED_DIM: 0 = the model files' (needed for a server-only name)
+    max_bytes: int = 0  # SPOKE_MEMORY_EMBED_MAX_BYTES: 0 = 32 bytes a value + 64 KiB
 
     @classmethod
     def from_env(cls) -> Config:
@@ -67,6 +67,8 @@ class Config:
             url=os.environ.get("SPOKE_MEMORY_EMBED_URL", "").strip(),
             allow_download=os.environ.get("SPOKE_MEMORY_EMBED_ALLOW_DOWNLOAD", "") in ("1", "true"),
             timeout_s=float(os.environ.get("SPOKE_MEMORY_EMBED_TIMEOUT_S", "10")),
+            dim=int(os.environ.get("SPOKE_MEMORY_EMBED_DIM", "0") or 0),
+            max_bytes=int(os.environ.get("SPOKE_MEMORY_EMBED_MAX_BYTES", "0") or 0),
         )
 
 
@@ -111,6 +113,7 @@ def configure(config: Config | None = None) -> None:
     _config = config or Config.from_env()
     _local_model.cache_clear()
     _identity.cache_clear()
+    _dimension.cache_clear()
 
 
 def config() -> Config:
@@ -262,6 +265,53 @@ def _identity(spec: str, config: Config) -> Identity:
     return Identity(spec if reserved else directory.name, files_digest(directory), source)
 
 
+def dimension() -> int | None:
+    """The dimension of the model in use: SPOKE_MEMORY_EMBED_DIM when set, else what its files
+    say (the bundled model's forms: 384). None for a server-only model name without the setting:
+    no answer of the server can then be checked, so none is used (recall is lexical). Every
+    vector stored or compared has this dimension; one of another is never mixed in."""
+    return _dimension(current_model(), _config)
+
+
+@lru_cache(maxsize=8)
+def _dimension(spec: str, config: Config) -> int | None:
+    if config.dim > 0:
+        return config.dim
+    if spec in (BUNDLED_NAME, INT8_NAME):
+        return DIM
+    directory = model_dir(spec)
+    return files_dimension(directory) if directory is not None else None
+
+
+def files_dimension(directory: Path) -> int | None:
+    """A sentence-transformers model directory's output dimension: its modules in order
+    (modules.json) — a Dense layer's out_features, a Pooling layer's word_embedding_dimension
+    times its pooling modes — else the transformer's hidden_size."""
+
+    def read(path: Path) -> dict:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    dim = read(directory / "config.json").get("hidden_size")
+    modules = []
+    try:
+        modules = json.loads((directory / "modules.json").read_text())
+    except (OSError, ValueError):
+        pass
+    for module in modules if isinstance(modules, list) else []:
+        kind = str(module.get("type", "")) if isinstance(module, dict) else ""
+        conf = read(directory / str(module.get("path", "")) / "config.json") if kind else {}
+        if kind.endswith(".Dense") and isinstance(conf.get("out_features"), int):
+            dim = conf["out_features"]
+        elif kind.endswith(".Pooling") and isinstance(conf.get("word_embedding_dimension"), int):
+            modes = sum(1 for k, v in conf.items() if k.startswith("pooling_mode_") and v is True)
+            dim = conf["word_embedding_dimension"] * max(1, modes)
+    return dim if isinstance(dim, int) and dim > 0 else None
+
+
 @lru_cache(maxsize=2)
 def _local_model(spec: str):
     _offline()
@@ -284,24 +334,123 @@ def _server_url() -> str:
 
 
 def _server_embed(texts: list[str]):
+    """The server's unit vectors for `texts`. The whole exchange is bounded — a deadline of
+    SPOKE_MEMORY_EMBED_TIMEOUT_S from connecting to the last byte (not per read: an answer
+    trickled in pieces is cut off) and a byte cap (SPOKE_MEMORY_EMBED_MAX_BYTES, default 32 bytes
+    a value + 64 KiB) — and the answer is checked before anything uses it: one vector per text,
+    each index once, each of the model's dimension, every value a finite number. Anything else
+    raises EmbedUnavailable (recall is then lexical, the drain keeps its backlog)."""
     import numpy as np
 
+    dim = dimension()
+    if dim is None:
+        raise EmbedUnavailable(
+            "embeddings server: the model's dimension is unknown (set SPOKE_MEMORY_EMBED_DIM)"
+        )
+    cap = _config.max_bytes or len(texts) * dim * 32 + 65_536
     body = json.dumps({"model": identity().name, "input": list(texts)}).encode()
-    request = urllib.request.Request(  # noqa: S310 - the operator's configured URL
-        _server_url(), data=body, headers={"Content-Type": "application/json"}, method="POST"
-    )
+    raw = _post(_server_url(), body, _config.timeout_s, cap)
     try:
-        with urllib.request.urlopen(request, timeout=_config.timeout_s) as response:  # noqa: S310
-            answer = json.loads(response.read())
-        rows = sorted(answer["data"], key=lambda item: item["index"])
-        vectors = np.asarray([row["embedding"] for row in rows], dtype=np.float32)
-    except (OSError, urllib.error.URLError, ValueError, KeyError, TypeError) as err:
-        raise EmbedUnavailable(f"embeddings server: {type(err).__name__}") from err
-    if vectors.ndim != 2 or vectors.shape[0] != len(texts):
-        raise EmbedUnavailable("embeddings server: wrong number of vectors")
+        answer = json.loads(raw)
+    except (ValueError, RecursionError) as err:
+        raise EmbedUnavailable(f"embeddings server: {type(err).__name__}") from None
+    vectors = np.asarray(_checked_rows(answer, len(texts), dim), dtype=np.float64)
+    if not np.isfinite(vectors).all() or not np.isfinite(vectors.astype(np.float32)).all():
+        raise EmbedUnavailable("embeddings server: a value is not a finite number")
+    vectors = vectors.astype(np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return vectors / norms
+
+
+def _checked_rows(answer: object, count: int, dim: int) -> list[list]:
+    """The `data[].embedding` lists of an OpenAI-compatible answer in index order, checked."""
+    data = answer.get("data") if isinstance(answer, dict) else None
+    if not isinstance(data, list) or len(data) != count:
+        raise EmbedUnavailable("embeddings server: wrong number of vectors")
+    rows: list[list | None] = [None] * count
+    for item in data:
+        index = item.get("index") if isinstance(item, dict) else None
+        vector = item.get("embedding") if isinstance(item, dict) else None
+        if type(index) is not int or not 0 <= index < count or rows[index] is not None:
+            raise EmbedUnavailable("embeddings server: bad vector index")
+        if not isinstance(vector, list) or len(vector) != dim:
+            raise EmbedUnavailable(f"embeddings server: a vector is not of dimension {dim}")
+        if not all(type(x) is float or type(x) is int for x in vector):
+            raise EmbedUnavailable("embeddings server: a value is not a number")
+        rows[index] = vector
+    return [row for row in rows if row is not None]  # all: `count` distinct indexes in range
+
+
+def _post(url: str, body: bytes, timeout_s: float, cap: int) -> bytes:
+    """POST `body`, answer the 200 body: at most `cap` bytes, all within `timeout_s` of the start
+    (a watchdog shuts the socket at the deadline, so no slow header or body outlives it)."""
+    import http.client
+    import socket
+    import ssl
+    import time
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    deadline = time.monotonic() + timeout_s
+    conn: http.client.HTTPConnection
+    if parts.scheme == "https":
+        conn = http.client.HTTPSConnection(
+            parts.hostname or "",
+            parts.port,
+            timeout=timeout_s,
+            context=ssl.create_default_context(),
+        )
+    else:
+        conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout_s)
+
+    def cut_off() -> None:
+        sock = conn.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    watchdog = threading.Timer(timeout_s, cut_off)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        conn.request(
+            "POST",
+            path,
+            body=body,
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
+        )
+        response = conn.getresponse()
+        if response.status != 200:
+            raise EmbedUnavailable(f"embeddings server: HTTP {response.status}")
+        declared = response.getheader("Content-Length") or ""
+        if declared.isdigit() and int(declared) > cap:
+            raise EmbedUnavailable("embeddings server: the answer is larger than the byte cap")
+        chunks, size = [], 0
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise EmbedUnavailable("embeddings server: the answer outlasted the deadline")
+            if conn.sock is not None:
+                conn.sock.settimeout(left)
+            chunk = response.read1(65_536)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > cap:
+                raise EmbedUnavailable("embeddings server: the answer is larger than the byte cap")
+            chunks.append(chunk)
+    except (OSError, http.client.HTTPException, ValueError) as err:
+        raise EmbedUnavailable(f"embeddings server: {type(err).__name__}") from None
+    finally:
+        watchdog.cancel()
+        conn.close()
+    if time.monotonic() >= deadline:  # cut off by the watchdog: what was read is not the answer
+        raise EmbedUnavailable("embeddings server: the answer outlasted the deadline")
+    return b"".join(chunks)
 
 
 def encode_local(texts: list[str]):

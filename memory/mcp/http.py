@@ -5,22 +5,30 @@ any request, so several workers need no sticky sessions; clients of the initiali
 of the stateless 2026 protocol are both served by the SDK) and the low-level server of
 memory/mcp/server.py.
 
-`with_mcp()` mounts it under the WSGI server the REST API runs on (memory/mcp/bridge.py: each
-gunicorn thread runs its own instance on its own event loop, and does the ORM work itself with
-that loop paused, so an MCP request never leaves the thread that accepted it); spokememory/wsgi.py
-routes /mcp/ to it. Why WSGI and not an ASGI server: docs/decisions.md "MCP under the WSGI
-server"."""
+`endpoint` serves it as a Django view (spokememory/urls.py: `mcp/<space_id>`), so an MCP request
+passes every middleware a REST request passes — Host validation (a foreign Host is 400), the HTTPS
+redirect, the body-limit middleware — and then the Origin check the MCP streamable-HTTP transport
+asks for against DNS rebinding (`origin_refusal`: no Origin, a non-browser client, is served; a
+present one must name a host of ALLOWED_HOSTS or be listed in SPOKE_MEMORY_MCP_ALLOWED_ORIGINS;
+anything else is 403 before authentication). The view runs the ASGI app under the WSGI server the
+REST API runs on (memory/mcp/bridge.py: each gunicorn thread runs its own instance on its own
+event loop, and does the ORM work itself with that loop paused, so an MCP request never leaves
+the thread that accepted it). Nothing redirects: `/mcp/<space_id>/` is 404. Why WSGI and not an
+ASGI server: docs/decisions.md "MCP under the WSGI server"; why through Django:
+docs/decisions/mcp-through-django.md."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 from django.conf import settings
-from django.db import close_old_connections
+from django.http import HttpRequest, HttpResponse
+from django.http.request import validate_host
+from django.views.decorators.csrf import csrf_exempt
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import (
     AuthenticatedUser,
@@ -30,6 +38,7 @@ from mcp.server.auth.middleware.bearer_auth import (
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.shared.exceptions import INVALID_REQUEST
 from pydantic import ConfigDict
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -179,6 +188,7 @@ class McpApp:
                 Middleware(AuthContextMiddleware),
             ],
         )
+        self.app.router.redirect_slashes = False  # never a redirect to the Host header's URL
         self._running: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
 
@@ -199,25 +209,59 @@ class McpApp:
         await self.app(scope, receive, send)
 
 
-def with_mcp(django_app: Callable) -> Callable:
-    """The web process's WSGI callable: /mcp/ to the MCP app (one instance per web thread, made
-    on that thread's first MCP request, after gunicorn's fork), all else to Django untouched
-    (one prefix test per REST request)."""
-    mcp_app = per_thread(McpApp)
+# One MCP app per web thread, made on that thread's first MCP request, after gunicorn's fork.
+mcp_app = per_thread(McpApp)
 
-    def serve_mcp(environ: dict, start_response: Callable) -> Iterator[bytes]:
-        # A request's database connection is handled as Django handles a REST request's (its
-        # request_started and request_finished signals): closed if too old or broken, before
-        # and after; the ORM work in between runs in this thread (memory/mcp/bridge.py).
-        close_old_connections()
-        try:
-            yield from mcp_app(environ, start_response)
-        finally:
-            close_old_connections()
 
-    def application(environ, start_response):
-        if environ.get("PATH_INFO", "").startswith(PREFIX):
-            return serve_mcp(environ, start_response)
-        return django_app(environ, start_response)
+def origin_allowed(origin: str) -> bool:
+    """A browser's Origin the MCP endpoint serves: one listed in SPOKE_MEMORY_MCP_ALLOWED_ORIGINS
+    (exactly, `scheme://host[:port]`), or an http(s) origin whose host is one of ALLOWED_HOSTS
+    (the hosts this server answers as: a page served from them is this deployment's own)."""
+    if origin in settings.SPOKE_MEMORY_MCP_ALLOWED_ORIGINS:
+        return True
+    try:
+        parts = urlsplit(origin)
+        host = parts.hostname
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or not host or parts.path not in ("", "/"):
+        return False
+    if ":" in host:  # an IPv6 literal, as ALLOWED_HOSTS writes it
+        host = f"[{host}]"
+    return validate_host(host, settings.ALLOWED_HOSTS)
 
-    return application
+
+def origin_refusal(request: HttpRequest) -> HttpResponse | None:
+    """403 for a request whose Origin header is present and not allowed (the MCP transport's
+    DNS-rebinding rule), with a JSON-RPC error without an id; None to serve it. The Origin is
+    not echoed."""
+    origin = request.headers.get("Origin")
+    if origin is None or origin_allowed(origin):
+        return None
+    body = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": INVALID_REQUEST, "message": "This Origin may not use this server."},
+    }
+    return HttpResponse(json.dumps(body), status=403, content_type="application/json")
+
+
+@csrf_exempt  # bearer tokens, no cookies: nothing for a cross-site form to ride on
+def endpoint(request: HttpRequest, space_id: str) -> HttpResponse:
+    """The Django view of /mcp/<space_id>: Django's middleware has run (Host, HTTPS redirect,
+    body limit); the Origin check, then the MCP app (its bearer authentication first). The
+    request's database connection is Django's (request_started/request_finished)."""
+    refused = origin_refusal(request)
+    if refused is not None:
+        return refused
+    started: dict[str, Any] = {}
+
+    def start_response(status: str, headers: list, exc_info: Any = None) -> None:
+        started["status"], started["headers"] = int(status.split(" ", 1)[0]), headers
+
+    # stateless JSON answers: finite, and bounded by the ops' own limits
+    body = b"".join(mcp_app(request.META, start_response))  # META is the WSGI environ
+    response = HttpResponse(body, status=started.get("status", 500))
+    for name, value in started.get("headers", []):
+        response.headers[name] = value
+    return response

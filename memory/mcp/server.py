@@ -2,7 +2,8 @@
 caller may use: the review tools only for a principal whose grants in the space include
 `review`) and `tools/call` (arguments checked against the tool's input schema, then the tool's
 op through the REST edge's gates). The same server serves streamable HTTP (memory/mcp/http.py)
-and stdio (`manage.py spoke mcp`); only how the caller is found differs (`CallerOf`).
+and stdio (`manage.py spoke mcp`); only how the caller is found differs (`CallerOf`, called per
+request in the request's thread; it raises a WireError, the 401, for a token no longer valid).
 
 Django's ORM is synchronous: a handler's database work runs outside the event loop (`in_thread`:
 over HTTP in the web thread itself, the loop paused; over stdio in a worker thread).
@@ -23,11 +24,23 @@ import mcp_types as types
 from django.db import close_old_connections
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import INVALID_REQUEST, MCPError
 from ulid import ULID
 
 from memory.access import effective_grants, grant_has
 from memory.mcp.bridge import current
-from memory.mcp.tools import TOOL_LIST, TOOLS, Caller, Tool, check_arguments
+from memory.mcp.tools import (
+    TOOL_LIST,
+    TOOLS,
+    UNTRUSTED_FIELDS,
+    UNTRUSTED_FRAME,
+    Caller,
+    Tool,
+    check_arguments,
+    description_of,
+    marked,
+    output_schema_of,
+)
 from memory.outage import is_outage, unavailable
 from memory.timeutil import now
 from memory.wire.errors import InternalError, WireError
@@ -101,7 +114,7 @@ def run_tool(caller: Caller, name: str, arguments: dict) -> types.CallToolResult
         if tool is None or (tool.reviewer_only and not is_reviewer(caller)):
             raise unknown_tool(name)
         check_arguments(tool, arguments)
-        result = tool.run(caller, arguments)
+        result = marked(tool, tool.run(caller, arguments))
     except WireError as err:
         return tool_error(err)
     except Exception as exc:  # noqa: BLE001 - a failure is a tool error, never a broken session
@@ -118,18 +131,30 @@ def run_tool(caller: Caller, name: str, arguments: dict) -> types.CallToolResult
         )
         return tool_error(InternalError("An internal error occurred.", request_id=request_id))
     return types.CallToolResult(
-        content=[types.TextContent(text=json.dumps(result, ensure_ascii=False))],
+        content=[types.TextContent(text=answer_text(name, result))],
         structured_content=result,
     )
+
+
+def answer_text(name: str, result: dict) -> str:
+    """The text block a model reads: the structured result as JSON; for a tool that answers
+    stored text, framed as untrusted data (a preamble, then the JSON between <untrusted-data>
+    tags, with every < and > in it escaped as \\u003c/\\u003e, so no stored text can close the
+    frame; it stays valid JSON)."""
+    text = json.dumps(result, ensure_ascii=False)
+    if name not in UNTRUSTED_FIELDS:
+        return text
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e")
+    return f"{UNTRUSTED_FRAME}\n<untrusted-data>\n{text}\n</untrusted-data>"
 
 
 def describe(tool: Tool) -> types.Tool:
     return types.Tool(
         name=tool.name,
         title=tool.title,
-        description=tool.description,
+        description=description_of(tool),
         input_schema=tool.input_schema,
-        output_schema=tool.output_schema,
+        output_schema=output_schema_of(tool),
         annotations=types.ToolAnnotations(
             read_only_hint=tool.name
             in ("recall", "list_memories", "get_memory", "get_profile", "list_candidates"),
@@ -146,18 +171,29 @@ def input_schema(name: str) -> dict | None:
 
 
 def build_server(caller_of: CallerOf) -> Server:
+    # The caller is found per request, in the thread that does the request's database work:
+    # over stdio that re-reads the token (one revoked while the process runs is refused at the
+    # next request, as REST refuses it), which raises the 401 WireError.
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        caller = caller_of(ctx)
-        tools = await in_thread(lambda: offered(caller))
+        try:
+            tools = await in_thread(lambda: offered(caller_of(ctx)))
+        except WireError as err:
+            raise MCPError(code=INVALID_REQUEST, message=err.message) from None
         return types.ListToolsResult(tools=[describe(t) for t in tools])
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        caller = caller_of(ctx)
-        return await in_thread(lambda: run_tool(caller, params.name, dict(params.arguments or {})))
+        def call() -> types.CallToolResult:
+            try:
+                caller = caller_of(ctx)
+            except WireError as err:
+                return tool_error(err)
+            return run_tool(caller, params.name, dict(params.arguments or {}))
+
+        return await in_thread(call)
 
     return Server(
         "spoke-memory",

@@ -37,16 +37,20 @@ def require_export(cov: Coverage) -> None:
         raise permission_denied("export")
 
 
-def require_whole_space_import(cov: Coverage) -> None:
+def imports_whole_space(grants) -> bool:
     """`import` covering the whole space: one grant with the capability, no subject or context
-    limit, and shared access."""
-    if not any(
+    limit, and shared access (the console asks this before it reads an upload)."""
+    return any(
         grant_has(g, "import")
         and g.subject_ids is None
         and g.context_ids is None
         and g.shared_access
-        for g in cov.grants
-    ):
+        for g in grants
+    )
+
+
+def require_whole_space_import(cov: Coverage) -> None:
+    if not imports_whole_space(cov.grants):
         raise permission_denied("import")
 
 

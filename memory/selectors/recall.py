@@ -130,15 +130,17 @@ def vector_marker(subject: Subject) -> int:
     return found[0][0] if found else 0
 
 
-def current_vectors(subject: Subject, model_id: str) -> Iterable[tuple[str, int, bytes]]:
+def current_vectors(subject: Subject, model_id: str, dim: int) -> Iterable[tuple[str, int, bytes]]:
     """(record_id, pk, vector bytes) of the subject's live records at their current revision,
-    for a model, by record_id."""
+    for a model, of dimension `dim` (never another: a matrix holds one dimension), by
+    record_id."""
     rows = (
         RecordEmbedding.objects.filter(
             space_id=subject.space_id,
             subject=subject,
             record__space_id=subject.space_id,
             model_id=model_id,
+            dim=dim,
             record__deleted_at__isnull=True,
             revision=F("record__revision"),
         )

@@ -31,6 +31,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
@@ -394,18 +395,23 @@ def subject_vectors(subject: Subject) -> SubjectVectors:
     # Vectors are added by drains and erased with their record's content (records.delete, which
     # moves the subject's revision too); each moves the generation in its own transaction, and
     # the generation is read before the vectors, so a matrix is never older than its key.
-    key = (subject.revision, reads.vector_marker(subject), model_key())
+    dim = embed.dimension() or 0
+    key = (subject.revision, reads.vector_marker(subject), dim, model_key())
     with _cache_lock:
         hit = _cache.get(subject.pk)
         if hit is not None and hit.revision == key:
             _cache.move_to_end(subject.pk)
             return hit
     ids, blobs, pks = [], [], {}
-    for record_id, pk, blob in reads.current_vectors(subject, key[-1]):
+    # Only vectors of the model's dimension (one of another, stored by a server that changed its
+    # dimension, is never mixed in; an unknown dimension uses none: recall is lexical).
+    for record_id, pk, blob in reads.current_vectors(subject, key[-1], dim):
+        if len(blob) != dim * 4:
+            continue
         ids.append(record_id)
         blobs.append(blob)
         pks[record_id] = pk
-    dim = len(blobs[0]) // 4 if blobs else embed.DIM
+    dim = dim or embed.DIM
     matrix = (
         np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), dim)
         if ids
@@ -441,6 +447,10 @@ def semantic_ranking(
         query = embed.embed([query_text])[0]
     except embed.EmbedUnavailable as err:
         log.warning("embeddings unavailable (%s); this recall is lexical", err)
+        return []
+    matrix: Any = vectors.matrix
+    if query.shape != (matrix.shape[1],):  # a local model of another dimension
+        log.warning("query vector of dimension %d; this recall is lexical", len(query))
         return []
     step = top_n * 4
     ranked = hybrid.cosine_ranking(

@@ -127,8 +127,9 @@ class Agent:
         result = self.call(name, **arguments)
         if result.is_error:
             raise ToolFailed(f"{name} failed: {result.structured_content}")
-        # What a model reads (the text block) says the same as the structured content.
-        assert json.loads(result.content[0].text) == result.structured_content
+        # What a model reads (the text block) says the same as the structured content (framed
+        # as untrusted data where it holds stored text: memory/mcp/server.py `answer_text`).
+        assert json.loads(unframed(result.content[0].text)) == result.structured_content
         return result.structured_content
 
     def error(self, name: str, /, **arguments: Any) -> dict:
@@ -137,6 +138,16 @@ class Agent:
         envelope = result.structured_content["error"]
         assert json.loads(result.content[0].text)["error"] == envelope
         return envelope
+
+
+def unframed(text: str) -> str:
+    """The JSON of a tool's text block: as it is, or from between the untrusted-data tags."""
+    if "\n<untrusted-data>\n" not in text:
+        return text
+    preamble, _, rest = text.partition("\n<untrusted-data>\n")
+    body, _, tail = rest.rpartition("\n</untrusted-data>")
+    assert preamble and tail == "", text
+    return body
 
 
 def http_client(

@@ -130,3 +130,61 @@ def test_a_tampered_file_is_refused_by_the_op(mod, ops, record, s2):
 def test_outsider_sees_not_found(stranger, s2):
     client = logged_in(stranger)
     assert client.get("/console/s/s2/imports/").status_code == 404
+
+
+# --- issue 38, finding 7: authorize first, then parse lazily and bounded ----------------------
+# Each failed before: the whole file was JSON-parsed before anyone asked whether the uploader
+# may import, and a line nested 100,000 deep was a 500 (RecursionError) for any logged-in user.
+
+DEEP = b'{"chunk": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+
+
+def nothing_staged() -> bool:
+    return (
+        not Import.objects.exists()
+        and not Receipt.objects.filter(op__startswith="memory.imports").exists()
+    )
+
+
+def test_an_uploader_without_principal_or_grant_is_refused_unread(stranger, s2):
+    from tests.reviews.conftest import make_user
+
+    nobody = make_user("nobody")[0]
+    nobody.principal.delete()
+    nobody.refresh_from_db()
+    for user in (stranger, nobody):  # a principal with no grant in s2; an account with none
+        response = upload(logged_in(user), DEEP)
+        assert response.status_code == 404  # absent and forbidden look the same
+    assert nothing_staged()
+
+
+def test_a_grant_without_import_is_a_form_error(moderator, s2):
+    from memory.ops.base import call
+    from tests.reviews.conftest import make_user
+
+    user, principal = make_user("reader")
+    body = {
+        "space_id": "s2",
+        "grantee_principal_id": principal.principal_id,
+        "capabilities": ["records_read", "review", "candidates_read"],
+        "shared_access": True,
+    }
+    call(moderator.principal, "memory.grants.grant", body)
+    response = upload(logged_in(user), DEEP)
+    assert response.status_code == 400
+    assert b"You may not import into this space." in response.content
+    assert nothing_staged()
+
+
+@pytest.mark.parametrize(
+    "data, says",
+    [
+        (DEEP, b"Line 1 nests deeper than 32 levels."),
+        (b'{"chunk": ' + b"[" * 100 + b"]" * 100 + b"}\n", b"Line 1 nests deeper than 32 levels."),
+        (b'{"chunk": "' + b"x" * 1_100_000 + b'"}\n', b"Line 1 is longer than"),
+    ],
+)
+def test_a_line_too_deep_or_too_long_is_a_form_error(mod, s2, data, says):
+    response = upload(mod, data)
+    assert response.status_code == 400 and says in response.content
+    assert nothing_staged()

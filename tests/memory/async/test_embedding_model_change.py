@@ -12,7 +12,7 @@ import pytest
 from memory.engine import embed, embed_onnx
 from memory.models import PendingEmbedding, Record, RecordEmbedding
 from memory.services import hybrid_store
-from tests.conftest import embedding_writer
+from tests.conftest import OPERATOR_HEALTH, embedding_writer
 from tests.memory.hybrid.conftest import needs_semantic
 from tests.memory.hybrid.test_embedder import configured, copy_of_the_bundled_model
 from tests.memory.hybrid.test_hybrid_recall import CORPUS, PARAPHRASE
@@ -99,7 +99,10 @@ def test_a_model_change_stales_reflections_and_a_worker_reembeds_everything(
                 timeout=300,
                 what="the worker to re-embed every live record",
             )
-            assert json.loads(client.get("/readyz").content)["embedding_backlog"] == 0
+            assert (
+                json.loads(client.get("/readyz", **OPERATOR_HEALTH).content)["embedding_backlog"]
+                == 0
+            )
             assert recall(PARAPHRASE)[0] == rid[CORPUS[0]]
             assert stale() is True  # still made with the old model
             worker.stop()
@@ -167,7 +170,9 @@ def test_switching_hybrid3_to_hybrid4_is_a_model_change_to_the_int8_form(
             timeout=300,
             what="the worker to embed every live record with the int8 form",
         )
-        assert json.loads(client.get("/readyz").content)["embedding_backlog"] == 0
+        assert (
+            json.loads(client.get("/readyz", **OPERATOR_HEALTH).content)["embedding_backlog"] == 0
+        )
         assert top(api, admin, session, PARAPHRASE)[0] == rid[CORPUS[0]]
         worker.stop()
         assert worker.proc.stderr is not None

@@ -98,12 +98,41 @@ def test_a_refused_write_queues_nothing(queued_engine, api, admin, space, write,
     assert hybrid_store.backlog() == 0
 
 
-def test_readyz_shows_the_backlog(queued_engine, client, space, write):
+HEALTH_TOKEN = "health-secret-of-the-monitoring-system"
+
+
+def test_readyz_shows_the_backlog_to_an_operator_only(
+    queued_engine, client, space, write, settings
+):
+    """Issue 38, finding 8 (failed before: an unauthenticated /readyz carried the provider-wide
+    count): ready or not for anyone, the count for the health token or a console superuser."""
+    from django.contrib.auth import get_user_model
+
+    settings.SPOKE_MEMORY_HEALTH_TOKEN = HEALTH_TOKEN
     write(PUPPY)
-    body = json.loads(client.get("/readyz").content)
-    assert body["embedding_backlog"] == 1
+    assert json.loads(client.get("/readyz").content) == {"status": "ok"}
+    for wrong in ("Bearer nope", f"Bearer {HEALTH_TOKEN}x", HEALTH_TOKEN, "Bearer "):
+        answer = client.get("/readyz", HTTP_AUTHORIZATION=wrong)
+        assert json.loads(answer.content) == {"status": "ok"}
+    operator = {"HTTP_AUTHORIZATION": f"Bearer {HEALTH_TOKEN}"}
+    assert json.loads(client.get("/readyz", **operator).content)["embedding_backlog"] == 1
+    staff = get_user_model().objects.create_user("staff", password="pw-123456789", is_staff=True)
+    client.force_login(staff)
+    assert json.loads(client.get("/readyz").content) == {"status": "ok"}  # staff is not enough
+    root = get_user_model().objects.create_superuser("root", password="pw-123456789")
+    client.force_login(root)
+    assert json.loads(client.get("/readyz").content)["embedding_backlog"] == 1
+    client.logout()
     hybrid_store.drain()
-    assert json.loads(client.get("/readyz").content)["embedding_backlog"] == 0
+    assert json.loads(client.get("/readyz", **operator).content)["embedding_backlog"] == 0
+
+
+def test_readyz_shows_no_count_without_a_health_token_set(queued_engine, client, write, settings):
+    settings.SPOKE_MEMORY_HEALTH_TOKEN = ""
+    write(PUPPY)
+    assert json.loads(client.get("/readyz", HTTP_AUTHORIZATION="Bearer ").content) == {
+        "status": "ok"
+    }
 
 
 def test_readyz_has_no_backlog_under_engine_1(settings, client):

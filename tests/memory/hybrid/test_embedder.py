@@ -17,7 +17,7 @@ import pytest
 from memory.engine import embed
 from memory.models import RecordEmbedding
 from memory.services import hybrid_store
-from tests.conftest import free_port
+from tests.conftest import OPERATOR_HEALTH, free_port
 
 from .conftest import ids, needs_semantic
 from .test_hybrid_recall import CORPUS, PARAPHRASE
@@ -102,7 +102,9 @@ def test_a_server_down_recalls_lexically_and_keeps_the_backlog(
         assert ids(lexical) == [second]
         by_meaning = recall(PARAPHRASE)
         assert by_meaning["results"] == [] and by_meaning["total_eligible"] == 0
-        assert json.loads(client.get("/readyz").content)["embedding_backlog"] == 1
+        assert (
+            json.loads(client.get("/readyz", **OPERATOR_HEALTH).content)["embedding_backlog"] == 1
+        )
         server.start()
         assert hybrid_store.drain() == 1
         assert hybrid_store.backlog() == 0
