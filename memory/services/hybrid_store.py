@@ -47,6 +47,7 @@ from memory.models import (
 )
 from memory.models.scoped import by_space
 from memory.selectors import recall as reads
+from memory.services import table_stats
 from memory.services.mutation import defer_rows
 from memory.services.recall_engines.base import DerivedCopy, Insert, LoadedRecord
 
@@ -226,7 +227,11 @@ def drain_backlog() -> int:
                 embed.identity().name,
                 queued,
             )
+            table_stats.analyze_grown({PendingEmbedding: queued})
     done = drain()
+    # A big backlog drained (an import's): the vectors' statistics now, not when autovacuum
+    # comes round (memory.services.table_stats); the first recall plans its vector load on them.
+    table_stats.analyze_grown({RecordEmbedding: done, PendingEmbedding: done})
     if done:
         log.info(
             "embedding backlog: %d records embedded with %s, %d left",
@@ -370,6 +375,7 @@ def backfill(subject: Subject, batch: int = 256) -> int:
     )
     for i in range(0, len(missing), batch):
         embed_now([r for r in missing[i : i + batch] if r.text])
+    table_stats.analyze_grown({RecordEmbedding: len(missing)})
     return len(missing)
 
 
