@@ -18,8 +18,31 @@ def warm() -> None:
 
     catalog()
     lexicon.tokens("warm")
+    warm_encoder()
     switch_threads()
     join_neighbours()
+
+
+def warm_encoder() -> None:
+    """The configured hybrid engine's local encoder (the ONNX or torch session and its
+    tokenizer; ~1 s, more when the int8 form is first exported) made as the worker loads, before
+    it accepts a request (gunicorn loads the app in each worker before serving), not by the
+    first caller's recall (issue 49). Nothing for a lexical engine or an embeddings server; a
+    model that cannot load is left to recall, which answers lexically then."""
+    import logging
+
+    from memory.engine import embed
+    from memory.services import hybrid_store
+
+    log = logging.getLogger("memory.embeddings")
+    if not hybrid_store.enabled() or embed.config().url:
+        return
+    try:
+        embed.embed(["warm"])
+    except Exception as err:  # noqa: BLE001 - a worker still starts; recall says what is wrong
+        log.warning("the encoder could not be made at start (%s)", type(err).__name__)
+        return
+    log.info("encoder %s ready in worker %d", embed.identity().name, os.getpid())
 
 
 def join_neighbours() -> None:

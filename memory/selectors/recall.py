@@ -178,16 +178,3 @@ def stored_vectors(
         [subject.pk, subject.space_id, from_id, model_id],
     )
     return rows
-
-
-def current_vectors(subject: Subject, model_id: str) -> list[tuple[str, int, bytes]]:
-    """(record_id, pk, vector bytes) of the subject's live records at their current revision,
-    for a model, by record_id."""
-    live = {pk: (record_id, revision) for pk, record_id, revision in live_revisions(subject)}
-    out = []
-    for _, pk, revision, blob in stored_vectors(subject, model_id):
-        record = live.get(pk)
-        if record is not None and record[1] == revision:
-            out.append((record[0], pk, bytes(blob)))
-    out.sort()
-    return out
