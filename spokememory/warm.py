@@ -1,6 +1,7 @@
 """Per-process setup a web worker does as it loads (wsgi.py, and the bench server's app factory),
 before it serves: the caches every request relies on, and the bound on its SQL."""
 
+import os
 from typing import Any
 
 
@@ -8,13 +9,36 @@ def warm() -> None:
     """The schema catalog (its compiled validators) and the tokenizer's Unicode pattern (~0.4 s
     of CPU). Built lazily instead, every thread of a gthread worker builds them at once on its
     first request (a cache miss does not wait for another thread's build), at that request's
-    expense (docs/performance.md "Mixed load"). Then `bound_statements()`."""
+    expense (docs/performance.md "Mixed load"). Then the encoder (`warm_encoder()`) and `bound_statements()`."""
     from memory.engine import lexicon
     from memory.wire.validation import catalog
 
     catalog()
     lexicon.tokens("warm")
+    warm_encoder()
     bound_statements()
+
+
+def warm_encoder() -> None:
+    """The configured hybrid engine's local encoder (the ONNX or torch session and its
+    tokenizer; ~1 s, more when the int8 form is first exported) made as the worker loads, before
+    it accepts a request (gunicorn loads the app in each worker before serving), not by the
+    first caller's recall (issue 49). Nothing for a lexical engine or an embeddings server; a
+    model that cannot load is left to recall, which answers lexically then."""
+    import logging
+
+    from memory.engine import embed
+    from memory.services import hybrid_store
+
+    log = logging.getLogger("memory.embeddings")
+    if not hybrid_store.enabled() or embed.config().url:
+        return
+    try:
+        embed.embed(["warm"])
+    except Exception as err:  # noqa: BLE001 - a worker still starts; recall says what is wrong
+        log.warning("the encoder could not be made at start (%s)", type(err).__name__)
+        return
+    log.info("encoder %s ready in worker %d", embed.identity().name, os.getpid())
 
 
 def bound_statements() -> None:

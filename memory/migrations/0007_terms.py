@@ -37,8 +37,10 @@ def backfill(apps, schema_editor):
             RecordTerm.objects.bulk_create(batch)
             batch = []
     RecordTerm.objects.bulk_create(batch)
-    if schema_editor.connection.vendor == "postgresql":
+    if schema_editor.connection.vendor == "postgresql" and RecordTerm.objects.exists():
         # Statistics now, not when autovacuum gets to it: recall's ranking statement needs them.
+        # Not of an empty table (a new database): those would stand as the truth until the
+        # first bulk write analyzes again (memory.services.table_stats).
         schema_editor.execute("ANALYZE memory_recordterm")
 
 

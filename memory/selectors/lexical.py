@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
 from django.db.models import QuerySet
@@ -25,6 +26,7 @@ from django.db.models import QuerySet
 from memory.engine import lexical
 from memory.engine.rank import HALF_LIFE_MS, Ranked
 from memory.models import Record, RecordTerm
+from memory.selectors import recall as reads
 
 MARGIN = 2e-6
 
@@ -46,6 +48,20 @@ def _sql(eligible_sql: str | None, n_terms: int, n_also: int = 0) -> str:
     term = connection.ops.quote_name(RecordTerm._meta.db_table)
     marks = ", ".join(["%s"] * n_terms)
     eligible = "" if eligible_sql is None else f" AND t.record_id IN ({eligible_sql})"
+    postings = f"""{term} t
+  WHERE t.space_id = %s AND t.subject_id = %s AND t.term IN ({marks}){eligible}"""  # noqa: S608
+    if connection.vendor == "postgresql":
+        # One index range per query term, each looked up by equality on the whole key of
+        # `record_term_lookup_space` (subject, space, term): a LATERAL subquery per term (OFFSET
+        # 0 keeps the planner from flattening it back into one scan). With `term IN (…)` over
+        # the (subject, space) range, a never-analyzed table was planned as a read of every
+        # term row of the subject filtered by term (issue 49).
+        values = ", ".join(["(CAST(%s AS VARCHAR))"] * n_terms)
+        postings = f"""(VALUES {values}) AS q(term) CROSS JOIN LATERAL (
+    SELECT t.record_id, t.length, t.created_ms, t.term, t.tf FROM {term} t
+    WHERE t.space_id = %s AND t.subject_id = %s AND t.term = q.term OFFSET 0
+  ) t
+  WHERE TRUE{eligible}"""  # noqa: S608
     k1, b = _f(repr(lexical.K1)), _f(repr(lexical.B))
     one, half = _f("1"), _f("0.5")
     terms = range(n_terms)
@@ -81,8 +97,7 @@ def _sql(eligible_sql: str | None, n_terms: int, n_also: int = 0) -> str:
 WITH d AS (
   SELECT t.record_id AS r, MAX(t.length) AS dl, MAX(t.created_ms) AS cms,
     {tfs}
-  FROM {term} t
-  WHERE t.space_id = %s AND t.subject_id = %s AND t.term IN ({marks}){eligible}
+  FROM {postings}
   GROUP BY t.record_id
 ),
 s AS (
@@ -130,9 +145,14 @@ def head(
         eligible_sql, eligible_params = eligible.values("pk").query.sql_with_params()
     with connection.cursor() as cur:
         also = list(dict.fromkeys(also))
+        postings: list[Any] = (
+            [*terms, space_id, subject_pk]
+            if connection.vendor == "postgresql"
+            else [space_id, subject_pk, *terms]
+        )
         cur.execute(
             _sql(eligible_sql, len(terms), len(also)),
-            [*terms, space_id, subject_pk, *terms, *eligible_params, max(k, 1) - 1, *also],
+            [*terms, *postings, *eligible_params, max(k, 1) - 1, *also],
         )
         rows = cur.fetchall()
         if not rows:
@@ -150,11 +170,8 @@ def head(
         pks = [row[0] for row in rows if row[0] not in record_ids]
         if pks:
             record = connection.ops.quote_name(Record._meta.db_table)
-            cur.execute(
-                f"SELECT id, record_id FROM {record} WHERE space_id = %s AND id IN "  # noqa: S608
-                f"({', '.join(['%s'] * len(pks))})",
-                [space_id, *pks],
-            )
+            sql, params = reads.by_pks(record, "TRUE", space_id, pks)
+            cur.execute(f"SELECT r.id, r.record_id FROM {sql}", params)  # noqa: S608
             record_ids.update(cur.fetchall())
     stat = rows[0][3 + width :]
     n, tl, newest = int(stat[0]), int(stat[1]), int(stat[2])

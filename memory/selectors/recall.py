@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection
-from django.db.models import BooleanField, F, QuerySet
+from django.db.models import BooleanField, QuerySet
 from django.db.models.expressions import RawSQL
 
 from memory import rows as hand
@@ -102,12 +102,28 @@ def live_records(space_id: str, pks: list[int]) -> dict[int, Record]:
     if not pks:
         return {}
     cols = hand.columns(Record, "r")
-    found = hand.fetch(
-        f"SELECT {cols.sql} FROM {cols.table} r WHERE r.space_id = %s"  # noqa: S608
-        f" AND r.deleted_at IS NULL AND r.id IN ({_marks(len(pks))})",
+    sql, params = by_pks(cols.table, "r.deleted_at IS NULL", space_id, pks)
+    found = hand.fetch(f"SELECT {cols.sql} FROM {sql}", params)  # noqa: S608
+    return {record.pk: record for record in map(cols.build, found)}
+
+
+def by_pks(table: str, where: str, space_id: str, pks: list[int]) -> tuple[str, list]:
+    """A FROM clause (and its parameters) of the rows `pks` of a space's `table` (aliased `r`)
+    that satisfy `where`. On PostgreSQL each pk is a lookup of its own (a LATERAL subquery per
+    pk, OFFSET 0 keeping it from being flattened): with `id IN (…)` beside `space_id = …`, a
+    never-analyzed table was planned as a read of the whole space's rows through the space_id
+    index, filtered by id (issue 49)."""
+    if connection.vendor == "postgresql":
+        values = ", ".join(["(CAST(%s AS BIGINT))"] * len(pks))
+        return (
+            f"(VALUES {values}) AS q(id) CROSS JOIN LATERAL (SELECT r.* FROM {table} r"  # noqa: S608
+            f" WHERE r.id = q.id AND r.space_id = %s AND {where} OFFSET 0) r",
+            [*pks, space_id],
+        )
+    return (
+        f"{table} r WHERE r.space_id = %s AND {where} AND r.id IN ({_marks(len(pks))})",  # noqa: S608
         [space_id, *pks],
     )
-    return {record.pk: record for record in map(cols.build, found)}
 
 
 def eligible_pks(eligible: QuerySet, flt: ReadFilter, ids: list[str]) -> list[tuple[str, int]]:
@@ -130,22 +146,36 @@ def vector_marker(subject: Subject) -> int:
     return found[0][0] if found else 0
 
 
-def current_vectors(subject: Subject, model_id: str, dim: int) -> Iterable[tuple[str, int, bytes]]:
-    """(record_id, pk, vector bytes) of the subject's live records at their current revision,
-    for a model, of dimension `dim` (never another: a matrix holds one dimension), by
-    record_id."""
-    rows = (
-        RecordEmbedding.objects.filter(
-            space_id=subject.space_id,
-            subject=subject,
-            record__space_id=subject.space_id,
-            model_id=model_id,
-            dim=dim,
-            record__deleted_at__isnull=True,
-            revision=F("record__revision"),
-        )
-        .order_by("record__record_id")
-        .values_list("record__record_id", "record_id", "vector")
+def live_revisions(subject: Subject) -> list[tuple[int, str, int]]:
+    """(pk, record_id, revision) of the subject's live records: one table, read through an
+    index on the subject (no join for a planner to misjudge, issue 49)."""
+    table = connection.ops.quote_name(Record._meta.db_table)
+    return hand.fetch(
+        f"SELECT id, record_id, revision FROM {table}"  # noqa: S608
+        " WHERE subject_id = %s AND space_id = %s AND deleted_at IS NULL",
+        [subject.pk, subject.space_id],
     )
-    for record_id, pk, blob in rows.iterator(chunk_size=2000):
-        yield record_id, pk, bytes(blob)
+
+
+def stored_vectors(
+    subject: Subject, model_id: str, dim: int, *, with_vectors: bool = True, from_id: int = 0
+) -> list[tuple]:
+    """(vector id, record pk, revision, vector bytes or None) of the subject's stored vectors
+    of a model and dimension `dim` (never another: a matrix holds one dimension) whose id is at
+    least `from_id` (one range of `record_embedding_subject_space`;
+    `with_vectors=False`: the vectors themselves are not read). Every revision's vector, not
+    only the current one: the caller matches them with `live_revisions`.
+
+    Issue 49: the join of vectors to records by revision, read through a server-side cursor,
+    was planned on never-analyzed tables as a nested loop over the subject's records scanning
+    every vector of the subject for each (20,000 × 20,000 rows). Two single-table statements
+    joined in Python have no join to misplan, and a plain fetch no first-rows cursor plan: every
+    row is read anyway, and the whole result is held as the matrix."""
+    table = connection.ops.quote_name(RecordEmbedding._meta.db_table)
+    vector = "vector" if with_vectors else "NULL"
+    rows = hand.fetch(
+        f"SELECT id, record_id, revision, {vector} FROM {table}"  # noqa: S608
+        " WHERE subject_id = %s AND space_id = %s AND id >= %s AND model_id = %s AND dim = %s",
+        [subject.pk, subject.space_id, from_id, model_id, dim],
+    )
+    return rows

@@ -30,7 +30,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection, transaction
@@ -48,6 +48,7 @@ from memory.models import (
 )
 from memory.models.scoped import by_space
 from memory.selectors import recall as reads
+from memory.services import table_stats
 from memory.services.mutation import defer_rows
 from memory.services.recall_engines.base import DerivedCopy, Insert, LoadedRecord
 
@@ -227,7 +228,11 @@ def drain_backlog() -> int:
                 embed.identity().name,
                 queued,
             )
+            table_stats.analyze_grown({PendingEmbedding: queued})
     done = drain()
+    # A big backlog drained (an import's): the vectors' statistics now, not when autovacuum
+    # comes round (memory.services.table_stats); the first recall plans its vector load on them.
+    table_stats.analyze_grown({RecordEmbedding: done, PendingEmbedding: done})
     if done:
         log.info(
             "embedding backlog: %d records embedded with %s, %d left",
@@ -371,6 +376,7 @@ def backfill(subject: Subject, batch: int = 256) -> int:
     )
     for i in range(0, len(missing), batch):
         embed_now([r for r in missing[i : i + batch] if r.text])
+    table_stats.analyze_grown({RecordEmbedding: len(missing)})
     return len(missing)
 
 
@@ -381,6 +387,10 @@ class SubjectVectors:
     matrix: object  # numpy (len(ids), dim) float32
     pks: dict[str, int]  # record_id → pk of every record in `ids`
     record_ids: dict[int, str]  # the other way
+    # What the matrix was made from, so the next key reads only what changed:
+    live: dict[int, tuple[str, int]] = field(default_factory=dict)  # pk → (record_id, revision)
+    stored: list[tuple[int, int, int]] = field(default_factory=list)  # (vector id, pk, revision)
+    rows: dict[int, int] = field(default_factory=dict)  # vector id → its row of the matrix
 
 
 _cache: OrderedDict[int, SubjectVectors] = OrderedDict()
@@ -389,41 +399,100 @@ _cache_lock = threading.Lock()
 
 def subject_vectors(subject: Subject) -> SubjectVectors:
     """The configured model's vectors of the subject's live records at their current revision,
-    at the subject's current revision (the caller reads `subject` in the same request)."""
-    import numpy as np
+    at the subject's current revision (the caller reads `subject` in the same request).
 
+    Kept current by generation, not reloaded: when the key moved since the cached matrix, only
+    what moved is read again — the subject's live records' (pk, record_id, revision) when the
+    subject's revision moved (a write), the ids and revisions of its stored vectors when the
+    vector generation moved (a drain, an erasure) — and the vectors themselves only for the
+    rows the matrix does not hold yet (one range of the vectors' index from the lowest new id).
+    docs/decisions/vector-cache-by-generation.md."""
     # Vectors are added by drains and erased with their record's content (records.delete, which
     # moves the subject's revision too); each moves the generation in its own transaction, and
     # the generation is read before the vectors, so a matrix is never older than its key.
-    dim = embed.dimension() or 0
-    key = (subject.revision, reads.vector_marker(subject), dim, model_key())
+    # The model's dimension is part of the model's key: only vectors of that dimension are read
+    # (one of another, stored by a server that changed its dimension, is never mixed in; an
+    # unknown dimension, 0, uses none: recall is lexical).
+    key = (subject.revision, reads.vector_marker(subject), (embed.dimension() or 0, model_key()))
     with _cache_lock:
         hit = _cache.get(subject.pk)
         if hit is not None and hit.revision == key:
             _cache.move_to_end(subject.pk)
             return hit
-    ids, blobs, pks = [], [], {}
-    # Only vectors of the model's dimension (one of another, stored by a server that changed its
-    # dimension, is never mixed in; an unknown dimension uses none: recall is lexical).
-    for record_id, pk, blob in reads.current_vectors(subject, key[-1], dim):
-        if len(blob) != dim * 4:
-            continue
-        ids.append(record_id)
-        blobs.append(blob)
-        pks[record_id] = pk
-    dim = dim or embed.DIM
-    matrix = (
-        np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), dim)
-        if ids
-        else np.zeros((0, dim), dtype=np.float32)
-    )
-    vectors = SubjectVectors(key, ids, matrix, pks, {pk: rid for rid, pk in pks.items()})
+    vectors = _refresh(subject, key, hit if hit is not None and hit.revision[2] == key[2] else None)
     with _cache_lock:
         _cache[subject.pk] = vectors
         _cache.move_to_end(subject.pk)
         while len(_cache) > CACHE_SUBJECTS:
             _cache.popitem(last=False)
     return vectors
+
+
+def _refresh(subject: Subject, key: tuple, old: SubjectVectors | None) -> SubjectVectors:
+    """The subject's vectors at `key`, reading from the database only what `old` (the cached
+    matrix of an earlier key, same model; None: read everything) does not already tell."""
+    import numpy as np
+
+    expected, model = key[2]
+    if not expected:
+        return SubjectVectors(key, [], np.zeros((0, embed.DIM), dtype=np.float32), {}, {})
+    fetched: dict[int, bytes] = {}
+    if old is not None and old.revision[0] == key[0]:
+        live = old.live
+    else:
+        live = {
+            pk: (record_id, revision) for pk, record_id, revision in reads.live_revisions(subject)
+        }
+    if old is None:  # everything, vectors included, in one statement
+        rows = reads.stored_vectors(subject, model, expected)
+        stored = [(vid, pk, revision) for vid, pk, revision, _ in rows]
+        fetched = {vid: bytes(blob) for vid, _, _, blob in rows}
+    elif old.revision[1] != key[1]:
+        stored = [
+            row[:3] for row in reads.stored_vectors(subject, model, expected, with_vectors=False)
+        ]
+    else:
+        stored = old.stored
+    current = sorted(
+        (live[pk][0], pk, vid)
+        for vid, pk, revision in stored
+        if pk in live and live[pk][1] == revision
+    )
+    held = old.rows if old is not None else {}
+    missing = [vid for _, _, vid in current if vid not in held and vid not in fetched]
+    if missing:
+        wanted = set(missing)
+        for vid, _, _, blob in reads.stored_vectors(subject, model, expected, from_id=min(missing)):
+            if vid in wanted:
+                fetched[vid] = bytes(blob)
+    dim = expected
+    matrix = np.empty((len(current), dim), dtype=np.float32)
+    kept = [(i, held[vid]) for i, (_, _, vid) in enumerate(current) if vid in held]
+    if kept:
+        at, src = zip(*kept, strict=True)
+        matrix[list(at)] = old.matrix[list(src)]  # type: ignore[union-attr, index]
+    for i, (_, _, vid) in enumerate(current):
+        if vid not in held:
+            matrix[i] = np.frombuffer(fetched[vid], dtype="<f4")
+    ids = [record_id for record_id, _, _ in current]
+    pks = {record_id: pk for record_id, pk, _ in current}
+    log.debug(
+        "vector cache of subject %s: %d vectors, %d read now (%s)",
+        subject.pk,
+        len(current),
+        len(fetched),
+        "full load" if old is None else "by generation",
+    )
+    return SubjectVectors(
+        key,
+        ids,
+        matrix,
+        pks,
+        {pk: rid for rid, pk in pks.items()},
+        live,
+        stored,
+        {vid: i for i, (_, _, vid) in enumerate(current)},
+    )
 
 
 def semantic_ranking(

@@ -34,6 +34,7 @@ from memory.models import (
     Space,
     Subject,
 )
+from memory.services import table_stats
 from memory.services import transfer_load as load
 from memory.services.erasure import withdraw_exports
 from memory.services.refs import export_ref, import_ref
@@ -340,7 +341,7 @@ def run_activate(job: Job) -> list[dict]:
     staged = ImportChunk.objects.filter(space_id=imp.space_id, imp=imp).count()
     if staged != b["chunk_count"]:
         raise reject(f"{staged} of the bundle's {b['chunk_count']} chunks are staged.")
-    load.clear_space(space)
+    written = load.clear_space(space)
     counts = policy.empty_counts()
     with load.checked_once(space):  # foreign keys checked set-wise, once per batch (PostgreSQL)
         loader = load.Loader(space)
@@ -351,6 +352,9 @@ def run_activate(job: Job) -> list[dict]:
         loader.flush()
     if counts != declared:
         raise reject(COUNTS_MISMATCH)
+    # The planner's statistics of the tables the load filled, before the receipt commits: the
+    # first recall after an import must not be planned for the empty tables they were.
+    table_stats.analyze_grown(written + loader.written)
     at = now()
     Space.objects.filter(pk=space.pk).update(
         authority_generation=F("authority_generation") + 1,

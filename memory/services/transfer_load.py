@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -41,13 +42,15 @@ from memory.timeutil import parse
 BATCH = 1000
 
 
-def _raw_delete(qs) -> None:
+def _raw_delete(qs) -> int:
     # QuerySet.delete() would load every row to cascade in Python; the order below already
     # removes dependants first, so a plain DELETE per table is exact.
-    qs._raw_delete(qs.db)
+    return qs._raw_delete(qs.db) or 0
 
 
-def clear_space(space: Space) -> None:
+def clear_space(space: Space) -> Counter[type[models.Model]]:
+    """Erase the space's memory objects; returns the rows deleted per table (of the tables
+    deleted from here; the derived copies' erasers count their own)."""
     # The recall engines' derived copies are erased set-wise by their own whole-space erasers;
     # any other registered eraser is called as the write paths call it.
     copies = registry.copies()
@@ -67,9 +70,13 @@ def clear_space(space: Space) -> None:
         copy.erase_space(space)
     # A plain `fk IN (subquery)` (not a join, which Django turns into `id IN (a self-join)`).
     record_pks = Record.objects.filter(space=space).values("pk")
-    _raw_delete(RecordRevision.objects.filter(space_id=space.pk, record_id__in=record_pks))
+    deleted: Counter[type[models.Model]] = Counter()
+    deleted[RecordRevision] = _raw_delete(
+        RecordRevision.objects.filter(space_id=space.pk, record_id__in=record_pks)
+    )
     for model in (Reflection, ProfileDocument, Candidate, Record, Subject):
-        _raw_delete(model.objects.filter(space=space))
+        deleted[model] = _raw_delete(model.objects.filter(space=space))
+    return deleted
 
 
 def _columns(model: type[models.Model], names: Sequence[str]) -> list[models.Field]:
@@ -371,6 +378,8 @@ class Loader:
     def __init__(self, space: Space) -> None:
         self.space = space
         self.subjects: dict[str, int] = {}
+        # rows written per table (memory.services.table_stats decides what to ANALYZE)
+        self.written: Counter[type[models.Model]] = Counter()
         self.pending: dict[str, list] = {
             t: [] for t in ("subject", "record", "candidate", "profile_document", "reflection")
         }
@@ -385,6 +394,16 @@ class Loader:
         for kind in self.pending:
             self._flush(kind)
 
+    def _insert(self, model: type[models.Model], names: Sequence[str], rows: Iterable[tuple]):
+        """`insert_rows`, counting the rows into `written`."""
+
+        def counted() -> Iterator[tuple]:
+            for row in rows:
+                self.written[model] += 1
+                yield row
+
+        insert_rows(model, names, counted())
+
     def _flush(self, kind: str) -> None:
         rows, self.pending[kind] = self.pending[kind], []
         if not rows:
@@ -394,6 +413,7 @@ class Loader:
         getattr(self, "_load_" + kind)(rows)
 
     def _load_subject(self, rows: list[dict]) -> None:
+        self.written[Subject] += len(rows)
         made = Subject.objects.bulk_create(
             [
                 Subject(
@@ -461,7 +481,7 @@ class Loader:
                     values.append(v)
                     yield (i, *v)
 
-            insert_rows(Record, ["id", *RECORD_FIELDS], streamed())
+            self._insert(Record, ["id", *RECORD_FIELDS], streamed())
         else:
             values = [self._values(d) for d in rows]
             made = Record.objects.bulk_create(
@@ -475,9 +495,10 @@ class Loader:
                 )
                 made = [Record(pk=pks[d["record_id"]]) for d in rows]
             ids = [r.pk for r in made]
+            self.written[Record] += len(made)
         # The export carries each record's current revision only; it becomes the history row
         # reflections generated after the import pin.
-        insert_rows(
+        self._insert(
             RecordRevision,
             REVISION_FIELDS,
             (
@@ -508,7 +529,7 @@ class Loader:
                 for i, v in zip(ids, values, strict=True)
             ]
             for copy in copies:
-                copy.bulk_write(loaded, insert_rows)
+                copy.bulk_write(loaded, self._insert)
         others = [w for w in derived.WRITERS if w not in {c.write for c in copies}]
         if others:
             records = [
@@ -519,6 +540,7 @@ class Loader:
                 writer(records)
 
     def _load_candidate(self, rows: list[dict]) -> None:
+        self.written[Candidate] += len(rows)
         Candidate.objects.bulk_create(
             [
                 Candidate(
@@ -544,6 +566,7 @@ class Loader:
         )
 
     def _load_profile_document(self, rows: list[dict]) -> None:
+        self.written[ProfileDocument] += len(rows)
         ProfileDocument.objects.bulk_create(
             [
                 ProfileDocument(
@@ -562,6 +585,7 @@ class Loader:
         )
 
     def _load_reflection(self, rows: list[dict]) -> None:
+        self.written[Reflection] += len(rows)
         Reflection.objects.bulk_create(
             [
                 Reflection(

@@ -70,6 +70,8 @@ def reconcile(using: str = "default") -> str | None:
                 f"CREATE INDEX {how} IF NOT EXISTS {NAME} ON {table} "
                 "USING gin (spoke_recall_lexemes(text))"
             )
+            # An expression index has statistics of its own, gathered by ANALYZE only.
+            cur.execute(f"ANALYZE {table}")
     if not want:
         return "dropped"
     return "rebuilt" if now == "invalid" else "built"

@@ -1,0 +1,287 @@
+"""Recall right after an import, as a client sees it (issue 49):
+`python -m bench.recall_after_import --database-url postgres://…/spoke_x_bench [--tree DIR …]`.
+
+For each code tree (default: this one; `--tree /work/main` serves the code before the change):
+a fresh database migrated by that tree, the product served from it as the README deploys it
+(gunicorn -c spokememory/gunicorn_conf.py, 2 workers × 4 threads; one Celery worker; the
+semantic extra; hybrid/4), one subject of `--records` records loaded by an import (staged into
+the database as staging leaves it, then `memory.imports.activate` over HTTP, run by the worker),
+the embedding backlog drained by the worker (/readyz), then over HTTP on one keep-alive
+connection: the first recall, warm recalls alternated with `records.get` of a random record
+(p50/p95 of each), and recalls right after a `records.create` in the subject. Then engine/2 on
+the same database (the web server restarted with it). No ANALYZE from the bench: whatever
+statistics the database has are the ones the product left. The machine's load (uptime) is noted
+before and after."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from bench import stop, wait_ready
+from bench._hybrid_common import ROOT, fresh_database, percentile
+
+QUERIES = [
+    "what did the subject mention about item 42",
+    "something worth keeping",
+    "the plan the subject mentioned",
+    "item 977 preference",
+    "what was worth keeping about record 12",
+    "a fact the subject mentioned",
+    "event item 300",
+    "note about item 5",
+]
+
+
+def load() -> str:
+    return Path("/proc/loadavg").read_text().split(" ", 3)[:3].__str__()
+
+
+def env_for(tree: Path, url: str, engine: str, broker: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("SPOKE_MEMORY_EMBED_MODEL", None)
+    env.update(
+        PYTHONPATH=f"{tree}:{tree}/clients/python",
+        DJANGO_SETTINGS_MODULE="spokememory.settings",
+        DATABASE_URL=url,
+        CELERY_BROKER_URL=broker,
+        SECRET_KEY="bench-only-secret-key-not-for-production-use",
+        SPOKE_MEMORY_RATE="100000000/min",
+        SPOKE_MEMORY_VAR_DIR=str(ROOT / "var" / "bench-rai"),
+        SPOKE_MEMORY_ENGINE=engine,
+        GUNICORN_ACCESS_LOG="/dev/null",
+        GUNICORN_LOG_LEVEL="warning",
+        WEB_CONCURRENCY="2",
+        GUNICORN_THREADS="4",
+        # a first recall of the code before issue 49 can take longer than the default 60 s:
+        # measured, not killed
+        GUNICORN_TIMEOUT="600",
+        HF_HUB_OFFLINE="1",
+    )
+    return env
+
+
+@contextmanager
+def served(tree: Path, env: dict[str, str], port: int, log: Path, worker: bool):
+    log.parent.mkdir(parents=True, exist_ok=True)
+    procs = []
+    with log.open("a") as sink:
+        cmd = [sys.executable, "-m", "gunicorn", "-c", "spokememory/gunicorn_conf.py"]
+        procs.append(
+            subprocess.Popen(  # noqa: S603 - our interpreter, fixed arguments
+                [*cmd, "--bind", f"127.0.0.1:{port}"],
+                cwd=tree,
+                env=env,
+                start_new_session=True,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+            )
+        )
+        if worker:
+            procs.append(
+                subprocess.Popen(  # noqa: S603
+                    [
+                        sys.executable,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "spokememory",
+                        "worker",
+                        "--loglevel=INFO",
+                        "--concurrency=1",
+                        "--without-heartbeat",
+                        "--without-gossip",
+                        "--without-mingle",
+                        "-n",
+                        f"rai{port}@%h",
+                    ],
+                    cwd=tree,
+                    env=env,
+                    start_new_session=True,
+                    stdout=sink,
+                    stderr=subprocess.STDOUT,
+                )
+            )
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", timeout=300.0, proc=procs[0])
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        for proc in procs:
+            stop(proc)
+
+
+def setup(tree: Path, url: str, n: int) -> tuple[str, str]:
+    """Migrate with the tree's code; a space, an admin token and a verified import of n records
+    (in a child process of the tree's code: Django is set up once per process)."""
+    env = env_for(tree, url, "hybrid/4", "memory://")
+    subprocess.run(  # noqa: S603
+        [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=tree, env=env, check=True
+    )
+    code = (
+        "import django, json; django.setup()\n"
+        "from tests import factories\n"
+        "from bench.transfer import write_import\n"
+        "space = factories.make_space('s1')\n"
+        "principal, token = factories.make_admin(space, 'bench admin', token_label='bench')\n"
+        f"imp, _ = write_import(principal, 's1', {n})\n"
+        "print(json.dumps([token, imp]))\n"
+    )
+    env["PYTHONPATH"] = f"{ROOT}:{tree}"  # this bench's loader, the tree's models
+    out = subprocess.run(  # noqa: S603
+        [sys.executable, "-c", code],
+        cwd=tree,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    token, imp = json.loads(out.strip().splitlines()[-1])
+    return token, imp
+
+
+def backlog(base: str) -> int:
+    return httpx.get(base + "/readyz", timeout=30.0).json().get("embedding_backlog") or 0
+
+
+def measure(http: httpx.Client, ids: list[str], rounds: int) -> dict:
+    def timed(name: str, body: dict) -> float:
+        t = time.perf_counter()
+        answer = http.post(f"/v1/ops/{name}", content=json.dumps(body))
+        took = (time.perf_counter() - t) * 1000
+        if answer.status_code != 200:
+            raise SystemExit(f"{name} answered {answer.status_code}: {answer.text[:300]}")
+        return took
+
+    def recall(q: str) -> float:
+        return timed("memory.recall", {"space_id": "s1", "subject_id": "u1", "query": {"text": q}})
+
+    rnd = random.Random(49)  # noqa: S311 - sampling
+    first = recall(QUERIES[0])
+    recalls, gets = [], []
+    for i in range(rounds):
+        recalls.append(recall(QUERIES[i % len(QUERIES)]))
+        gets.append(timed("memory.records.get", {"space_id": "s1", "record_id": rnd.choice(ids)}))
+    after = []
+    for i in range(3):
+        timed(
+            "memory.records.create",
+            {
+                "space_id": "s1",
+                "subject_id": "u1",
+                "kind": "note",
+                "content": {"text": f"a new note {i} the subject mentioned right now"},
+                "placement": {"scope": "shared"},
+            },
+        )
+        after.append(recall(QUERIES[i % len(QUERIES)]))
+        time.sleep(2)  # the write's vector drained meanwhile (or not): the next write follows
+    return {
+        "first_recall_ms": round(first, 1),
+        "recall_p50_ms": round(percentile(recalls, 0.5), 1),
+        "recall_p95_ms": round(percentile(recalls, 0.95), 1),
+        "get_p95_ms": round(percentile(gets, 0.95), 1),
+        "after_write_ms": [round(x, 1) for x in after],
+        "after_write_max_ms": round(max(after), 1),
+    }
+
+
+def one(tree: Path, url: str, n: int, rounds: int, broker: str, port: int) -> dict:
+    out: dict = {"tree": str(tree), "load_before": load()}
+    out["commit"] = subprocess.run(  # noqa: S603
+        ["git", "rev-parse", "--short", "HEAD"],  # noqa: S607
+        cwd=tree,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    fresh_database(url, "")
+    token, imp = setup(tree, url, n)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    log = ROOT / "var" / "bench-rai" / f"{tree.name}.log"
+    env = env_for(tree, url, "hybrid/4", broker)
+    with served(tree, env, port, log, worker=True) as base:
+        http = httpx.Client(base_url=base, headers=headers, timeout=600.0)
+        from memory.flags import ALL_FLAGS
+
+        session = http.post("/v1/connect", content=json.dumps({"capabilities": ALL_FLAGS}))
+        assert session.status_code == 200, session.text
+        http.headers["Spoke-Session"] = session.json()["session"]["session_id"]
+        t = time.monotonic()
+        answer = http.post(
+            "/v1/ops/memory.imports.activate",
+            content=json.dumps({"space_id": "s1", "import_id": imp}),
+        )
+        assert answer.status_code == 200, answer.text
+        receipt = answer.json()["receipt"]["receipt_id"]
+        while True:
+            got = http.post(
+                "/v1/ops/memory.receipts.get", content=json.dumps({"receipt_id": receipt})
+            ).json()
+            status = got.get("receipt", got).get("status")
+            if status in ("committed", "failed", "rejected"):
+                break
+            time.sleep(0.5)
+        assert status == "committed", got
+        out["activation_s"] = round(time.monotonic() - t, 1)
+        t = time.monotonic()
+        while backlog(base):
+            time.sleep(1)
+        out["drain_s"] = round(time.monotonic() - t, 1)
+        ids = [
+            r["record"]["record_id"]
+            for r in http.post(
+                "/v1/ops/memory.recall",
+                content=json.dumps(
+                    {
+                        "space_id": "s1",
+                        "subject_id": "u1",
+                        "query": {"text": "item"},
+                        "budget": {"max_records": 50},
+                    }
+                ),
+            ).json()["recall"]["results"]
+        ]
+        out["hybrid/4"] = measure(http, ids, rounds)
+    env = env_for(tree, url, "engine/2", broker)
+    with served(tree, env, port, log, worker=False) as base:
+        http = httpx.Client(base_url=base, headers=headers, timeout=600.0)
+        out["engine/2"] = measure(http, ids, rounds)
+    out["load_after"] = load()
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the servers on the way out
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--database-url", required=True, help="postgres://…/NAME_bench (dropped)")
+    p.add_argument("--tree", action="append", type=Path, help="code tree(s) to serve")
+    p.add_argument("--records", type=int, default=20_000)
+    p.add_argument("--rounds", type=int, default=200)
+    p.add_argument("--port", type=int, default=8190)
+    p.add_argument(
+        "--broker", default=os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/5")
+    )
+    p.add_argument("--out", type=Path)
+    args = p.parse_args(argv)
+    runs = [
+        one(tree.resolve(), args.database_url, args.records, args.rounds, args.broker, args.port)
+        for tree in (args.tree or [ROOT])
+    ]
+    text = json.dumps(runs, indent=1)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

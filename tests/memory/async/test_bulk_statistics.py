@@ -1,0 +1,119 @@
+"""Planner statistics are the product's job after its own bulk writes (issue 49): import
+activation analyzes the tables it filled before its receipt commits, the embedding drain the
+vectors it stored (memory.services.table_stats). On SQLite nothing is analyzed and the same
+paths work."""
+
+import pytest
+from django.db import connection
+
+from memory.models import PendingEmbedding, Record, RecordEmbedding, RecordRevision, RecordTerm
+from memory.services import derived, hybrid_store, table_stats
+from tests.conftest import embedding_writer, requires_postgres
+from tests.memory.ops.test_transfer import export, fresh_target, import_and_activate
+
+from .conftest import make_record, subject_row
+
+pytestmark = pytest.mark.django_db
+
+N = 70  # past autovacuum's constant threshold (50 rows) on every table activation fills
+
+
+def believed(model) -> float:
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [model._meta.db_table]
+        )
+        return float(cur.fetchone()[0])
+
+
+def analyzed(seen: list[str]) -> list[str]:
+    return [sql.split()[-1].strip('"') for sql in seen if sql.startswith("ANALYZE")]
+
+
+@pytest.fixture
+def sess(api, admin):
+    return api.connect(admin)
+
+
+@pytest.fixture
+def source(space, settings):
+    with embedding_writer(settings, "hybrid/2"):
+        u1 = subject_row("s1", "u1")
+        for i in range(N):
+            make_record(u1, f"the garden note number {i} about tea and rain")
+        yield
+
+
+def capture(seen: list[str]):
+    def wrapper(execute, sql, params, many, context):
+        seen.append(sql.strip())
+        return execute(sql, params, many, context)
+
+    return wrapper
+
+
+@requires_postgres
+def test_activation_analyzes_the_tables_it_filled_before_its_receipt(
+    api, admin, sess, source, run_job_now
+):
+    bundle, chunks = export(api, admin, sess, run_job_now)
+    fresh_target(api, admin)
+    seen: list[str] = []
+    with connection.execute_wrapper(capture(seen)):
+        import_and_activate(api, admin, sess, bundle, chunks, run_job_now)
+    tables = analyzed(seen)
+    for model in (Record, RecordRevision, RecordTerm, PendingEmbedding):
+        assert model._meta.db_table in tables, tables
+        # ANALYZE inside the activation's transaction counted its own rows as live: the planner
+        # now believes what the receipt commits (every row, the tables being this small).
+        assert believed(model) == model.objects.count() > 0
+    assert tables == sorted(tables)  # always in name order: concurrent activations cannot deadlock
+
+
+@requires_postgres
+def test_a_small_write_analyzes_nothing(space):
+    assert table_stats.analyze_grown({Record: table_stats.THRESHOLD - 1}) == []
+    assert table_stats.analyze_grown({Record: 0, RecordTerm: 0}) == []
+
+
+@requires_postgres
+def test_a_write_small_beside_what_the_table_holds_analyzes_nothing(space):
+    u1 = subject_row("s1", "u1")
+    for i in range(N):
+        make_record(u1, f"note {i}")
+    table_stats.analyze([Record])
+    held = believed(Record)
+    assert held >= N
+    # autovacuum's rule: 50 rows + 10 % of what the planner believes the table holds
+    assert table_stats.analyze_grown({Record: int(50 + 0.1 * held) - 1}) == []
+    assert table_stats.analyze_grown({Record: int(50 + 0.1 * held) + 1}) == ["memory_record"]
+
+
+@requires_postgres
+def test_the_drain_of_a_big_backlog_analyzes_the_vectors(space, settings):
+    with embedding_writer(settings, "hybrid/2"):
+        u1 = subject_row("s1", "u1")
+        derived.content_written(
+            [make_record(u1, f"a remembered fact number {i}") for i in range(N)]
+        )
+        seen: list[str] = []
+        with connection.execute_wrapper(capture(seen)):
+            done = hybrid_store.drain_backlog()
+    assert done == N
+    assert "memory_recordembedding" in analyzed(seen)
+    assert believed(RecordEmbedding) == RecordEmbedding.objects.count() == N
+
+
+def test_nothing_is_analyzed_off_postgresql(space):
+    if connection.vendor == "postgresql":
+        pytest.skip("SQLite and other databases only")
+    assert table_stats.analyze([Record, RecordTerm]) == []
+    assert table_stats.analyze_grown({Record: 10_000}) == []
+    assert table_stats.believed_rows([Record]) == {}
+
+
+def test_activation_off_postgresql_still_commits(api, admin, sess, source, run_job_now):
+    bundle, chunks = export(api, admin, sess, run_job_now)
+    fresh_target(api, admin)
+    import_and_activate(api, admin, sess, bundle, chunks, run_job_now)
+    assert Record.objects.filter(space_id="s2").count() == N
