@@ -47,7 +47,11 @@ def counted(monkeypatch):
 
 
 def full_load(subject: Subject) -> hybrid_store.SubjectVectors:
-    key = (subject.revision, reads.vector_marker(subject), hybrid_store.model_key())
+    key = (
+        subject.revision,
+        reads.vector_marker(subject),
+        (hybrid_store.embed.dimension() or 0, hybrid_store.model_key()),
+    )
     return hybrid_store._refresh(subject, key, None)
 
 
