@@ -60,4 +60,5 @@ urlpatterns = [
         "operate/<str:space_id>/tokens/revoke/", operate.revoke_token, name="operate_revoke_token"
     ),
     path("operate/<str:space_id>/root-grants/", operate.root_grant, name="operate_root"),
+    path("operate/<str:space_id>/agents/", operate.create_agent, name="operate_agent"),
 ]
