@@ -39,7 +39,7 @@ DEMO_CAPTURES = [
     (
         "user:grace",
         {"scope": "shared"},
-        "<script>alert('untrusted content is shown as text')</script>",
+        "Grace is out of the office until the 14th; Ken covers her urgent tickets.",
     ),
 ]
 DEMO_RECORDS = [

@@ -133,7 +133,7 @@ def test_undo_a_promote_from_my_recent_actions(console, desk):
     undo.click()
     message = page.locator(".msg-success")
     message.wait_for()
-    assert f"Undone: deleted {record.record_id}" in message.inner_text()
+    assert f"is no longer a memory (deleted {record.record_id})" in message.inner_text()
     record.refresh_from_db()
     assert record.deleted_at is not None and record.delete_reason.startswith("undo: promote")
     page.locator("#recent .recent-item").first.wait_for()
