@@ -67,7 +67,7 @@ def test_candidate_page_shows_a_duplicate_and_drops_it_as_such(console, desk):
     page = tab.page
     assert page.locator("#duplicate-mark").inner_text() == "likely duplicate"
     row = page.locator("#similar tr.similar-row.duplicate")
-    assert same in row.inner_text() and "1.00" in row.inner_text()
+    assert same in row.inner_text() and "100% word overlap" in row.inner_text()
     assert "App" in page.locator("#captured-by").inner_text()
     assert page.locator("#captured-at time").get_attribute("title").endswith("Z")
     tab.shot("candidate-duplicate")
