@@ -39,7 +39,7 @@ DEMO_CAPTURES = [
     (
         "user:grace",
         {"scope": "shared"},
-        "<script>alert('untrusted content is shown as text')</script>",
+        "Grace is out of the office until the 14th; Ken covers her urgent tickets.",
     ),
 ]
 DEMO_RECORDS = [
@@ -62,6 +62,8 @@ DEMO_RECORDS = [
 SEED_LAST = ("user:ada", "preferences")
 DEMO_APP_NAME = "Demo app"
 DEMO_TOKEN_LABEL = "demo"
+DEMO_AGENT_NAME = "Demo agent"
+DEMO_AGENT_TOKEN_LABEL = "demo agent"
 
 
 def _maybe(principal: Principal, op: str, request: dict) -> None:
@@ -83,12 +85,19 @@ def build_demo(space_id: str = "demo", previous: dict | None = None) -> dict:
         space, _ = _space(space_id)
         password = _moderator(space, _previous(previous, "console", "password"))
         service, token = _demo_app(space, _previous(previous, "api", "token"))
+        agent, agent_token = _demo_agent(space, _previous(previous, "agent", "token"))
     if not _seeded(space):
         _seed(service, space_id)
     return {
         "space_id": space_id,
         "console": {"url": "/console/", "username": "moderator", "password": password},
         "api": {"principal_id": service.principal_id, "token": token},
+        # The token to give an agent (MCP): capture, recall, read, create subjects; no review.
+        "agent": {
+            "principal_id": agent.principal_id,
+            "token": agent_token,
+            "capabilities": list(operators.AGENT_CAPABILITIES),
+        },
     }
 
 
@@ -151,6 +160,34 @@ def _demo_app(space: Space, old_token: str | None) -> tuple[Principal, str]:
         token = operators.issue_token(service, DEMO_TOKEN_LABEL)
     _ensure_root_grant(space, service)
     return service, token
+
+
+def _demo_agent(space: Space, old_token: str | None) -> tuple[Principal, str]:
+    """The demo's agent: operators.create_agent's grant (no review), made once; its token kept
+    while it works, as the app's is."""
+    agent = (
+        Principal.objects.filter(kind=Principal.SERVICE, display_name=DEMO_AGENT_NAME)
+        .order_by("created_at", "principal_id")
+        .first()
+    )
+    if agent is None or not _holds_agent_grant(space, agent):
+        if agent is not None:  # its grant was revoked: a fresh agent, the old one's tokens retired
+            operators.revoke_tokens(ApiToken.objects.filter(principal=agent))
+            agent.display_name = f"{DEMO_AGENT_NAME} (retired)"
+            agent.save(update_fields=["display_name"])
+        made, token, _ = operators.create_agent(
+            space, DEMO_AGENT_NAME, home=space, token_label=DEMO_AGENT_TOKEN_LABEL
+        )
+        return made, token
+    live = ApiToken.objects.filter(principal=agent, revoked_at__isnull=True)
+    if old_token and live.filter(token_hash=hash_token(old_token)).exists():
+        return agent, old_token
+    operators.revoke_tokens(live.filter(label=DEMO_AGENT_TOKEN_LABEL))
+    return agent, operators.issue_token(agent, DEMO_AGENT_TOKEN_LABEL)
+
+
+def _holds_agent_grant(space: Space, agent: Principal) -> bool:
+    return space.grants.filter(grantee=agent, parent__isnull=True, state="active").exists()
 
 
 def _ensure_root_grant(space: Space, principal: Principal) -> None:

@@ -15,6 +15,7 @@ from reviews.views import (
     records,
     reflections,
     space,
+    subjects,
 )
 
 app_name = "reviews"
@@ -30,6 +31,7 @@ urlpatterns = [
     path(S + "recent/<str:receipt_id>/undo/", recent.undo, name="undo"),
     path(S + "candidates/<str:candidate_id>/", candidate.candidate, name="candidate"),
     path(S + "candidates/<str:candidate_id>/review/", candidate.review, name="review"),
+    path(S + "subjects/", subjects.subjects, name="subjects"),
     path(S + "records/", records.records, name="records"),
     path(S + "records/<str:record_id>/", records.record, name="record"),
     path(S + "records/<str:record_id>/edit/", records.edit, name="record_edit"),
@@ -60,4 +62,5 @@ urlpatterns = [
         "operate/<str:space_id>/tokens/revoke/", operate.revoke_token, name="operate_revoke_token"
     ),
     path("operate/<str:space_id>/root-grants/", operate.root_grant, name="operate_root"),
+    path("operate/<str:space_id>/agents/", operate.create_agent, name="operate_agent"),
 ]

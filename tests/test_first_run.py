@@ -160,6 +160,7 @@ def test_make_run_ends_with_the_block_then_the_servers_own_lines(served):
             "Login",
             "Password",
             "API token",
+            "Agent token",
             "API docs",
             "MCP URL",
         ]
@@ -170,11 +171,12 @@ def test_make_run_ends_with_the_block_then_the_servers_own_lines(served):
 
 def test_make_run_twice_keeps_the_credentials_one_demo_app_and_one_copy(served):
     first, second = served.runs
-    for label in ("Password", "API token"):
+    for label in ("Password", "API token", "Agent token"):
         assert first.value(label) == second.value(label)
     saved = json.loads((served.var / "demo.json").read_text())
     assert saved["console"]["password"] == second.value("Password")
     assert saved["api"]["token"] == second.value("API token")
+    assert saved["agent"]["token"] == second.value("Agent token") != second.value("API token")
     db = sqlite3.connect(served.var / "spoke-memory.sqlite3")
     try:
         (apps,) = db.execute(
@@ -318,39 +320,57 @@ def readme_mcp() -> tuple[dict, str]:
     return json.loads(config)["mcpServers"], python
 
 
-def mcp_agent(served: Served, entry: dict):
-    """The SDK's client, made from one README entry as a desktop agent would read it: the
+def claude_desktop_entry() -> dict:
+    """docs/mcp.md's Claude Desktop file, its one server entry (tests/test_mcp_hosts.py checks
+    the file's shape)."""
+    from tests.test_mcp_hosts import host_json
+
+    (entry,) = host_json("Claude Desktop")["mcpServers"].values()
+    return entry
+
+
+def mcp_agent(served: Served, entry: dict, cwd: Path | None = None):
+    """The SDK's client, made from one documented entry as a desktop agent would read it: the
     URL and headers of the HTTP entry, or the stdio entry's command, args and env (this
-    folder in place of /path/to/spoke-memory; the test's var folder, which a user's
-    `make run` keeps in ./var, named in the environment)."""
+    folder in place of /path/to/spoke-memory; the agent token printed by `make run` in place of
+    smk_…; the test's var folder, which a user's `make run` keeps in ./var, the one variable
+    added), started in `cwd` (a host's own working directory, not this folder)."""
     import httpx2
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
     from mcp.client.streamable_http import streamable_http_client
 
-    token = served.runs[1].value("API token")
+    token = served.runs[1].value("Agent token")
     if "url" in entry:
         headers = {k: v.replace("smk_…", token) for k, v in entry["headers"].items()}
         url = entry["url"].replace(README_BASE, served.base)
         http = httpx2.AsyncClient(headers=headers, timeout=60.0)
         return Client(streamable_http_client(url, http_client=http))
     env = {k: v.replace("smk_…", token) for k, v in entry["env"].items()}
-    env |= {"SPOKE_MEMORY_VAR_DIR": str(served.var), "PATH": os.environ["PATH"]}
+    env |= {"SPOKE_MEMORY_VAR_DIR": str(served.var)}
     return Client(
         StdioServerParameters(
             command=entry["command"].replace("/path/to/spoke-memory", str(ROOT)),
             args=[a.replace("/path/to/spoke-memory", str(ROOT)) for a in entry["args"]],
             env=env,
+            cwd=str(cwd) if cwd is not None else None,
         )
     )
 
 
-def mcp_calls(served: Served, entry: dict, *calls: tuple[str, dict]) -> list:
+def mcp_calls(served: Served, entry: dict, *calls: tuple[str, dict], cwd: Path | None = None):
+    """Each call's tool result; `("tools", {})` answers the names of the tools offered."""
     import anyio
 
     async def run() -> list:
-        async with mcp_agent(served, entry) as agent:
-            return [await agent.call_tool(name, args) for name, args in calls]
+        async with mcp_agent(served, entry, cwd) as agent:
+            out = []
+            for name, args in calls:
+                if name == "tools":
+                    out.append([t.name for t in (await agent.list_tools()).tools])
+                else:
+                    out.append(await agent.call_tool(name, args))
+            return out
 
     # its own thread: Playwright's sync API keeps an event loop running in the test's thread
     with ThreadPoolExecutor(1) as pool:
@@ -506,17 +526,58 @@ def test_the_api_docs_show_the_fields_of_memory_recall(served, page_factory):
     assert page.outside == []
 
 
-@pytest.mark.browser
-def test_what_an_agent_remembers_waits_in_the_console_queue_until_promoted(served, page_factory):
-    """The issue's "done when": a memory the README's agent remembers appears in the console's
-    queue, and becomes recallable only once a person promotes it there."""
+def test_the_agent_token_is_not_offered_review_and_is_refused_it(served):
+    """Issue 41: the token `make run` prints for agents cannot review: review_candidate is not
+    in tools/list, and calling it (on a real pending candidate) is refused, the candidate left
+    pending."""
     servers, _ = readme_mcp()
-    agent = servers["spoke-memory"]
-    text = "Ada is learning the cello."
-    question = {"subject_id": "user:ada", "query": "which instrument is Ada learning?"}
-    remembered, before = mcp_calls(
-        served, agent, ("remember", {"subject_id": "user:ada", "text": text}), ("recall", question)
+    text = "Grace asked for the invoice in euros."
+    offered, remembered = mcp_calls(
+        served,
+        servers["spoke-memory"],
+        ("tools", {}),
+        ("remember", {"subject_id": "user:grace", "text": text}),
     )
+    assert "review_candidate" not in offered and "list_candidates" not in offered
+    assert "remember" in offered and "recall" in offered
+    cid = remembered.structured_content["candidate_id"]
+    (refused,) = mcp_calls(
+        served,
+        servers["spoke-memory"],
+        ("review_candidate", {"candidate_id": cid, "decision": "promote"}),
+    )
+    assert refused.is_error
+    assert refused.structured_content["error"]["details"]["reason"] == "unknown_tool"
+    got = demo_call(served, "memory.candidates.get", {"space_id": "demo", "candidate_id": cid})
+    assert got["candidate"]["state"] == "pending"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("how", ["readme-http", "claude-desktop-stdio"])
+def test_what_an_agent_remembers_waits_in_the_console_queue_until_promoted(
+    served, page_factory, how, tmp_path
+):
+    """The issue's "done when": the agent token printed by `make run`, through the official SDK
+    client, over HTTP as the README configures it and over stdio as docs/mcp.md's Claude Desktop
+    file says (started from another working directory): `remember` about a brand-new subject
+    lands in the console's queue, and becomes recallable only once a person promotes it there
+    in Chromium."""
+    servers, _ = readme_mcp()
+    agent = servers["spoke-memory"] if how == "readme-http" else claude_desktop_entry()
+    subject = f"user:noor-{how}"
+    text = "Noor is learning the cello."
+    question = {"subject_id": subject, "query": "which instrument is Noor learning?"}
+    empty, remembered, before = mcp_calls(
+        served,
+        agent,
+        ("recall", question),
+        ("remember", {"subject_id": subject, "text": text}),
+        ("recall", question),
+        cwd=tmp_path,
+    )
+    assert empty.structured_content["results"] == [], empty.structured_content
+    assert not remembered.is_error, remembered.structured_content
+    assert remembered.structured_content["subject_created_receipt_id"]
     cid = remembered.structured_content["candidate_id"]
     assert "cello" not in json.dumps(before.structured_content)
 
@@ -529,5 +590,7 @@ def test_what_an_agent_remembers_waits_in_the_console_queue_until_promoted(serve
     page.click("#promote-button")
     page.locator(".msg-success").wait_for()
 
-    (after,) = mcp_calls(served, agent, ("recall", question))
+    (after,) = mcp_calls(served, agent, ("recall", question), cwd=tmp_path)
     assert text in [r["text"] for r in after.structured_content["results"]]
+    got = demo_call(served, "memory.candidates.get", {"space_id": "demo", "candidate_id": cid})
+    assert (got["candidate"]["state"], got["candidate"]["subject_id"]) == ("promoted", subject)

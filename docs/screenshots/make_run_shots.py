@@ -1,7 +1,9 @@
 """The README's console pictures, taken from what `make run` serves: `python
 docs/screenshots/make_run_shots.py [BASE_URL]` while `make run` runs in the same checkout (the
 moderator's password is read from var/demo.json). Headless Debian Chromium through Playwright,
-as the browser tests drive it. Writes docs/screenshots/make-run-*.png."""
+as the browser tests drive it. Writes docs/screenshots/make-run-*.png. Run the README's curl tour
+first, so the queue shows the tour's candidate (and docs/mcp.md's HTTP example, for a subject an
+agent made)."""
 
 from __future__ import annotations
 
@@ -33,9 +35,13 @@ def main() -> None:
         at = f"{base}/console/s/{space}"
         shots = {"make-run-queue": f"{at}/queue/"}
         page.goto(shots["make-run-queue"])
-        first = page.locator("a[href*='/candidates/']").first
-        if first.count():
-            shots["make-run-candidate"] = base + first.get_attribute("href")
+        # the README tour's capture (it has a similar record of Ada's), else the first one
+        tour = page.locator("tr.candidate-row", has_text="Ada is learning Portuguese.")
+        row = tour.first if tour.count() else page.locator("tr.candidate-row").first
+        link = row.locator("a[href*='/candidates/']").first
+        if link.count():
+            shots["make-run-candidate"] = base + link.get_attribute("href")
+        shots["make-run-subjects"] = f"{at}/subjects/"
         shots["make-run-records"] = f"{at}/records/"
         shots["make-run-grants"] = f"{at}/grants/"
         shots["make-run-space"] = f"{at}/space/"

@@ -50,7 +50,10 @@ log = logging.getLogger("memory.mcp")
 CallerOf = Callable[[ServerRequestContext[Any, Any]], Caller]
 
 INSTRUCTIONS = (
-    "Long-term memory of people (subjects) in one space. `recall` finds reviewed memories; "
+    "Long-term memory of people (subjects) in one space. A subject is the person (or agent, team) "
+    "a memory is about, named by the application's stable id for them (such as user:ada), the "
+    "same in every conversation; remember creates a subject it has not seen yet when your grant "
+    "holds subjects_write. `recall` finds reviewed memories; "
     "`remember` proposes one, which a person reviews before recall can find it; `forget` erases "
     "one. Arguments and answers never need more than the subject_id and plain text."
 )

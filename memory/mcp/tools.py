@@ -14,9 +14,11 @@ from typing import Any
 
 from django.conf import settings
 
+from memory.access import effective_grants, grant_covers_subject, grant_has
 from memory.dispatch.edge import edge_call
 from memory.models import Principal
-from memory.wire.errors import BadRequest
+from memory.timeutil import now
+from memory.wire.errors import BadRequest, NotFound, PermissionDenied, permission_denied
 from memory.wire.validation import _pruned, catalog, schema_errors
 
 
@@ -119,6 +121,55 @@ def _given(args: dict, *names: str) -> dict[str, Any]:
     return {name: args[name] for name in names if name in args}
 
 
+# --- subjects that do not exist yet ---------------------------------------------------------------
+# Subjects come into being only through memory.subjects.ensure (SPEC §2.6). An agent's first
+# conversation is usually with someone new, so `remember` ensures the subject itself when the
+# caller's grants allow it (`subjects_write` covering the id), and the reads answer an empty
+# result for a subject that caller could ensure. Whether a grant covers a subject is decided from
+# the id alone, so telling a caller that covers the id "it does not exist yet" leaks nothing; a
+# caller whose grants do not cover the id gets the ops' own NOT_FOUND, as for a forbidden one.
+
+ENSURE = "subjects_write"
+NOT_YET = (
+    "No subject with this id exists in this space yet; it comes into being when a principal "
+    "whose grant holds subjects_write for it ensures it (remember does, for such a caller)."
+)
+
+
+def _never_seen(err: NotFound) -> bool:
+    return err.details.get("resource") == "subject"
+
+
+def _reach(caller: Caller, subject_id: str, capability: str = ENSURE) -> tuple[bool, bool, bool]:
+    """For a subject the ops answered NOT_FOUND about: whether one of the caller's effective
+    grants covers its id at all, whether one holds subjects_write for it, and whether one holds
+    `capability` for it."""
+    covering = [
+        g
+        for g in effective_grants(caller.space_id, caller.principal, now())
+        if grant_covers_subject(g, subject_id)
+    ]
+    return (
+        bool(covering),
+        any(grant_has(g, ENSURE) for g in covering),
+        any(grant_has(g, capability) for g in covering),
+    )
+
+
+def _absent_subject(caller: Caller, subject_id: str, capability: str, err: NotFound) -> None:
+    """A read of a subject the ops did not find: returns (the tool answers empty) when the caller
+    could ensure the subject and holds `capability` for it; raises otherwise."""
+    if not _never_seen(err):
+        raise err
+    visible, can_ensure, held = _reach(caller, subject_id, capability)
+    if not visible:
+        raise err  # absent and forbidden look the same
+    if not can_ensure:
+        raise NotFound(NOT_YET, resource="subject")
+    if not held:
+        raise permission_denied(capability)
+
+
 def remember(caller: Caller, args: dict) -> dict:
     placement: dict[str, Any] = (
         {"scope": "context", "context_id": args["context_id"]}
@@ -133,12 +184,35 @@ def remember(caller: Caller, args: dict) -> dict:
         "items": [item],
         **_given(args, "idempotency_key"),
     }
-    receipt = edge_call(caller.principal, "memory.capture", body)["receipt"]
+    subject_receipt = None
+    try:
+        receipt = edge_call(caller.principal, "memory.capture", body)["receipt"]
+    except NotFound as err:
+        if not _never_seen(err):
+            raise
+        visible, can_ensure, _ = _reach(caller, args["subject_id"])
+        if not visible:
+            raise  # absent and forbidden look the same
+        if not can_ensure:
+            raise PermissionDenied(
+                "No subject with this id exists in this space yet, and no grant of the caller "
+                "holds subjects_write for it: ask for a grant with subjects_write (it lets "
+                "remember create the subject), or have the application ensure it first.",
+                capability=ENSURE,
+            ) from None
+        # The same admission path as any op (edge_call); idempotent: a racer's ensure of the same
+        # subject leaves one subject, and this one's receipt names it.
+        ensure = {"space_id": caller.space_id, "subject_id": args["subject_id"]}
+        subject_receipt = edge_call(caller.principal, "memory.subjects.ensure", ensure)["receipt"]
+        receipt = edge_call(caller.principal, "memory.capture", body)["receipt"]
     [ref] = [r for r in receipt["refs"] if r["type"] == "candidate"]
     return {
         "candidate_id": ref["id"],
         "state": "pending_review",
         "receipt_id": receipt["receipt_id"],
+        "subject_created_receipt_id": (
+            subject_receipt["receipt_id"] if subject_receipt is not None else None
+        ),
         "note": PENDING_NOTE,
     }
 
@@ -153,7 +227,17 @@ def recall(caller: Caller, args: dict) -> dict:
         body["budget"] = {"max_records": args["max_records"]}
     if "context_ids" in args:
         body["selection"] = {"mode": "contexts_and_shared", "context_ids": args["context_ids"]}
-    found = edge_call(caller.principal, "memory.recall", body)["recall"]
+    try:
+        found = edge_call(caller.principal, "memory.recall", body)["recall"]
+    except NotFound as err:
+        _absent_subject(caller, args["subject_id"], "recall", err)
+        return {
+            "results": [],
+            "total_eligible": 0,
+            "truncated": False,
+            "truncation_reason": None,
+            "omitted_count": 0,
+        }
     truncation = found["truncation"]
     return {
         "results": [
@@ -190,7 +274,11 @@ def memory_view(record: dict) -> dict:
 
 def list_memories(caller: Caller, args: dict) -> dict:
     body = {"space_id": caller.space_id, **args}
-    page = edge_call(caller.principal, "memory.records.list", body)
+    try:
+        page = edge_call(caller.principal, "memory.records.list", body)
+    except NotFound as err:
+        _absent_subject(caller, args["subject_id"], "records_read", err)
+        return {"memories": [], "total": 0, "next_cursor": None}
     return {
         "memories": [memory_view(r) for r in page["records"]],
         "total": page["total_authorized"],
@@ -224,7 +312,12 @@ def forget(caller: Caller, args: dict) -> dict:
 
 def get_profile(caller: Caller, args: dict) -> dict:
     body = {"space_id": caller.space_id, **args}
-    profile = edge_call(caller.principal, "memory.profile.get", body)["profile"]
+    try:
+        profile = edge_call(caller.principal, "memory.profile.get", body)["profile"]
+    except NotFound as err:
+        _absent_subject(caller, args["subject_id"], "profile_read", err)
+        kinds = args.get("kinds", settings.SPOKE_MEMORY_REQUIRED_PROFILE_KINDS)
+        return {"subject_id": args["subject_id"], "documents": [], "absent_kinds": sorted(kinds)}
     return {
         "subject_id": profile["subject_id"],
         "documents": [
@@ -290,7 +383,12 @@ def review_candidate(caller: Caller, args: dict) -> dict:
 
 # --- the catalogue ------------------------------------------------------------------------------
 
-SUBJECT = "Whose memory: the subject id (a user, an agent, a team) in this space."
+SUBJECT = (
+    "Whose memory: the subject id, the app's own stable id of the person (or agent, team) the "
+    "memory is about, such as user:ada; one id per person, the same in every conversation. A "
+    "subject not seen before is created by remember when your grant allows it (subjects_write); "
+    "reading one not seen before answers empty."
+)
 CURSOR = "The next_cursor of the previous page; omit it for the first page."
 PAGE = "How many to answer at most (default 50)."
 TIME = _s("When, as an RFC 3339 UTC time.")
@@ -323,7 +421,10 @@ TOOL_LIST = [
             "becomes a candidate that a person reviews, and only once that person promotes it "
             "can `recall` find it. Answers the candidate's id and state `pending_review`. Pass "
             "context_id to place it in one context (a project, a conversation) instead of shared; "
-            "pass the same idempotency_key when retrying so it is captured once."
+            "pass the same idempotency_key when retrying so it is captured once. A subject is the "
+            "person (or agent, team) the memory is about, named by a stable id; a subject not "
+            "seen before is created first when your grant holds subjects_write (its receipt is "
+            "subject_created_receipt_id), else the answer names the missing grant."
         ),
         arguments={
             "subject_id": component("SubjectId", SUBJECT),
@@ -343,6 +444,9 @@ TOOL_LIST = [
             "candidate_id": _s("The candidate's id (cnd_...)."),
             "state": _s("Always pending_review: a person decides.", enum=["pending_review"]),
             "receipt_id": _s("The receipt of the capture."),
+            "subject_created_receipt_id": _nullable(
+                "The receipt of the subject's creation when this call created it; else null."
+            ),
             "note": _s("What happens next."),
         },
         run=remember,
@@ -354,7 +458,8 @@ TOOL_LIST = [
             "Search a subject's reviewed memories for the ones relevant to a question or topic, "
             "best first. Only memories a person approved are found (what `remember` proposed is "
             "not, until promoted). Answers each memory's record_id, text, kind, score and rank, "
-            "how many were eligible, and whether the answer was cut short (max_records)."
+            "how many were eligible, and whether the answer was cut short (max_records). A "
+            "subject with nothing remembered yet (never seen before) answers no results."
         ),
         arguments={
             "subject_id": component("SubjectId", SUBJECT),

@@ -17,6 +17,7 @@ from memory.access import grants_held
 from memory.models import ApiToken, Grant, Principal, Space
 from memory.models.principals import hash_token
 from memory.timeutil import now
+from memory.wire.validation import catalog
 
 SPACE_ID = re.compile(r"^[A-Za-z0-9._:@-]{1,128}$")
 RATE = re.compile(r"^[1-9][0-9]{0,8}/(s|sec|second|m|min|minute|h|hour|d|day)$")
@@ -170,3 +171,49 @@ def issue_root_grant(space: Space, principal: Principal) -> Grant:
             shared_access=True,
             created_at=at,
         )
+
+
+# An agent's grant (issue 41): what an agent that proposes and recalls needs, and nothing that
+# reviews. `subjects_write` lets its `remember` create a subject it has not met yet.
+AGENT_CAPABILITIES = ("capture", "recall", "records_read", "profile_read", "subjects_write")
+
+
+def create_agent(
+    space: Space,
+    display_name: str = "Agent",
+    subject_ids: list[str] | None = None,
+    home: Space | None = None,
+    token_label: str = "agent",  # noqa: S107 - a label, not a secret
+) -> tuple[Principal, str, Grant]:
+    """A principal for an agent, its first token and one grant in `space` with
+    AGENT_CAPABILITIES (narrowed to `subject_ids` when given), shared access, every context; all
+    or nothing. Like a root grant it has no parent (an operator bootstraps it); unlike one it
+    holds no space_admin, so its holder can neither review nor issue grants, and a space-wide
+    admin may revoke it (docs/decisions/agent-principals.md)."""
+    if not display_name.strip():
+        raise OperatorError("An agent needs a display name.")
+    if subject_ids is not None:
+        subject_ids = sorted(set(subject_ids))
+        limit = settings.SPOKE_MEMORY_LIMITS["max_list_items"]
+        valid = catalog().component_validator("SubjectId")
+        if not subject_ids or len(subject_ids) > limit:
+            raise OperatorError(f"Give 1 to {limit} subject ids, or none for every subject.")
+        if any(not valid.is_valid(s) for s in subject_ids):
+            raise OperatorError("A subject id is 1-128 characters of [A-Za-z0-9._:@-].")
+    at = now()
+    with transaction.atomic():
+        principal = create_principal(display_name.strip()[:200], Principal.SERVICE, home=home)
+        token = issue_token(principal, token_label)
+        Space.objects.filter(pk=space.pk).update(revision=F("revision") + 1, updated_at=at)
+        grant = Grant.objects.create(
+            space=space,
+            grantee=principal,
+            issuer=principal,
+            parent=None,
+            ancestor_ids=[],
+            capabilities=list(AGENT_CAPABILITIES),
+            subject_ids=subject_ids,
+            shared_access=True,
+            created_at=at,
+        )
+    return principal, token, grant

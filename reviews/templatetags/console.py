@@ -32,6 +32,23 @@ def poll_while(pending, url: str) -> str:
 
 
 @register.filter
+def gist(text) -> str:
+    """A memory's first words (reviews/words.py), escaped by the template like any text."""
+    from reviews.words import gist as first_words
+
+    return first_words(text if isinstance(text, str) else None)
+
+
+@register.filter
+def percent(value) -> str:
+    """0.0834 -> "8%"."""
+    try:
+        return f"{round(float(value) * 100)}%"
+    except (TypeError, ValueError):
+        return ""
+
+
+@register.filter
 def pending(receipt) -> bool:
     return receipt.get("status") == "pending"
 

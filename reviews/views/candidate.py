@@ -24,6 +24,7 @@ from reviews.console import PORT, act, attempt, describe, read
 from reviews.forms import QueueFilters, ReviewForm
 from reviews.similar import DUPLICATE_AT, overlap
 from reviews.views.space import space_wire
+from reviews.words import named
 
 # Labels that are also record kinds (the op falls back to `note` for the others).
 KIND_LABELS = {"preference", "fact", "event", "plan"}
@@ -215,16 +216,16 @@ def review(request, space_id: str, candidate_id: str):
         result = act(request, PORT.candidates_review, form.wire_review(space_id, cand))
     if result.ok:
         records = [r["id"] for r in result.receipt["refs"] if r["type"] == "record"]
-        messages.success(
-            request,
-            f"{DONE[action]} {candidate_id}" + (f" into {', '.join(records)}." if records else "."),
-        )
+        what = named(cand["proposed"]["content"]["text"], cand["subject_id"])
+        into = f" into {', '.join(records)}" if records else ""
+        messages.success(request, f"{DONE[action]} {what} (candidate {candidate_id}{into}).")
         return _move_on(request, space_id, candidate_id, filters)
     if result.code == "CANDIDATE_CONSUMED":
         fresh = _candidate(request, space_id, candidate_id)
         messages.info(
             request,
-            f"Another reviewer got there first: {candidate_id} was already {fresh['state']}. Moving on.",
+            f"Another reviewer got there first: {named(cand['proposed']['content']['text'], cand['subject_id'])} "
+            f"(candidate {candidate_id}) was already {fresh['state']}. Moving on.",
         )
         return _move_on(request, space_id, candidate_id, filters)
     assert result.error is not None

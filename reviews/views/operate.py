@@ -163,3 +163,32 @@ def root_grant(request, space_id: str):
             f"({principal.principal_id}).",
         )
     return redirect("reviews:operate", space_id)
+
+
+@login_required
+@require_POST
+def create_agent(request, space_id: str):
+    """`manage.py spoke create-agent` on the page: a principal of this space for an agent, its
+    token shown once, and a grant to capture, recall, read and create subjects (nothing that
+    reviews), narrowed to the subjects typed (comma- or space-separated) when any are."""
+    space = require_operator(request.user, space_id)
+    typed = request.POST.get("subject_ids", "")[:20_000].replace(",", " ").split()
+    try:
+        principal, token, _ = operators.create_agent(
+            space,
+            request.POST.get("display_name", "").strip()[:200] or "Agent",
+            typed or None,
+            home=space,
+            token_label=f"agent created in the console for {space_id}",
+        )
+    except OperatorError as err:
+        messages.error(request, str(err))
+        return redirect("reviews:operate", space_id)
+    reach = f"{len(typed)} subject(s)" if typed else "every subject"
+    messages.success(
+        request,
+        f"Agent {principal.display_name} ({principal.principal_id}) created: it may capture, "
+        f"recall, read and create subjects ({reach}) in {space_id}, and cannot review. Put its "
+        "token in the agent's MCP configuration (docs/mcp.md).",
+    )
+    return _show_token_once(request, space, principal, token)

@@ -32,6 +32,7 @@ from reviews.console import (
 )
 from reviews.forms import QueueFilters
 from reviews.views.space import space_wire
+from reviews.words import named
 
 UNDO_WINDOW = timedelta(minutes=5)
 RECENT = 8
@@ -44,10 +45,15 @@ def _outcome(request, space_id: str, got: t.MemoryReceipt) -> dict:
     cid = ref_id(got, "candidate")
     records = [r["id"] for r in got["refs"] if r["type"] == "record"]
     item: dict = {"receipt": got, "candidate_id": cid, "record_ids": records, "action": "dismiss"}
-    if got["op"] == REVIEW and cid:
+    answer = None
+    if cid:
         answer, _ = attempt(
             request, PORT.candidates_get, {"space_id": space_id, "candidate_id": cid}
         )
+    if answer is not None:  # what it said and about whom: the row names it by its words
+        item["text"] = answer["candidate"]["proposed"]["content"]["text"]
+        item["subject_id"] = answer["candidate"]["subject_id"]
+    if got["op"] == REVIEW and cid:
         outcome = answer["candidate"].get("outcome") if answer else None
         item["action"] = outcome["action"] if outcome else "review"
     age = datetime.now(UTC) - parse(got["created_at"])
@@ -161,8 +167,9 @@ def undo(request, space_id: str, receipt_id: str):
     if deleted:
         messages.success(
             request,
-            f"Undone: deleted {', '.join(deleted)}. {item['candidate_id']} stays consumed "
-            "(a reviewed candidate does not return to the queue).",
+            f"Undone: {named(item.get('text'), item.get('subject_id', '?'))} is no longer a "
+            f"memory (deleted {', '.join(deleted)}); candidate {item['candidate_id']} stays "
+            "consumed (a reviewed candidate does not return to the queue).",
         )
     elif not failed:
         messages.info(request, "Already undone: the records are deleted.")

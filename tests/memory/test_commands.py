@@ -232,6 +232,7 @@ def test_demo_welcome_is_a_short_block_for_a_person(tmp_path):
         "moderator",
         made["console"]["password"],
         made["api"]["token"],
+        made["agent"]["token"],
         "http://127.0.0.1:8000/v1/docs",
         "http://127.0.0.1:8000/mcp/demo",
     ):

@@ -160,7 +160,8 @@ def test_another_reviewer_got_there_first(mod, capture, ops, space):
     response = review(mod, cid, action="promote", text="Ada prefers tea.")
     assert response.status_code == 200
     assert (
-        f"Another reviewer got there first: {cid} was already dropped".encode() in response.content
+        f"(candidate {cid}) was already dropped".encode() in response.content
+        and b"Another reviewer got there first: \xe2\x80\x9c" in response.content
     )
     assert not Record.objects.exists()
 
@@ -224,7 +225,7 @@ def test_similar_records_with_score_and_a_duplicate_mark(mod, capture, record):
     assert other not in similar or not similar[other]["duplicate"]
     html = response.content.decode()
     assert 'id="duplicate-mark"' in html and f"Drop as duplicate of {same}" in html
-    assert "at least 0.85" in html  # the threshold is stated
+    assert "at 85% or more" in html  # the threshold is stated, as a percentage
     assert f'href="/console/s/s1/records/{same}/"' in html
 
 

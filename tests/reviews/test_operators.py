@@ -218,3 +218,34 @@ def test_root_grant_for_a_principal_picked_by_name(operator):
     refused = client.post("/console/operate/s1/root-grants/", {"principal_pick": ""}, follow=True)
     assert "No such principal is managed by you" in refused.content.decode()
     assert Grant.objects.count() == before
+
+
+def test_operator_creates_an_agent_that_cannot_review_and_sees_its_token_once(operator):
+    """Issue 41: `manage.py spoke create-agent` on the Operate page."""
+    from memory.services.operators import AGENT_CAPABILITIES
+
+    client = logged_in(operator)
+    page = client.get("/console/operate/s1/").content.decode()
+    assert 'id="agent-form"' in page and "nothing that reviews" in page
+    response = client.post(
+        "/console/operate/s1/agents/",
+        {"display_name": "IDE agent", "subject_ids": "user:ada, user:lin"},
+        follow=True,
+    )
+    principal = Principal.objects.get(display_name="IDE agent")
+    (grant,) = Grant.objects.filter(grantee=principal, space_id="s1")
+    assert grant.capabilities == list(AGENT_CAPABILITIES)
+    assert grant.subject_ids == ["user:ada", "user:lin"]
+    html = response.content.decode()
+    assert 'id="new-token"' in html and "smk_" in html and "cannot review" in html
+    assert principal.home_space_id == "s1"
+
+
+def test_operator_agent_form_refuses_bad_subjects_and_makes_nothing(operator):
+    client = logged_in(operator)
+    before = Principal.objects.count()
+    response = client.post(
+        "/console/operate/s1/agents/", {"subject_ids": "ok:one bad<id>"}, follow=True
+    )
+    assert "A subject id is" in response.content.decode()
+    assert Principal.objects.count() == before

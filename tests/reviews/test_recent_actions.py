@@ -54,7 +54,8 @@ def test_undo_deletes_the_record_with_a_reason_naming_the_undo(mod, capture):
         f"/console/s/s1/recent/{rid}/undo/", {"idempotency_key": "u1", "label": "fact"}, follow=True
     )
     assert done.redirect_chain[-1][0] == "/console/s/s1/queue/?label=fact"
-    assert f"Undone: deleted {record.record_id}".encode() in done.content
+    assert f"is no longer a memory (deleted {record.record_id})".encode() in done.content
+    assert "Undone: “".encode() in done.content  # the memory named by its words first
     record.refresh_from_db()
     assert record.deleted_at is not None
     delete = Receipt.objects.get(op="memory.records.delete")

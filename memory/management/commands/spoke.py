@@ -33,6 +33,19 @@ class Command(BaseCommand):
         p = sub.add_parser("root-grant")
         p.add_argument("space_id")
         p.add_argument("principal_id")
+        p = sub.add_parser(
+            "create-agent",
+            help="a principal for an agent, its token and a grant in SPACE_ID to capture, recall, "
+            "read records and profiles and create subjects: nothing that reviews",
+        )
+        p.add_argument("space_id")
+        p.add_argument("--name", default="Agent", help="its display name (default: Agent)")
+        p.add_argument(
+            "--subjects",
+            nargs="+",
+            metavar="SUBJECT_ID",
+            help="narrow the grant to these subjects (default: every subject of the space)",
+        )
         p = sub.add_parser("set-rate", help="a principal's own request rate, or 'default'")
         p.add_argument("principal_id")
         p.add_argument("rate", help="N/s, N/min, N/hour or N/day; 'default' for SPOKE_MEMORY_RATE")
@@ -96,6 +109,19 @@ class Command(BaseCommand):
             token_label="created with the principal",
         )
         return {"principal_id": principal.principal_id, "token": token}
+
+    def do_create_agent(self, opts) -> dict:
+        space = operators.get_space(opts["space_id"])
+        principal, token, grant = operators.create_agent(
+            space, opts["name"], opts.get("subjects"), home=space
+        )
+        return {
+            "principal_id": principal.principal_id,
+            "token": token,
+            "grant_id": grant.grant_id,
+            "capabilities": grant.capabilities,
+            "subject_ids": grant.subject_ids,
+        }
 
     def do_issue_token(self, opts) -> dict:
         return {"token": operators.issue_token(operators.get_principal(opts["principal_id"]))}
@@ -161,6 +187,7 @@ def welcome(demo: dict, base_url: str) -> str:
         ("Login", demo["console"]["username"]),
         ("Password", demo["console"]["password"]),
         ("API token", demo["api"]["token"]),
+        ("Agent token", demo["agent"]["token"]),
         ("API docs", f"{base}/v1/docs"),
         ("MCP URL", f"{base}/mcp/{demo['space_id']}"),
     ]

@@ -67,7 +67,7 @@ def test_candidate_page_shows_a_duplicate_and_drops_it_as_such(console, desk):
     page = tab.page
     assert page.locator("#duplicate-mark").inner_text() == "likely duplicate"
     row = page.locator("#similar tr.similar-row.duplicate")
-    assert same in row.inner_text() and "1.00" in row.inner_text()
+    assert same in row.inner_text() and "100% word overlap" in row.inner_text()
     assert "App" in page.locator("#captured-by").inner_text()
     assert page.locator("#captured-at time").get_attribute("title").endswith("Z")
     tab.shot("candidate-duplicate")
@@ -133,7 +133,7 @@ def test_undo_a_promote_from_my_recent_actions(console, desk):
     undo.click()
     message = page.locator(".msg-success")
     message.wait_for()
-    assert f"Undone: deleted {record.record_id}" in message.inner_text()
+    assert f"is no longer a memory (deleted {record.record_id})" in message.inner_text()
     record.refresh_from_db()
     assert record.deleted_at is not None and record.delete_reason.startswith("undo: promote")
     page.locator("#recent .recent-item").first.wait_for()

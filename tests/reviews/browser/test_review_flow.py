@@ -109,7 +109,8 @@ def test_two_reviewers_second_sees_the_notice(console, desk):
     second.page.click("#drop-button")
     notice = second.page.locator(".msg-info")
     notice.wait_for()
-    assert f"Another reviewer got there first: {cid} was already promoted" in notice.inner_text()
+    assert "Another reviewer got there first: “" in notice.inner_text()
+    assert f"(candidate {cid}) was already promoted" in notice.inner_text()
     second.shot("another-reviewer-first")
     assert Candidate.objects.get(candidate_id=cid).state == "promoted"
 
