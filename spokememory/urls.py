@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from memory.dispatch import discovery, health, views
+from memory.observability import endpoint
 from reviews.ratelimit import limited
 
 urlpatterns = [
@@ -14,6 +15,7 @@ urlpatterns = [
     path("v1/docs", discovery.api_docs),
     path("healthz", health.healthz),
     path("readyz", health.readyz),
+    path("metrics", endpoint.metrics),
     # Django admin's login behind the same limiter as the console's (reviews/ratelimit.py)
     path("admin/login/", limited(admin.site.login)),
     path("admin/", admin.site.urls),

@@ -5,11 +5,15 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from memory.observability import tracing
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spokememory.settings")
+tracing.setup("web")  # opt-in (OTEL_* environment); before Django loads its middleware
 django_application = get_wsgi_application()
 
 from memory.mcp.http import with_mcp  # noqa: E402 - after Django is set up
+from memory.observability.wsgi import observe_wsgi  # noqa: E402
 from spokememory.warm import warm  # noqa: E402
 
 warm()
-application = with_mcp(django_application)
+application = observe_wsgi(with_mcp(django_application))

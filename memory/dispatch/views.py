@@ -33,6 +33,7 @@ from memory.dispatch import auth
 from memory.dispatch.neighbours import Neighbours
 from memory.dispatch.responses import error_response, internal_error, json_response, outage
 from memory.models import Principal
+from memory.observability import metrics
 from memory.ops.base import HANDLERS, OpContext
 from memory.outage import is_outage
 from memory.timeutil import now
@@ -108,6 +109,7 @@ def rate_limited(
     wait: float | None, message: str = "Too many requests: slow down and retry later."
 ) -> RateLimited:
     """The 429 of a caller over its rate, with the whole seconds to wait (REST and MCP)."""
+    metrics.refused(_LIMIT_OF.get(message, "rate"))
     err = RateLimited(message)
     err.headers["Retry-After"] = str(max(1, int((wait or 1) + 0.999)))
     return err
@@ -807,3 +809,7 @@ class DisconnectView(WireView):
         session.closed_at = now()
         session.save(update_fields=["closed_at"])
         return json_response({"closed": True, "session_id": session.session_id})
+
+
+# Which limit a 429's message names (memory/observability/metrics.py `refused`).
+_LIMIT_OF = {OVER_BUDGET: "bytes", OVER_SHARE: "cpu_share", TOO_MANY_IN_FLIGHT: "in_flight"}
