@@ -33,7 +33,23 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
 # are never logged.
 accesslog: str | None = os.environ.get("GUNICORN_ACCESS_LOG", "-")
 if os.environ.get("SPOKE_MEMORY_LOG_FORMAT", "").strip().lower() == "json":
-    accesslog = None  # the app's JSON `memory.http` line per request replaces it
+    # JSON lines (docs/observability.md): gunicorn's own lines in the app's schema, and the
+    # app's `memory.http` line per request in place of the access log.
+    accesslog = None
+    logconfig_dict = {
+        "formatters": {"json": {"()": "memory.observability.logs.JsonFormatter"}},
+        "handlers": {
+            name: {"class": "logging.StreamHandler", "formatter": "json", "stream": stream}
+            for name, stream in (
+                ("console", "ext://sys.stdout"),
+                ("error_console", "ext://sys.stderr"),
+            )
+        },
+        "loggers": {
+            "gunicorn.error": {"level": "INFO", "handlers": ["error_console"], "propagate": False},
+            "gunicorn.access": {"level": "CRITICAL", "handlers": [], "propagate": False},
+        },
+    }
 access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(B)s %(M)sms "%(a)s"'
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")

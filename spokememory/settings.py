@@ -1,6 +1,7 @@
 """Settings, all from the environment. Defaults are the embedded set-up: SQLite and a
 filesystem broker under var/, so `make run` needs no server. See docs/deployment.md."""
 
+import logging
 import os
 import secrets
 from pathlib import Path
@@ -437,6 +438,8 @@ SPOKE_MEMORY_LOG_FORMAT = os.environ.get("SPOKE_MEMORY_LOG_FORMAT", "text").stri
 if SPOKE_MEMORY_LOG_FORMAT not in ("text", "json"):
     raise ImproperlyConfigured("SPOKE_MEMORY_LOG_FORMAT must be text or json.")
 _JSON_LOGS = SPOKE_MEMORY_LOG_FORMAT == "json"
+if _JSON_LOGS:
+    logging.captureWarnings(True)  # Python's warnings as log records (JSON lines), not raw text
 _PER_REQUEST_LEVEL = "INFO" if _JSON_LOGS else "WARNING"
 
 LOGGING = {

@@ -43,14 +43,14 @@ def observed(op: str, handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any]
     def run(ctx: Any, request: Any) -> Any:
         principal = getattr(getattr(ctx, "principal", None), "principal_id", None)
         space = _space_of(request)
-        tokens = (PRINCIPAL_ID.set(principal), SPACE_ID.set(space), OP.set(op))
+        # The space is the caller's string until the op answers in it (absent and forbidden
+        # spaces are refused alike): named in the log line and the span only on success.
+        tokens = (PRINCIPAL_ID.set(principal), SPACE_ID.set(None), OP.set(op))
         outcome = "ok"
         started = time.perf_counter()
         with tracer.start_as_current_span(span_name, record_exception=False) as span:
             if span.is_recording():
                 span.set_attribute("memory.operation.name", op)
-                if space is not None:
-                    span.set_attribute("memory.space.id", space)
             try:
                 answer = handler(ctx, request)
             except BaseException as exc:
@@ -64,9 +64,13 @@ def observed(op: str, handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any]
                     _recall_measures(answer, span)
                 if span.is_recording():
                     span.set_attribute("memory.outcome", outcome)
+                    if space is not None:
+                        span.set_attribute("memory.space.id", space)
                 return answer
             finally:
                 elapsed = time.perf_counter() - started
+                if outcome == "ok":
+                    SPACE_ID.set(space)
                 metrics.OPERATIONS.labels(op=op, outcome=outcome).inc()
                 metrics.OPERATION_DURATION.labels(op=op, outcome=outcome).observe(elapsed)
                 log.info(

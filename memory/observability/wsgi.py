@@ -60,6 +60,10 @@ def observe_wsgi(app: Callable) -> Callable:
         metrics.IN_FLIGHT.inc()
 
         def start(code: str, headers: list, exc_info=None):
+            if status[0] == "000":
+                # counted before a byte of the answer leaves: a client's next request (a
+                # scrape) sees it
+                metrics.HTTP_REQUESTS.labels(route=route, code=code[:3]).inc()
             status[0] = code[:3]
             headers = [h for h in headers if h[0].lower() != "x-request-id"]
             headers.append(("X-Request-ID", rid))
@@ -74,6 +78,8 @@ def observe_wsgi(app: Callable) -> Callable:
         try:
             body = inner(environ, start)
         except BaseException:
+            if status[0] == "000":
+                metrics.HTTP_REQUESTS.labels(route=route, code="500").inc()
             done("500")
             raise
         # The request id stays current until the server closes the answer: a streamed answer
@@ -86,7 +92,6 @@ def observe_wsgi(app: Callable) -> Callable:
 def _done(route: str, code: str, started: float) -> None:
     elapsed = time.perf_counter() - started
     metrics.IN_FLIGHT.dec()
-    metrics.HTTP_REQUESTS.labels(route=route, code=code).inc()
     metrics.HTTP_DURATION.labels(route=route).observe(elapsed)
     log.info(
         "http %s %s %.1fms",
