@@ -102,29 +102,46 @@ def setup(role: str, exporter: Any = None) -> bool:
         provider = TracerProvider(resource=Resource.create(attributes))
         processor = BatchSpanProcessor(exporter) if batched else SimpleSpanProcessor(exporter)
         provider.add_span_processor(processor)
-        if _set_up_in is None:
+        global _provider
+        if _provider is None:
             trace.set_tracer_provider(provider)
-        else:  # a forked child (prefork worker): a provider of its own, the parent's is gone
+        else:  # a forked child (prefork worker), or set up again after `teardown` (tests)
             trace._TRACER_PROVIDER = provider  # noqa: SLF001
+        _provider = provider
         _instrument()
         _set_up_in = os.getpid()
         return True
 
 
-def _instrument() -> None:
+_provider: Any = None
+
+
+def teardown() -> None:
+    """Undo `setup` in this process: instrumentations removed, the provider shut down (the
+    tests' in-memory exporter; a server never calls this)."""
+    global _set_up_in
+    with _lock:
+        for instrumentor in _instrumentors():
+            if instrumentor.is_instrumented_by_opentelemetry:
+                instrumentor.uninstrument()
+        if _provider is not None:
+            _provider.shutdown()
+        _set_up_in = None
+
+
+def _instrumentors() -> list[Any]:
     from opentelemetry.instrumentation.celery import CeleryInstrumentor
     from opentelemetry.instrumentation.django import DjangoInstrumentor
     from opentelemetry.instrumentation.psycopg import PsycopgInstrumentor
     from opentelemetry.instrumentation.urllib import URLLibInstrumentor
 
-    for instrumentor, kwargs in (
-        (DjangoInstrumentor(), {}),
-        (PsycopgInstrumentor(), {"enable_commenter": False}),
-        (CeleryInstrumentor(), {}),
-        (URLLibInstrumentor(), {}),
-    ):
+    return [DjangoInstrumentor(), PsycopgInstrumentor(), CeleryInstrumentor(), URLLibInstrumentor()]
+
+
+def _instrument() -> None:
+    for instrumentor in _instrumentors():
         if not instrumentor.is_instrumented_by_opentelemetry:
-            instrumentor.instrument(**kwargs)
+            instrumentor.instrument()
 
 
 def wrap_wsgi(app: Callable) -> Callable:
