@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from memory.models import PendingEmbedding, RecordEmbedding
 from memory.observability import tracing
+from spokememory.celery import app as celery_app
 from tests import factories
 from tests.conftest import embedding_writer, make_space
 from tests.hostile.conftest import gunicorn
@@ -71,6 +73,7 @@ def test_one_trace_from_a_rest_capture_through_the_workers_embedding(
         return response.json()
 
     worker_file = tmp_path / "worker-spans.jsonl"
+    celery_app.control.purge()  # no message of an earlier test (an untraced drain) is waiting
     with embedding_writer(settings, "hybrid/2"):
         start_worker(
             SPOKE_MEMORY_ENGINE="hybrid/2",
@@ -103,9 +106,10 @@ def test_one_trace_from_a_rest_capture_through_the_workers_embedding(
                 for s in file_spans(worker_file)
                 if s["name"] == "memory.drain_derived"
                 and s["attributes"].get("memory.embeddings.made", 0) >= 1
+                and trace_of(s) == trace_id
             ],
             timeout=60,
-            what="the worker's drain span",
+            what="the worker's drain span, in the client's trace",
         )
 
     web = spans.get_finished_spans()
@@ -148,8 +152,6 @@ def test_rest_and_mcp_honour_traceparent_under_gunicorn(tmp_path):
     rest_trace, rest_parent = traceparent()
     mcp_trace, mcp_parent = traceparent()
     with gunicorn(tmp_path, env) as port:
-        import urllib.request
-
         request = urllib.request.Request(
             f"http://127.0.0.1:{port}/v1/ops/memory.subjects.ensure",
             data=json.dumps({"space_id": "s1", "subject_id": "u1"}).encode(),
