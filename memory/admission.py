@@ -26,6 +26,7 @@ from django.conf import settings
 
 from memory.engine.cognition import TIME_DIMENSIONS, grammar_error, time_out_of_range
 from memory.flags import COGNITION
+from memory.observability.observe import refused_at_admission
 from memory.wire.canonical import canonical
 from memory.wire.errors import BadRequest, CapabilityMissing, WireError, invalid
 from memory.wire.validation import (
@@ -49,7 +50,16 @@ def capability_missing(required: str, negotiated) -> WireError:
 
 
 def admit(op: str, body: Mapping[str, Any], negotiated) -> None:
-    """Gates 3 (storability) to 6 for an op's parsed request body; raises the first WireError."""
+    """Gates 3 (storability) to 6 for an op's parsed request body; raises the first WireError
+    (counted in `memory_admission_refusals`, by op and code)."""
+    try:
+        _admit(op, body, negotiated)
+    except WireError as exc:
+        refused_at_admission(op, exc)
+        raise
+
+
+def _admit(op: str, body: Mapping[str, Any], negotiated) -> None:
     depth = check_storable(body)
     spec = catalog().ops[op]
     if spec.flag not in negotiated:

@@ -42,6 +42,7 @@ from limits.strategies import SlidingWindowCounterRateLimiter
 from ulid import ULID
 
 from memory.models import Principal
+from memory.observability import metrics
 from memory.wire.errors import RateLimited
 
 log = logging.getLogger("memory.limits")
@@ -77,9 +78,14 @@ return 0
 
 def rate_limited(wait: float | None, message: str = OVER_RATE) -> RateLimited:
     """The 429 of a caller over a limit, with the whole seconds to wait (REST and MCP)."""
+    metrics.refused(_LIMIT_OF.get(message, "rate"))
     err = RateLimited(message)
     err.headers["Retry-After"] = str(max(1, int((wait or 1) + 0.999)))
     return err
+
+
+# Which limit a 429's message names (memory/observability/metrics.py `refused`).
+_LIMIT_OF = {OVER_BYTES: "bytes", IN_FLIGHT: "in_flight"}
 
 
 @cache

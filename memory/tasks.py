@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -33,6 +34,8 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Exists, F, OuterRef, Q
 
 from memory.models import Job, JobHeartbeat, Receipt
+from memory.observability import metrics
+from memory.observability.observe import tracer
 from memory.timeutil import now
 from memory.wire.errors import WireError
 
@@ -58,7 +61,13 @@ def drain_derived() -> int:
     """Make the derived copies queued by committed writes (woken after such commits, one message
     per burst per process: `wake_drain`; and by the sweep, so a lost broker message only delays
     them)."""
-    return sum(drain() for drain in DRAINS)
+    started = time.perf_counter()
+    with tracer.start_as_current_span("memory.drain_derived") as span:
+        made = sum(drain() for drain in DRAINS)
+        span.set_attribute("memory.embeddings.made", made)
+    metrics.EMBEDDINGS_DRAINED.inc(made)
+    metrics.DRAIN_DURATION.observe(time.perf_counter() - started)
+    return made
 
 
 class Coalesced:
@@ -276,11 +285,27 @@ def execute(job: Job) -> None:
         fail(job, "internal_error", "No handler for this job kind.")
         return
     heartbeat = Heartbeat.around(job)
+    started = time.perf_counter()
+    kind = job.kind if job.kind in JOB_HANDLERS else "other"
     try:
-        _execute(job, handler)
+        with tracer.start_as_current_span("memory.job") as span:
+            span.set_attribute("memory.job.kind", kind)
+            _execute(job, handler)
     finally:
         if heartbeat is not None:
             heartbeat.stop()
+        metrics.JOB_DURATION.labels(kind=kind).observe(time.perf_counter() - started)
+        metrics.JOBS.labels(kind=kind, outcome=_job_outcome(job)).inc()
+
+
+def _job_outcome(job: Job) -> str:
+    """committed, failed, or again (re-queued, superseded, or not readable now)."""
+    try:
+        state = Job.objects.filter(space_id=job.space_id, pk=job.pk).values_list("state", flat=True)
+        found = next(iter(state), "")
+    except DatabaseError:
+        return "unknown"
+    return {Job.DONE: "committed", Job.FAILED: "failed"}.get(found, "again")
 
 
 def _execute(job: Job, handler: JobHandler) -> None:

@@ -31,6 +31,7 @@ from django.http import HttpRequest, HttpResponse
 from memory.dispatch import auth
 from memory.dispatch.responses import error_response
 from memory.dispatch.views import declared_length, drain
+from memory.observability import metrics
 from memory.wire.errors import WireError
 
 DRAIN_FACTOR = 8
@@ -84,6 +85,7 @@ def unauthenticated(request: HttpRequest) -> WireError | None:
 
 
 def too_large(path: str, limit: int) -> HttpResponse:
+    metrics.refused("body_size")
     if path.startswith("/v1/"):
         return error_response(
             WireError(

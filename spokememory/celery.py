@@ -11,3 +11,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spokememory.settings")
 app = Celery("spokememory")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["memory"])
+
+# The worker's metrics port and traces (memory/observability/worker.py; docs/observability.md).
+from celery.signals import worker_init, worker_process_init  # noqa: E402
+
+from memory.observability.worker import child_started, worker_started  # noqa: E402
+
+worker_init.connect(worker_started, weak=False)
+worker_process_init.connect(child_started, weak=False)

@@ -3,6 +3,7 @@
 environment (the names below) or on the command line (which wins). See docs/deployment.md."""
 
 import os
+import tempfile
 
 wsgi_app = "spokememory.wsgi:application"
 
@@ -30,7 +31,25 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
 # One line per request on stdout: client, method and path (no query string), status, bytes,
 # duration (ms), user agent. Bodies, query strings and headers (so tokens and memory content)
 # are never logged.
-accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-")
+accesslog: str | None = os.environ.get("GUNICORN_ACCESS_LOG", "-")
+if os.environ.get("SPOKE_MEMORY_LOG_FORMAT", "").strip().lower() == "json":
+    # JSON lines (docs/observability.md): gunicorn's own lines in the app's schema, and the
+    # app's `memory.http` line per request in place of the access log.
+    accesslog = None
+    logconfig_dict = {
+        "formatters": {"json": {"()": "memory.observability.logs.JsonFormatter"}},
+        "handlers": {
+            name: {"class": "logging.StreamHandler", "formatter": "json", "stream": stream}
+            for name, stream in (
+                ("console", "ext://sys.stdout"),
+                ("error_console", "ext://sys.stderr"),
+            )
+        },
+        "loggers": {
+            "gunicorn.error": {"level": "INFO", "handlers": ["error_console"], "propagate": False},
+            "gunicorn.access": {"level": "CRITICAL", "handlers": [], "propagate": False},
+        },
+    }
 access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(B)s %(M)sms "%(a)s"'
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
@@ -38,3 +57,23 @@ loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
 # gunicorn's runtime control socket (one per user, in $HOME) is off: several servers of one
 # user (the demo, the test suite's, benchmarks) would fight over the one path.
 control_socket_disable = True
+
+# Prometheus metrics of every worker process, summed at /metrics (docs/observability.md):
+# prometheus_client's multiprocess mode, in PROMETHEUS_MULTIPROC_DIR (a new private directory
+# when unset), emptied when the server starts; a dead worker's live gauges are dropped.
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="spoke-metrics-")
+
+
+def on_starting(server):
+    folder = os.environ["PROMETHEUS_MULTIPROC_DIR"]
+    os.makedirs(folder, exist_ok=True)
+    for name in os.listdir(folder):
+        if name.endswith(".db"):
+            os.unlink(os.path.join(folder, name))
+
+
+def child_exit(server, worker):
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)

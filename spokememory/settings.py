@@ -1,6 +1,7 @@
 """Settings, all from the environment. Defaults are the embedded set-up: SQLite and a
 filesystem broker under var/, so `make run` needs no server. See docs/deployment.md."""
 
+import logging
 import os
 import secrets
 from pathlib import Path
@@ -411,13 +412,44 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# Observability (docs/observability.md). /metrics answers a bearer of SPOKE_MEMORY_METRICS_TOKEN,
+# or a peer in SPOKE_MEMORY_METRICS_ALLOW_FROM (addresses or CIDR networks; loopback by default)
+# whose request carries no forwarding header; anyone else gets a 404.
+SPOKE_MEMORY_METRICS_TOKEN = os.environ.get("SPOKE_MEMORY_METRICS_TOKEN", "")
+SPOKE_MEMORY_METRICS_ALLOW_FROM = env_list(
+    "SPOKE_MEMORY_METRICS_ALLOW_FROM", ["127.0.0.0/8", "::1/128"]
+)
+# The per-space gauges (review queue) name at most this many spaces; the rest sum as "_other".
+SPOKE_MEMORY_METRICS_MAX_SPACES = env_int("SPOKE_MEMORY_METRICS_MAX_SPACES", 50)
+# Log format: "text" (the plain lines below) or "json" (one JSON object per line, with one
+# `memory.ops` line per op and one `memory.http` line per request: memory/observability/logs.py).
+SPOKE_MEMORY_LOG_FORMAT = os.environ.get("SPOKE_MEMORY_LOG_FORMAT", "text").strip().lower()
+if SPOKE_MEMORY_LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured("SPOKE_MEMORY_LOG_FORMAT must be text or json.")
+_JSON_LOGS = SPOKE_MEMORY_LOG_FORMAT == "json"
+if _JSON_LOGS:
+    logging.captureWarnings(True)  # Python's warnings as log records (JSON lines), not raw text
+_PER_REQUEST_LEVEL = "INFO" if _JSON_LOGS else "WARNING"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "memory.observability.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if _JSON_LOGS else "plain",
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
-    "loggers": {"memory": {"level": os.environ.get("LOG_LEVEL", "INFO")}},
+    "loggers": {
+        "memory": {"level": os.environ.get("LOG_LEVEL", "INFO")},
+        "memory.ops": {"level": _PER_REQUEST_LEVEL},
+        "memory.http": {"level": _PER_REQUEST_LEVEL},
+    },
 }
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # The filesystem broker's URL has no host by design; kombu warns "No hostname was supplied"

@@ -3,6 +3,7 @@ from django.urls import include, path
 
 from memory.dispatch import discovery, health, views
 from memory.mcp import http as mcp_http
+from memory.observability import endpoint
 from reviews.ratelimit import limited
 
 urlpatterns = [
@@ -17,6 +18,7 @@ urlpatterns = [
     path("mcp/<str:space_id>", mcp_http.endpoint),
     path("healthz", health.healthz),
     path("readyz", health.readyz),
+    path("metrics", endpoint.metrics),
     # Django admin's login behind the same limiter as the console's (reviews/ratelimit.py)
     path("admin/login/", limited(admin.site.login)),
     path("admin/", admin.site.urls),

@@ -5,9 +5,14 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spokememory.settings")
-application = get_wsgi_application()
+from memory.observability import tracing
 
-from spokememory.warm import warm  # noqa: E402 - after Django is set up
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spokememory.settings")
+tracing.setup("web")  # opt-in (OTEL_* environment); before Django loads its middleware
+django_application = get_wsgi_application()
+
+from memory.observability.wsgi import observe_wsgi  # noqa: E402 - after Django is set up
+from spokememory.warm import warm  # noqa: E402
 
 warm()
+application = observe_wsgi(django_application)

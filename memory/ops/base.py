@@ -22,6 +22,7 @@ from typing import Any
 from memory.admission import admit
 from memory.context import OpContext
 from memory.models import Principal
+from memory.observability.observe import observed
 from memory.services.mutation import MutationScope, Outcome, mutate
 from memory.wire.validation import catalog
 
@@ -56,7 +57,8 @@ def register(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
                 f" {fn.__module__}.{fn.__qualname__} takes ({', '.join(params)})"
             )
         WRITTEN[name] = fn
-        HANDLERS[name] = _in_mutation(fn) if spec.mutating else fn
+        # Every caller's op (REST, MCP, in-process) is measured and traced here, once.
+        HANDLERS[name] = observed(name, _in_mutation(fn) if spec.mutating else fn)
         return fn
 
     return add

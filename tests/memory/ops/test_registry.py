@@ -27,8 +27,11 @@ def test_every_op_has_the_shape_its_schema_says():
     for name, spec in catalog().ops.items():
         params = list(inspect.signature(WRITTEN[name]).parameters)
         assert params == (["ctx", "req", "scope"] if spec.mutating else ["ctx", "req"]), name
+        # every op runs observed (counted, timed, traced: memory/observability/observe.py)
+        assert HANDLERS[name].__name__.startswith("observed("), name
         # the registry runs a write handler inside mutate(), never the handler as written
-        assert (HANDLERS[name] is WRITTEN[name]) is not spec.mutating, name
+        inner = HANDLERS[name].__wrapped__
+        assert (inner is WRITTEN[name]) is not spec.mutating, name
 
 
 def test_a_read_handler_for_a_mutating_op_fails_at_registration(monkeypatch):
