@@ -38,9 +38,10 @@ SQL_HOMES = ("memory/statements.py", "memory/selectors/", "memory/migrations/")
 SQL_ALLOWED = {
     # Redis, not SQL: the limiter's MULTI/EXEC pipeline (`pipe.execute()`).
     "memory/limits.py": "a Redis pipeline's execute(), not SQL",
-    # The hot-path row fetcher under statements.py's prepared hot queries: it runs the SQL that
-    # statements.py and Columns render, with one cursor, to skip the ORM's compile per call.
-    "memory/rows.py": "runs statements.py's fixed-shape hot queries on a raw cursor",
+    # The hot-path row fetcher (`rows.fetch`): runs the fixed-shape hot queries (statements.py's,
+    # and access.py's coverage query) on one cursor, to skip the ORM's compile per call;
+    # statements.py imports it, so it sits below the home rather than in it.
+    "memory/rows.py": "runs the fixed-shape hot queries on a raw cursor (below statements.py)",
     # Import activation's bulk load: psycopg 3's COPY ... FROM STDIN and SET LOCAL
     # session_replication_role on the cursor itself (no statements.execute form for COPY).
     "memory/services/transfer_load.py": "COPY FROM STDIN bulk load needs the cursor's copy()",
