@@ -16,8 +16,10 @@ VAR := $(or $(SPOKE_MEMORY_VAR_DIR),var)
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -qq --upgrade pip
+	@# The client first: the provider depends on it for the wire types (memory/wire/types.py
+	@# re-exports spoke_memory_client.types); editable, so a regenerated types.py is the one run.
+	$(BIN)/python -m pip install -qq -e ./clients/python
 	$(BIN)/python -m pip install -qq -e '.[semantic,test,dev]'
-	$(BIN)/python -m pip install -qq ./clients/python
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -51,9 +53,10 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy memory reviews spokememory
 	cd clients/python && ../../$(BIN)/mypy spoke_memory_client
-	$(BIN)/python -m memory.wire.gen_types --check
+	$(BIN)/python -m tools.codegen.wire --check
 	$(BIN)/python -m tools.settings_doc --check
 	$(BIN)/python -m tools.codegen.protocol --check
+	$(BIN)/python -m tools.lint_rules
 	cd clients/typescript && { test -d node_modules || npm ci --no-audit --no-fund; } && npm run --silent lint
 	cd clients/rust && export PATH="$$PATH:$$HOME/.cargo/bin" && cargo fmt --check && cargo clippy --quiet --locked --all-targets -- -D warnings
 	$(BIN)/lint-imports
@@ -65,6 +68,7 @@ format: $(STAMP)
 # Regenerate the generated reference pages (docs/protocol.md, docs/settings.md) after a change to
 # the wire schemas or the settings; `make lint` checks they are current.
 docs: $(STAMP)
+	$(BIN)/python -m tools.codegen.wire
 	$(BIN)/python -m tools.codegen.protocol
 	$(BIN)/python -m tools.settings_doc
 

@@ -14,8 +14,8 @@ decision under docs/decisions/. This rewrites:
 Inside docs/ and README.md (`--docs`) citations become relative Markdown links; elsewhere
 (`--code`: Python, TypeScript and its committed dist/, JSON schemas, templates, bench results)
 plain `docs/...` paths in the comment or string as it was. Generated files are rewritten like
-their sources, so `python -m memory.wire.gen_types --check` and the TypeScript dist check still
-agree; `--code` runs `gen_types` after rewriting to be sure.
+their sources, so `python -m tools.codegen.wire --check` and the TypeScript dist check still
+agree; `--code` runs the generator after rewriting to be sure.
 
     python -m tools.recite --code           # after merging: rewrite the code's citations
     python -m tools.recite --docs           # the docs (done once on the docs branch)
@@ -295,7 +295,7 @@ def main(argv: list[str]) -> int:
         return 1 if changed else 0
     if code and changed:
         # Generated files were rewritten with their sources; regenerate to be sure they agree.
-        subprocess.run([sys.executable, "-m", "memory.wire.gen_types"], cwd=ROOT, check=True)
+        subprocess.run([sys.executable, "-m", "tools.codegen.wire"], cwd=ROOT, check=True)
     return 0
 
 

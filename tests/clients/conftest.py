@@ -14,7 +14,7 @@ from spoke_memory_client import MemoryClient, SpokeError
 from memory.flags import ALL_FLAGS
 from memory.ops.port import InProcessMemoryPort
 from memory.wire.errors import WireError
-from memory.wire.gen_types import op_method
+from tools.codegen.wire import op_method
 
 _async = importlib.import_module("tests.memory.async.conftest")  # `async` is a keyword
 start_worker = _async.start_worker

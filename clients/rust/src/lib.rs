@@ -16,7 +16,7 @@
 //! ```
 
 pub mod client;
-#[rustfmt::skip] // generated (memory/wire/gen_rust.py)
+#[rustfmt::skip] // generated (tools/codegen/rust.py)
 pub mod errors;
 #[rustfmt::skip] // generated
 pub mod port;

@@ -1,12 +1,12 @@
-"""memory/wire/gen_rust.py: the Rust crate's generated sources follow the schemas (the trait has a
+"""tools/codegen/rust.py: the Rust crate's generated sources follow the schemas (the trait has a
 method per op, SpokeError a variant per code, requests are closed and answers tolerant), and
-`gen_types --check` covers them (test_gen_types.py runs the check itself)."""
+`python -m tools.codegen.wire --check` covers them (test_wire.py runs the check itself)."""
 
 from __future__ import annotations
 
 import re
 
-from memory.wire import gen_types
+from tools.codegen import wire as gen_types
 
 
 def _rendered() -> dict[str, str]:
@@ -43,7 +43,7 @@ def test_the_trait_has_one_method_per_op_and_the_client_implements_each():
 
 def test_a_variant_per_wire_code():
     errors = _rendered()["errors.rs"]
-    from memory.wire import gen_ts
+    from tools.codegen import typescript as gen_ts
 
     table = gen_ts.error_table(gen_types.SCHEMAS)
     for row in table:

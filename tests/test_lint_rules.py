@@ -1,0 +1,123 @@
+"""tools/lint_rules.py (run by `make lint`): the SQL-homes rule and the pure-engine rule pass on
+the repository and fail on a violation planted in a copy of its server packages."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tools import lint_rules
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A copy of the server packages (the sources only), as the check reads them."""
+    for package in lint_rules.PACKAGES:
+        shutil.copytree(
+            ROOT / package,
+            tmp_path / package,
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "static", "templates"),
+        )
+    return tmp_path
+
+
+def plant(tree: Path, rel: str, text: str) -> None:
+    path = tree / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as f:
+        f.write("\n" + text + "\n")
+
+
+def rules(tree: Path) -> list[tuple[str, str]]:
+    return sorted({(f.rule, f.path) for f in lint_rules.check(tree)})
+
+
+def test_the_repository_keeps_the_rules():
+    assert lint_rules.check(ROOT) == []
+
+
+def test_the_command_passes_on_the_clean_tree_and_fails_on_a_violation(tree):
+    run = [sys.executable, "-m", "tools.lint_rules", "--root", str(tree)]
+    clean = subprocess.run(run, cwd=ROOT, capture_output=True, text=True)
+    assert clean.returncode == 0, clean.stderr
+    plant(tree, "memory/services/planted.py", "def f(connection):\n    connection.cursor()")
+    dirty = subprocess.run(run, cwd=ROOT, capture_output=True, text=True)
+    assert dirty.returncode == 1
+    assert "memory/services/planted.py:3: [sql] .cursor(" in dirty.stderr
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def f(connection):\n    with connection.cursor() as cur:\n        cur.execute('SELECT 1')",
+        "from django.db.models.expressions import RawSQL\nq = RawSQL('SELECT 1', [])",
+        "from django.db.models import expressions\nq = expressions.RawSQL('SELECT 1', [])",
+        "from memory.models import Record\nrows = Record.objects.raw('SELECT * FROM r')",
+        "def f(cursor):\n    return cursor()",
+    ],
+)
+def test_sql_outside_its_homes_fails(tree, code):
+    plant(tree, "reviews/views/planted.py", code)
+    assert rules(tree) == [("sql", "reviews/views/planted.py")]
+
+
+@pytest.mark.parametrize(
+    "home", ["memory/statements.py", "memory/selectors/planted.py", "memory/migrations/9999_x.py"]
+)
+def test_sql_in_its_homes_passes(tree, home):
+    plant(
+        tree,
+        home,
+        "def f(connection):\n    with connection.cursor() as cur:\n        cur.execute('')",
+    )
+    assert rules(tree) == []
+
+
+def test_calling_the_home_and_a_plain_function_named_execute_pass(tree):
+    plant(
+        tree,
+        "memory/services/planted.py",
+        "from memory import statements\n"
+        "def execute(job):\n    return job\n"
+        "def f(job):\n    statements.execute(statements.PING)\n    execute(job)",
+    )
+    assert rules(tree) == []
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import subprocess",
+        "import urllib.request",
+        "from urllib.parse import quote",
+        "import fcntl",
+        "from django.conf import settings",
+        "def f():\n    import torch\n    return torch",
+        "import os\nURL = os.environ.get('X')",
+        "import os\nURL = os.getenv('X')",
+        "from os import environ",
+    ],
+)
+def test_io_in_the_engine_fails(tree, code):
+    plant(tree, "memory/engine/lexical.py", code)
+    assert rules(tree) == [("engine-io", "memory/engine/lexical.py")]
+
+
+def test_the_engine_may_use_os_path_and_pure_modules(tree):
+    plant(tree, "memory/engine/lexical.py", "import os\nimport re\nSEP = os.sep\nre.compile('x')")
+    assert rules(tree) == []
+
+
+def test_a_stale_allowlist_entry_fails(tree):
+    (tree / "memory" / "engine" / "onnx_export.py").write_text('"""moved out"""\n')
+    (tree / "spokememory" / "warm.py").unlink()
+    assert rules(tree) == [
+        ("engine-io", "memory/engine/onnx_export.py"),
+        ("sql", "spokememory/warm.py"),
+    ]
