@@ -280,13 +280,24 @@ class Coverage:
         for (place_contexts, place_shared), subjects in sorted(named.items(), key=_place_key):
             if every is not None and _place_within(place_contexts, place_shared, *every):
                 continue
-            q |= Q(**{f"{subject_field}__in": sorted(subjects)}) & placed_q(
+            q |= self._subjects_q(subject_field, sorted(subjects)) & placed_q(
                 None if place_contexts is None else sorted(place_contexts),
                 place_shared,
                 scope_field,
                 context_field,
             )
         return q
+
+    def _subjects_q(self, subject_field: str, subject_ids: list[str]) -> Q:
+        """The objects of these subjects of the space. Through the subject relation, a subquery
+        naming the space (`subject_id IN (SELECT id FROM memory_subject WHERE space_id = … AND
+        subject_id IN …)`), not a join on the subject's id alone: on Citus a join that does not
+        name the space needs repartitioning and is refused (docs/scaling.md)."""
+        relation, _, field = subject_field.rpartition("__")
+        if relation and field == "subject_id":
+            subjects = Subject.objects.filter(space_id=self.space_id, subject_id__in=subject_ids)
+            return Q(**{f"{relation}__in": subjects.values("pk")})
+        return Q(**{f"{subject_field}__in": subject_ids})
 
     def subject_view(self, capabilities: list[str], subject_id: str) -> dict:
         """The caller's coverage for one subject through these capabilities, as plain data:

@@ -126,6 +126,7 @@ def discard_imports_holding(record: Record) -> int:
     discards then name each import's space."""
     held: dict[str, set[str]] = {}
     for imp_id, space_id in ImportChunk.objects.filter(
+        imp__space_id=F("space_id"),  # a co-located join (Citus refuses one on the id alone)
         imp__state__in=STAGED,
         imp__bundle__space_id=record.space_id,
         imp__bundle__provider_id=settings.SPOKE_MEMORY_PROVIDER_ID,

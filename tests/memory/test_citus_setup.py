@@ -96,3 +96,34 @@ def test_on_citus_every_table_is_placed_and_a_second_run_changes_nothing():
     out = io.StringIO()
     call_command("spoke", "citus-setup", stdout=out)
     assert '"distributed": []' in out.getvalue() and '"reference": []' in out.getvalue()
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's error codes")
+def test_a_duplicate_key_coming_back_as_xx000_is_a_duplicate_key():
+    """Through a Citus coordinator, a unique violation raised on a worker by a statement run in
+    several steps comes back as SQLSTATE XX000 with PostgreSQL's message: the mutation path
+    takes it as the racer's duplicate it is (a replay or a retry), never an internal error.
+    Raised here by PostgreSQL itself with that code and message; the Citus leg runs the races."""
+    from django.db import IntegrityError, InternalError, transaction
+
+    from memory.models import Space
+    from memory.services.mutation import duplicate_key
+
+    def raised(sql: str) -> Exception:
+        with pytest.raises(Exception) as info, transaction.atomic():
+            with connection.cursor() as cur:
+                cur.execute(sql)
+        return info.value
+
+    dup = raised(
+        "DO $$ BEGIN RAISE EXCEPTION 'duplicate key value violates unique constraint"
+        " \"memory_receipt_pkey_102008\"' USING ERRCODE = 'XX000'; END $$"
+    )
+    assert isinstance(dup, InternalError) and duplicate_key(dup)
+    other = raised("DO $$ BEGIN RAISE EXCEPTION 'something else' USING ERRCODE = 'XX000'; END $$")
+    assert isinstance(other, InternalError) and not duplicate_key(other)
+    Space.objects.create(space_id="dup", display_name="d")
+    same = raised("INSERT INTO memory_space SELECT * FROM memory_space")
+    assert isinstance(same, IntegrityError) and duplicate_key(same)
+    assert getattr(same.__cause__, "sqlstate", None) == "23505"
