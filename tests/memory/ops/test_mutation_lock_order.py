@@ -61,10 +61,9 @@ def _pid() -> int:
 
 
 def _waits_for_a_lock(pid: int) -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [pid])
-        row = cursor.fetchone()
-    return row is not None and row[0] == "Lock"
+    from tests.conftest import backend_waits_for_a_lock
+
+    return backend_waits_for_a_lock(pid)
 
 
 def _until(done, what: str) -> None:
