@@ -238,14 +238,16 @@ def recording(recorder: Recorder) -> Iterator[Recorder]:
         yield recorder
 
 
-_TASKS = re.compile(r"[\"']Task Count[\"']:\s*(\d+)")
+_TASKS = re.compile(r"Task Count: (\d+)")
 
 
-def task_counts(statements: list[Statement]) -> list[tuple[Statement, int]]:
+def task_counts(statements: list[Statement]) -> list[tuple[Statement, int, int]]:
     """On a Citus coordinator: each recorded statement touching a space-scoped table with its
     EXPLAIN's largest `Task Count` (1: one shard group, a router plan; more: a fan-out; -1: the
-    EXPLAIN was refused, its error in `unnamed`). Read after the fact with the statement's own
-    parameters (the plan depends on the constants, not on the rows)."""
+    EXPLAIN was refused, its error in `unnamed`) and its number of distributed subplans (steps
+    the coordinator runs one after the other, e.g. the parts of a data-modifying CTE). Read
+    after the fact with the statement's own parameters (the plan depends on the constants, not
+    on the rows)."""
     scoped = space_scoped_tables()
     out = []
     with connection.cursor() as cur:
@@ -259,13 +261,14 @@ def task_counts(statements: list[Statement]) -> list[tuple[Statement, int]]:
                 continue
             cur.execute("SAVEPOINT explain_tasks")
             try:
-                cur.execute("EXPLAIN (FORMAT JSON) " + st.sql, st.params)
+                cur.execute("EXPLAIN " + st.sql, st.params)
             except Exception as exc:  # noqa: BLE001 - an EXPLAIN refused is what is reported
                 cur.execute("ROLLBACK TO SAVEPOINT explain_tasks")
-                out.append((Statement(st.label, st.sql, [f"EXPLAIN failed: {exc}"]), -1))
+                out.append((Statement(st.label, st.sql, [f"EXPLAIN failed: {exc}"]), -1, 0))
                 continue
-            plan = str(cur.fetchone()[0])
+            plan = "\n".join(row[0] for row in cur.fetchall())
             cur.execute("RELEASE SAVEPOINT explain_tasks")
             counts = [int(n) for n in _TASKS.findall(plan)]
-            out.append((st, max(counts) if counts else 0))
+            subplans = plan.count("Distributed Subplan")
+            out.append((st, max(counts) if counts else 0, subplans))
     return out

@@ -42,6 +42,7 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 max_prepared_transactions = 100
+wal_level = logical
 CONF
     fi
     if ! pg_isready -q -h 127.0.0.1 -p "${ports[$i]}"; then

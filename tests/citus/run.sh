@@ -19,7 +19,7 @@ fi
 tests/citus/cluster.sh start || exit 1
 # CITUS_REMOVE=1: the data folders go too (CI's throwaway CITUS_DIR)
 [ "${CITUS_KEEP:-0}" = 1 ] || trap 'tests/citus/cluster.sh stop; [ "${CITUS_REMOVE:-0}" = 1 ] && rm -rf "${CITUS_DIR:?}"' EXIT
-db=spoke_citus_leg
+db=${CITUS_DB:-spoke_citus_leg}
 export PGOPTIONS="-c client_min_messages=warning"
 for p in "$port" "$((port + 1))" "$((port + 2))"; do
   psql -X -q -h 127.0.0.1 -p "$p" -U postgres -d postgres -c "DROP DATABASE IF EXISTS test_$db WITH (FORCE)" || exit 1

@@ -342,25 +342,30 @@ def check_plans(rec: Recorder, engine: str) -> None:
     statement is refused. With SPOKE_MEMORY_CITUS_PLANS set, the per-phase table is appended to
     that file (bench/citus.sh)."""
     counted = task_counts([st for st in rec.statements if st.label != TEST])
-    refused = [(st.label, st.unnamed, st.sql[:500]) for st, n in counted if n < 0]
+    refused = [(st.label, st.unnamed, st.sql[:500]) for st, n, _ in counted if n < 0]
     assert not refused, refused
-    spread = [(st.label, n, st.sql[:500]) for st, n in counted if not st.unnamed and n > 1]
+    spread = [(st.label, n, st.sql[:500]) for st, n, _ in counted if not st.unnamed and n > 1]
     assert not spread, spread
-    phases: dict[str, list[int]] = {}
-    for st, n in counted:
-        phases.setdefault(st.label, []).append(n)
+    phases: dict[str, list[tuple[int, int]]] = {}
+    for st, n, steps in counted:
+        phases.setdefault(st.label, []).append((n, steps))
     print(f"{len(counted)} statements explained under {engine}")
     path = os.environ.get("SPOKE_MEMORY_CITUS_PLANS")
     if path:
         with open(path, "a") as out:
             out.write(f"\n### {engine}: {len(counted)} statements explained\n\n")
-            out.write("| phase | statements | router (Task Count 1) | fan-out (Task Count) |\n")
-            out.write("|---|---|---|---|\n")
+            out.write(
+                "| phase | statements | router (Task Count 1) | of which in steps"
+                " (distributed subplans) | fan-out (Task Count) |\n"
+            )
+            out.write("|---|---|---|---|---|\n")
             for label in sorted(phases):
                 ns = phases[label]
-                fans = sorted({n for n in ns if n > 1})
+                fans = sorted({n for n, _ in ns if n > 1})
+                steps = [k for n, k in ns if n <= 1 and k]
                 out.write(
-                    f"| `{label}` | {len(ns)} | {sum(1 for n in ns if n <= 1)} |"
+                    f"| `{label}` | {len(ns)} | {sum(1 for n, _ in ns if n <= 1)} |"
+                    f" {f'{len(steps)} ({max(steps)} subplans at most)' if steps else '-'} |"
                     f" {', '.join(map(str, fans)) if fans else '-'} |\n"
                 )
 
