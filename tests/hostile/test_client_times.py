@@ -134,6 +134,9 @@ def test_a_stored_out_of_range_time_never_poisons_a_read(world, call):
     assert poisoned != good
 
 
+@pytest.mark.single_node(
+    reason="runs a data migration's code, which ran before distribution on a cluster"
+)
 def test_migration_0009_rewrites_stored_out_of_range_times_to_the_bound(world):
     rid = _poison(world)
     [cid] = world.candidate_ids(texts=["a"])
