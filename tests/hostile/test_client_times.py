@@ -113,8 +113,10 @@ def _poison(world) -> str:
     """A record stored before the edge refused such times (written past the edge)."""
     rid = world.record_id(content={"text": "x", "cognition": [cognition_entry()]})
     poisoned = {"text": "x", "cognition": [cognition_entry(times={"recorded_at": LATE})]}
-    Record.objects.filter(record_id=rid).update(content=poisoned)
-    RecordRevision.objects.filter(record__record_id=rid).update(content=poisoned)
+    Record.objects.filter(space_id="s1", record_id=rid).update(content=poisoned)
+    RecordRevision.objects.filter(
+        space_id="s1", record__space_id="s1", record__record_id=rid
+    ).update(content=poisoned)
     return rid
 
 
