@@ -11,7 +11,9 @@ PYTEST_ARGS ?=
 # Where the embedded default keeps its files (the settings read the same variable).
 VAR := $(or $(SPOKE_MEMORY_VAR_DIR),var)
 
-.PHONY: run test lint format bench install migrate worker clean docs
+CITUS_PYTEST_ARGS ?=
+
+.PHONY: run test test-citus lint format bench install migrate worker clean docs
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -47,6 +49,14 @@ worker: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; [ $$rc -eq 0 ] || exit $$rc
+	@tests/citus/cluster.sh installed \
+	  && echo "Citus leg: not part of make test; make test-citus runs it" \
+	  || echo "Citus leg skipped: no Citus extension installed (docs/scaling.md says how to get it)"
+
+# The suite on a Citus coordinator and two workers on loopback (tests/citus/run.sh): the black-box
+# op tests unless CITUS_PYTEST_ARGS names others. Skipped, with a line saying so, without Citus.
+test-citus: $(STAMP)
+	PYTHON=$(BIN)/python tests/citus/run.sh $(CITUS_PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -56,6 +66,7 @@ lint: $(STAMP)
 	$(BIN)/python -m tools.codegen.wire --check
 	$(BIN)/python -m tools.settings_doc --check
 	$(BIN)/python -m tools.codegen.protocol --check
+	$(BIN)/python -m tools.recite --code --check
 	$(BIN)/python -m tools.lint_rules
 	cd clients/typescript && { test -d node_modules || npm ci --no-audit --no-fund; } && npm run --silent lint
 	cd clients/rust && export PATH="$$PATH:$$HOME/.cargo/bin" && cargo fmt --check && cargo clippy --quiet --locked --all-targets -- -D warnings

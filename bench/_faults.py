@@ -1,5 +1,5 @@
 """Shared by the fault scripts (`faults_*`): posting an op with its idempotency key, judging an
-error answer (a clean wire error, SPEC §1.5), and the exactly-once audit of acknowledged writes
+error answer (a clean wire error, docs/protocol.md#errors), and the exactly-once audit of acknowledged writes
 against the database: one receipt and one key row per acknowledged key, and a space revision
 that moved by exactly one per effect."""
 
@@ -26,7 +26,7 @@ def post_op(client: httpx.Client, op: str, body: dict) -> httpx.Response:
 
 def unclean(response: httpx.Response, secret: str) -> str | None:
     """Why an error response is not a clean wire error (None when it is): JSON, exactly
-    `{"error": envelope}` with a known code and its SPEC status, no HTML or traceback, nothing
+    `{"error": envelope}` with a known code and its protocol status, no HTML or traceback, nothing
     of the request's content (`secret` is a marker every request's content carries), and
     `Retry-After` on 503 and 429."""
     text = response.text

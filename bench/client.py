@@ -1,4 +1,4 @@
-"""The client's own cost against its floor (docs/performance.md "Python client overhead").
+"""The client's own cost against its floor (docs/performance.md#clients).
 
 One closed loop, one call at a time, `memory.records.get` of one record:
 - over HTTP (gunicorn, 1 worker, loopback): the floor is a bare `httpx.Client.post` of the same

@@ -1,4 +1,4 @@
-"""Cursor pages: page 1000 of memory.records.list costs what page 1 costs (SPEC §2.7).
+"""Cursor pages: page 1000 of memory.records.list costs what page 1 costs (docs/protocol.md#cursors).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> python -m bench.cursor_pages [--records 50000]
 

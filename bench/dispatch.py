@@ -1,4 +1,4 @@
-"""Dispatch overhead against its floor (docs/performance.md "Dispatch overhead").
+"""Dispatch overhead against its floor (docs/performance.md#dispatch).
 
 Under gunicorn on PostgreSQL, closed-loop clients on loopback call read ops through the full
 edge (token, session, gates, coverage, handler) and, in the same server, a bare Django view

@@ -1,4 +1,4 @@
-"""MCP against REST, side by side (docs/performance.md "MCP"): `python -m bench mcp_vs_rest`.
+"""MCP against REST, side by side (docs/performance.md#clients): `python -m bench mcp_vs_rest`.
 
 One server as the product serves it (gunicorn, spokememory's gunicorn settings' 2 workers x 4
 threads, `bench:mcp_wsgi_app()`: the REST API with /mcp/ mounted beside it) on PostgreSQL; a

@@ -1,4 +1,4 @@
-"""Mixed load (docs/performance.md "Mixed load"): BENCH_MIXED_CLIENTS (32) closed-loop clients
+"""Mixed load (docs/performance.md#mixed-load): BENCH_MIXED_CLIENTS (32) closed-loop clients
 for BENCH_MIXED_SECONDS (120) against gunicorn on PostgreSQL, over BENCH_MIXED_SPACES (4)
 spaces. The mix: capture, candidates.review (promote, some drops) of the client's own captures,
 records.create / update (CAS on the acknowledged revision) / get, recall, and some

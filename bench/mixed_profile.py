@@ -1,5 +1,5 @@
 """The mixed load (bench.mixed_load) against a profiled server: where the CPU goes per request
-(docs/performance.md "Mixed load", "Profiled and tuned").
+(docs/performance.md#mixed-load, "Profiled and tuned").
 
 The server is the bench's app wrapped (`app()` below, `bench.mixed_profile:app()` for gunicorn):
 per op, the thread CPU time (`time.thread_time`), wall time, query count and time spent in

@@ -1,4 +1,4 @@
-"""What weighing a list page costs (docs/decisions.md, "What one answer may weigh").
+"""What weighing a list page costs (docs/decisions/what-one-answer-may-weigh.md).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> python -m bench.page_weight [--records 2000] [--text-bytes 1000]
 

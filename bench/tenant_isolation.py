@@ -18,7 +18,7 @@ subject) runs BENCH_ISO_ATTACKERS clients of memory.recall there, beside the vic
 With `team` in BENCH_ISO_PHASES, a phase after the quiet one: BENCH_ISO_ATTACKERS clients of an
 app of the victim's own space (a second principal with records_read there) run
 memory.records.list in it beside the victim's reads (an app beside its own agent's token: one
-tenant, so neither yields to the other; docs/decisions.md "The heavier principal yields to a
+tenant, so neither yields to the other; docs/decisions/index.md "The heavier principal yields to a
 lighter one"). With `alone` in BENCH_ISO_PHASES, the grant-heavy listers first run on a server that has served
 nobody else (what they get unshared: the CPU share holds a principal only while another is served).
 Each phase runs BENCH_ISO_SECONDS (30). With BENCH_ISO_BEFORE (a checkout of the code before a

@@ -1,4 +1,4 @@
-"""The write path against its own floor (docs/performance.md "Write path").
+"""The write path against its own floor (docs/performance.md#write-path).
 
 Under gunicorn (BENCH_WORKERS × BENCH_THREADS, default 2 × 4) on PostgreSQL, closed-loop clients
 on loopback, all in ONE space, in interleaved rounds:

@@ -1,4 +1,4 @@
-"""Coverage (SPEC §4) and the one `access_*` function per protected object type (SPEC §2.6 a-b).
+"""Coverage (docs/protocol.md#grants) and the one `access_*` function per protected object type (docs/protocol.md#authorization a-b).
 
 A caller's coverage in a space is the union of its effective grants there, loaded fresh on every
 call (reads are re-authorized each time). Each action must be covered by one grant. Objects the
@@ -28,7 +28,7 @@ from memory.wire.errors import (
 from memory.wire.types import Capability
 
 ADMIN = "space_admin"
-# The grant capabilities, in the schema's order (SPEC §4), from the generated wire types.
+# The grant capabilities, in the schema's order (docs/protocol.md#grants), from the generated wire types.
 CAPABILITIES: list[str] = list(get_args(Capability))
 
 
@@ -54,7 +54,7 @@ def grant_covers_space(grant: Grant) -> bool:
 
 def grant_contains(outer: Grant, inner: Grant) -> bool:
     """`outer` reaches every subject and placement `inner` does (capabilities and expiry aside):
-    the subject, context and shared dimensions of non-amplification (SPEC §4)."""
+    the subject, context and shared dimensions of non-amplification (docs/protocol.md#grants)."""
     subjects_in = outer.subject_ids is None or (
         inner.subject_ids is not None and set(inner.subject_ids) <= set(outer.subject_ids)
     )
@@ -280,13 +280,24 @@ class Coverage:
         for (place_contexts, place_shared), subjects in sorted(named.items(), key=_place_key):
             if every is not None and _place_within(place_contexts, place_shared, *every):
                 continue
-            q |= Q(**{f"{subject_field}__in": sorted(subjects)}) & placed_q(
+            q |= self._subjects_q(subject_field, sorted(subjects)) & placed_q(
                 None if place_contexts is None else sorted(place_contexts),
                 place_shared,
                 scope_field,
                 context_field,
             )
         return q
+
+    def _subjects_q(self, subject_field: str, subject_ids: list[str]) -> Q:
+        """The objects of these subjects of the space. Through the subject relation, a subquery
+        naming the space (`subject_id IN (SELECT id FROM memory_subject WHERE space_id = … AND
+        subject_id IN …)`), not a join on the subject's id alone: on Citus a join that does not
+        name the space needs repartitioning and is refused (docs/scaling.md)."""
+        relation, _, field = subject_field.rpartition("__")
+        if relation and field == "subject_id":
+            subjects = Subject.objects.filter(space_id=self.space_id, subject_id__in=subject_ids)
+            return Q(**{f"{relation}__in": subjects.values("pk")})
+        return Q(**{f"{subject_field}__in": subject_ids})
 
     def subject_view(self, capabilities: list[str], subject_id: str) -> dict:
         """The caller's coverage for one subject through these capabilities, as plain data:
@@ -327,7 +338,7 @@ class Coverage:
         return [rects[k] for k in sorted(rects)]
 
     def state_digest(self) -> str:
-        """Identity of the caller's grant state; a cursor is bound to it (SPEC §2.7)."""
+        """Identity of the caller's grant state; a cursor is bound to it (docs/protocol.md#cursors)."""
         return digest([[g.grant_id, g.revision] for g in self.grants])
 
 
@@ -422,7 +433,7 @@ def access_subject(
 
 def require_read(cov: Coverage, capabilities: list[str], subject: Subject | None) -> None:
     """A list needs a read capability: on the subject when it names one, else anywhere in the
-    space. A visible subject without it is PERMISSION_DENIED (SPEC §2.6 b), not an empty page."""
+    space. A visible subject without it is PERMISSION_DENIED (docs/protocol.md#authorization b), not an empty page."""
     if subject is None:
         held = any(cov.with_capability(c) for c in capabilities)
     else:
@@ -446,7 +457,7 @@ def gate_space_writable(space: Space) -> None:
 def gate_subject_writable(
     subject: Subject, scope: str | None = None, context_id: str | None = None
 ) -> None:
-    """State gates for a write about a subject, optionally placed in a context (SPEC §2.6)."""
+    """State gates for a write about a subject, optionally placed in a context (docs/protocol.md#authorization)."""
     if subject.state == Subject.ARCHIVED:
         raise SubjectArchived("The subject is archived: it accepts no further writes.")
     if subject.state == Subject.FENCED:

@@ -1,11 +1,11 @@
 """Admission: the one path every caller's request takes before an op's handler runs, whoever
 the caller is (the HTTP edge, the console, management commands, benchmarks, the in-process
 MemoryPort). The body arrives already parsed (the HTTP edge parses and size-checks it, gate 3's
-first half); admission judges, in SPEC §1.4's order:
+first half); admission judges, in docs/protocol.md#dispatch's order:
 
   3. storability: no U+0000, no lone surrogate, no number outside I-JSON's exact range;
   4. capability: the op's flag (and `spoke-cognition` for a cognition filter) is negotiated;
-  5. the op's request schema, and the range of every time the request carries (SPEC §2.1: a
+  5. the op's request schema, and the range of every time the request carries (docs/protocol.md#identifiers: a
      grant's `expires_at`, the times of each content's cognition records, a cognition filter's
      time values), all `400 invalid_input` with `reason: "schema"`;
   6. the cognition grammar;
@@ -87,7 +87,7 @@ def _admit(op: str, body: Mapping[str, Any], negotiated) -> None:
 
 
 def time_errors(spec: OpSpec, body: Mapping[str, Any]) -> list[SchemaError]:
-    """The client times of a schema-valid request that denote no instant in SPEC §2.1's range
+    """The client times of a schema-valid request that denote no instant in docs/protocol.md#identifiers's range
     (an offset may push 9999-12-31 or 0001-01-01 out of it; year 0, Feb 30 never were)."""
     found: list[tuple[str, object]] = []
     for path in component_paths(spec, "LooseTime"):
@@ -110,7 +110,7 @@ def time_errors(spec: OpSpec, body: Mapping[str, Any]) -> list[SchemaError]:
 
 
 def check_extensions(spec: OpSpec, body: Mapping[str, Any]) -> None:
-    """SPEC §2.1: every extensions map of a request (its own and each item's) is at most
+    """docs/protocol.md#identifiers: every extensions map of a request (its own and each item's) is at most
     limits.max_extensions_bytes of RFC 8785 JSON."""
     limit = settings.SPOKE_MEMORY_LIMITS["max_extensions_bytes"]
     for path in component_paths(spec, "Extensions"):

@@ -1,4 +1,4 @@
-"""The wire capability flags of SPEC §1.4, defined once. Plain constants with no imports, so
+"""The wire capability flags of docs/protocol.md#dispatch, defined once. Plain constants with no imports, so
 settings (the served set), the edge (negotiation), admission (capability gate) and the op schemas'
 `flag` members all name the same strings."""
 

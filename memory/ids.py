@@ -1,4 +1,4 @@
-"""Server-made identifiers (SPEC §2.1): `<prefix>_<ULID>`."""
+"""Server-made identifiers (docs/protocol.md#identifiers): `<prefix>_<ULID>`."""
 
 from ulid import ULID
 

@@ -1,4 +1,4 @@
-"""The database is unreachable: a wire answer for it (SPEC §1.5 has none; docs/decisions.md
+"""The database is unreachable: a wire answer for it (docs/protocol.md#errors has none; docs/decisions/index.md
 "Database unavailable"). `503 unavailable` with `Retry-After`, lower case like every
 dispatch-layer code: it is about the provider's plumbing, not about the request.
 
@@ -47,7 +47,7 @@ def contended() -> WireError:
     """A mutation that could not be ordered among the space's concurrent writers on its last
     attempt (a deadlock or serialization failure PostgreSQL resolved against it, or gates that
     moved on every attempt): it was rolled back, nothing changed and no key was consumed, so a
-    retry, with the same key or without, executes once (docs/decisions.md "Database
+    retry, with the same key or without, executes once (docs/decisions/index.md "Database
     unavailable")."""
     err = Unavailable(
         "The space is too busy with concurrent changes to take this one now; nothing was "

@@ -1,4 +1,4 @@
-"""Times on the wire are RFC 3339 UTC with `Z` and millisecond precision (SPEC §2.1).
+"""Times on the wire are RFC 3339 UTC with `Z` and millisecond precision (docs/protocol.md#identifiers).
 Stored times are truncated to the millisecond when made, so what a client reads back, what an
 export carries and what a cursor orders by are the same value."""
 
@@ -23,7 +23,7 @@ def iso(value: datetime | None) -> str | None:
 
 def parse(value: str) -> datetime:
     """Parse an RFC 3339 time (any offset, any fraction) to an aware UTC datetime, truncated to
-    the millisecond. Raises ValueError on anything else, a time outside SPEC §2.1's range
+    the millisecond. Raises ValueError on anything else, a time outside docs/protocol.md#identifiers's range
     (0001-01-01T00:00:00Z..9999-12-31T23:59:59.999Z once normalized) included."""
     parsed = parse_time(value)
     if parsed is None:

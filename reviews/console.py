@@ -1,5 +1,5 @@
 """The one path from a console request to the ops layer. A console user acts as the Principal
-linked to it (SPEC §1.2): every screen calls an op through the typed in-process port
+linked to it (docs/protocol.md#authentication): every screen calls an op through the typed in-process port
 (`PORT`, `memory.ops.port.InProcessMemoryPort`: one method per op, taking the op's request
 TypedDict and answering its answer TypedDict, so mypy checks every member a screen sends or
 reads) and sees exactly what the API would answer that principal. NOT_FOUND from a read becomes

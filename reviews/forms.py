@@ -83,7 +83,7 @@ class GrantForm(forms.Form):
 
 # ---- shared fields ------------------------------------------------------------------------------
 
-REASON_MAX = 1000  # SPEC Reason: at most 1000 characters
+REASON_MAX = 1000  # the protocol Reason: at most 1000 characters
 
 
 class TextField(forms.CharField):

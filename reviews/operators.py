@@ -1,9 +1,9 @@
-"""Who may operate a space (SPEC §8): Django staff holding guardian's object permission
+"""Who may operate a space (docs/protocol.md#operators): Django staff holding guardian's object permission
 `memory.operate_space` on that Space. The choices are explicit: `with_superuser=False` and
 `accept_global_perms=False`, so a superuser is not silently an operator of every space; it
 grants itself (or anyone) the permission per space in the Django admin, which it controls anyway.
 
-Operators act outside the grants of SPEC §4 (they bootstrap them), and a token reaches every
+Operators act outside the grants of docs/protocol.md#grants (they bootstrap them), and a token reaches every
 space its principal holds a grant in, so who manages a principal decides who can reach what
 (issue 26; docs/operators.md "Who manages a principal"). A principal belongs to its *home*
 space, the one whose Operate page made it:
@@ -58,7 +58,7 @@ class Management:
 
 def reached_spaces(principals: list[Principal]) -> dict[str, set[str]]:
     """The spaces each principal holds an effective grant in (one query): where its tokens
-    reach. Revoked and expired grants reach nothing, ever again (SPEC §4)."""
+    reach. Revoked and expired grants reach nothing, ever again (docs/protocol.md#grants)."""
     out: dict[str, set[str]] = {p.pk: set() for p in principals}
     rows = Grant.objects.filter(effective_q(now()), grantee__in=principals).values_list(
         "grantee_id", "space_id"

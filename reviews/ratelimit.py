@@ -16,7 +16,7 @@ proxies saw (the SPOKE_MEMORY_TRUSTED_PROXY_COUNT-th entry from the right).
 A cache that cannot be reached (Redis down) fails closed: no login is tried, the login views
 answer 503 with Retry-After, and any other `authenticate` caller is refused; unlimited password
 guessing for the length of an outage is worse than a console that waits for Redis
-(docs/reliability.md "Redis down")."""
+(docs/reliability.md#faults)."""
 
 from __future__ import annotations
 

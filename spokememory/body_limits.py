@@ -2,7 +2,7 @@
 the body (issue 26: a 100 MiB POST to /console/login/ was read whole, as Django's own limit was
 off site-wide for the wire's sake).
 
-- `/v1/`: `limits.max_request_bytes` (SPEC §1.4 gate 3), answered `413 payload_too_large` in the
+- `/v1/`: `limits.max_request_bytes` (docs/protocol.md#dispatch gate 3), answered `413 payload_too_large` in the
   wire's envelope to an authenticated caller, `401` to any other (authentication is gate 2);
   the op view's gate judges the same bound (and the bytes actually read).
 - the console's import upload (`/console/s/<space>/imports/stage/`):
@@ -18,7 +18,7 @@ was not read to its end, and a client still sending that body then sees a broken
 the 413; so on /v1 a body up to DRAIN_FACTOR x the limit is read and discarded first (in
 chunks: memory stays flat) and the 413 leaves the keep-alive connection usable for the
 client's next request. A larger one, and any over-limit console form, is refused unread and the
-connection closes (docs/decisions.md "Request bodies")."""
+connection closes (docs/decisions/request-bodies.md)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ class BodyLimitMiddleware:
             if wire and declared <= DRAIN_FACTOR * limit:
                 drain(request.META["wsgi.input"], declared, CHUNK)
             if wire:
-                # SPEC §1.4's order: authentication (401) before the body (413), both judged
+                # docs/protocol.md#dispatch's order: authentication (401) before the body (413), both judged
                 # from the headers: an unauthenticated caller learns nothing of the body gate.
                 refused = unauthenticated(request)
                 if refused is not None:

@@ -245,7 +245,7 @@ SECURE_PROXY_SSL_HEADER = (
 # every process only with Redis (SPOKE_MEMORY_CACHE_URL, else REDIS_URL); the local-memory
 # default counts per process (docs/deployment.md). A Redis that stops answering costs a request
 # at most the socket timeout: then the throttle fails open and logins answer 503
-# (docs/reliability.md "Redis down").
+# (docs/reliability.md#faults).
 _cache_url = os.environ.get("SPOKE_MEMORY_CACHE_URL") or os.environ.get("REDIS_URL")
 _cache_timeout_s = float(os.environ.get("SPOKE_MEMORY_CACHE_TIMEOUT_S", "0.5"))
 SPOKE_MEMORY_CACHE_OPTIONS = {
@@ -306,20 +306,20 @@ SPOKE_MEMORY_LIMITS = {
     "max_recall_records": env_int("SPOKE_MEMORY_MAX_RECALL_RECORDS", 100),
     "max_recall_bytes": env_int("SPOKE_MEMORY_MAX_RECALL_BYTES", 262_144),
     "export_chunk_bytes": env_int("SPOKE_MEMORY_EXPORT_CHUNK_BYTES", 262_144),
-    # A stored export is withdrawn this long after it commits (SPEC §5; docs/transfer.md).
+    # A stored export is withdrawn this long after it commits (docs/protocol.md#ops; docs/transfer.md).
     "export_retention_s": env_int("SPOKE_MEMORY_EXPORT_RETENTION_S", 86_400),
     "max_extensions_bytes": env_int("SPOKE_MEMORY_MAX_EXTENSIONS_BYTES", 4_096),
     "reflection_min_records": env_int("SPOKE_MEMORY_REFLECTION_MIN_RECORDS", 3),
     "idempotency_retention_s": env_int("SPOKE_MEMORY_IDEMPOTENCY_RETENTION_S", 86_400),
     "session_ttl_s": env_int("SPOKE_MEMORY_SESSION_TTL_S", 3_600),
-    # Bounds on input before it costs anything (issue 26; docs/decisions.md "Input bounds"):
+    # Bounds on input before it costs anything (issue 26; docs/decisions/input-bounds.md):
     # how deep a content object or extensions map may nest, how many items a request's id and
     # kind lists may hold, how many grants one principal may hold in one space.
     "max_json_depth": env_int("SPOKE_MEMORY_MAX_JSON_DEPTH", 32),
     "max_list_items": env_int("SPOKE_MEMORY_MAX_LIST_ITEMS", 256),
     "max_grants_per_principal": env_int("SPOKE_MEMORY_MAX_GRANTS_PER_PRINCIPAL", 64),
     # The bytes of request bodies one principal may send per minute, counted before a body is
-    # read (docs/decisions.md "Byte budget"); 0: no budget.
+    # read (docs/decisions/byte-budget.md); 0: no budget.
     "max_request_bytes_per_min": env_int("SPOKE_MEMORY_MAX_REQUEST_BYTES_PER_MIN", 67_108_864),
 }
 # The limiter (memory/limits.py; docs/decisions/limiter.md; docs/deployment.md "Limits"): each
@@ -343,7 +343,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(
 # (memory.tasks.sweep_imports; docs/transfer.md). Not a wire limit.
 SPOKE_MEMORY_IMPORT_STAGING_TTL_S = env_int("SPOKE_MEMORY_IMPORT_STAGING_TTL_S", 86_400)
 # What one list page may weigh (its items' JSON, bytes); a page reaching it ends early with a
-# next_cursor (docs/decisions.md). Not a wire limit: clients follow next_cursor either way.
+# next_cursor (docs/decisions/index.md). Not a wire limit: clients follow next_cursor either way.
 SPOKE_MEMORY_PAGE_BYTES = env_int("SPOKE_MEMORY_PAGE_BYTES", 1_048_576)
 # Judge every request with both schema validators and fail on a disagreement (the test suite).
 SPOKE_MEMORY_SCHEMA_CROSSCHECK = os.environ.get("SPOKE_MEMORY_SCHEMA_CROSSCHECK", "") == "1"
@@ -383,7 +383,7 @@ else:
         CELERY_BROKER_TRANSPORT_OPTIONS.update(SPOKE_MEMORY_BROKER_SOCKET_OPTIONS)
 # A publish after a write's commit tries twice; then it is logged and the job waits in the job
 # table for the sweeper (the outbox). With the socket timeouts above, a Redis broker that hangs
-# costs a request at most ~5 s instead of forever (docs/reliability.md "Redis down").
+# costs a request at most ~5 s instead of forever (docs/reliability.md#faults).
 CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "max_retries": 1,
     "interval_start": 0,

@@ -9,7 +9,7 @@ def warm() -> None:
     """The schema catalog (its compiled validators) and the tokenizer's Unicode pattern (~0.4 s
     of CPU). Built lazily instead, every thread of a gthread worker builds them at once on its
     first request (a cache miss does not wait for another thread's build), at that request's
-    expense (docs/performance.md "Mixed load"). Then the encoder (`warm_encoder()`) and `bound_statements()`."""
+    expense (docs/performance.md#mixed-load). Then the encoder (`warm_encoder()`) and `bound_statements()`."""
     from memory.engine import lexicon
     from memory.wire.validation import catalog
 

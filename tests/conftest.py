@@ -115,7 +115,7 @@ def check_answer(op: str, answer: Answer) -> None:
     declared = set(cat.every_op) | set(spec.errors if spec is not None else ())
     assert code in declared, (
         f"{op} answered {code}, which its schema does not declare"
-        " (add it to the op's `errors` in memory/wire/schemas/ops/ if the SPEC allows it)"
+        " (add it to the op's `errors` in memory/wire/schemas/ops/ if the protocol allows it)"
     )
 
 
@@ -183,6 +183,68 @@ class Api:
         )
         assert answer.status == 200, answer.body
         return answer.body["session"]["session_id"]
+
+
+# The Citus leg (tests/citus/run.sh, `make test-citus`): the test database, made beforehand on
+# the coordinator and every worker with the extension and the workers added, is migrated and
+# distributed (`manage.py spoke citus-setup`) once, and kept (Citus does not propagate CREATE
+# DATABASE, so pytest-django cannot make it). Tests marked `single_node` are skipped there.
+CITUS = os.environ.get("SPOKE_MEMORY_CITUS") == "1"
+
+if CITUS:
+
+    @pytest.fixture(scope="session")
+    def django_db_setup(django_test_environment, django_db_blocker):
+        import io
+
+        from django.core.management import call_command
+        from django.test.utils import setup_databases
+
+        with django_db_blocker.unblock():
+            setup_databases(verbosity=0, interactive=False, keepdb=True)
+            call_command("spoke", "citus-setup", "--shard-count", "8", stdout=io.StringIO())
+        yield
+
+
+def backend_waits_for_a_lock(pid: int) -> bool:
+    """Whether backend `pid` waits for a lock. On the Citus leg a row lock is waited for on
+    the worker holding the shard, by a backend working for `pid` (the same global pid), so
+    `citus_stat_activity` is read: it sees every node's backends."""
+    if CITUS:
+        sql = (
+            "SELECT coalesce(bool_or(wait_event_type = 'Lock'), false) FROM citus_stat_activity"
+            " WHERE global_pid = citus_calculate_gpid("
+            "(SELECT nodeid FROM pg_dist_node WHERE groupid = 0), %s)"
+        )
+    else:
+        sql = (
+            "SELECT coalesce(bool_or(wait_event_type = 'Lock'), false) FROM pg_stat_activity"
+            " WHERE pid = %s"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [pid])
+        return bool(cursor.fetchone()[0])
+
+
+def any_lock_wait() -> bool:
+    """Whether any backend of this database waits for a lock (on the Citus leg, on any node)."""
+    view = "citus_stat_activity" if CITUS else "pg_stat_activity"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM {view} WHERE datname = current_database()"  # noqa: S608 - one of two view names
+            " AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0] > 0
+
+
+def pytest_collection_modifyitems(config, items):
+    if not CITUS:
+        return
+    for item in items:
+        mark = item.get_closest_marker("single_node")
+        if mark is not None:
+            reason = mark.kwargs.get("reason") or (mark.args[0] if mark.args else "single node")
+            item.add_marker(pytest.mark.skip(reason=f"not on Citus: {reason}"))
 
 
 @pytest.fixture

@@ -120,7 +120,7 @@ def names_space(sql: str, refs: list[Ref]) -> list[Ref]:
         if re.search(rf"{_col(None)}\s*(?:=\s*{_BOUND}|IN\s*\(\s*{_BOUND}\s*\))", sql, re.I):
             named.add(mine[0].qualifier)
     # co-located joins: a.space_id = b.space_id carries the space across
-    pairs = re.findall(r'"?(\w+)"?\."?space_id"?\s*=\s*"?(\w+)"?\."?space_id"?', sql, re.IGNORECASE)
+    pairs = _pairs(sql)
     grew = True
     while grew:
         grew = False
@@ -131,11 +131,48 @@ def names_space(sql: str, refs: list[Ref]) -> list[Ref]:
     return [r for r in mine if r.qualifier not in named]
 
 
+_PAIR = re.compile(r'"?(\w+)"?\."?space_id"?\s*=\s*\(?\s*"?(\w+)"?\."?space_id"?', re.IGNORECASE)
+
+
+_LOCKS = re.compile(r"\bFOR\s+(?:NO\s+KEY\s+)?(?:UPDATE|SHARE)\b|\bFOR\s+KEY\s+SHARE\b", re.I)
+
+
+def _pairs(sql: str) -> list[tuple[str, str]]:
+    """The `a.space_id = b.space_id` equalities of a statement (an outer reference in Django's
+    parentheses too: `U0."space_id" = ("memory_job"."space_id")`)."""
+    return _PAIR.findall(sql)
+
+
+def not_colocated(sql: str, refs: list[Ref]) -> list[str]:
+    """The space-scoped tables of a statement reading two or more of them that are not joined
+    to the others on `space_id` (directly, through a chain of such equalities, or each naming
+    the space): a join Citus cannot run shard by shard ("requires repartitioning"), also for
+    the documented fan-outs, which may read every shard but only shard by shard."""
+    scoped = space_scoped_tables()
+    mine = [r for r in refs if r.table in scoped and r.verb not in ("INTO", "COPY")]
+    if len(mine) < 2:
+        return []
+    unnamed = {r.qualifier for r in names_space(sql, refs)}
+    group = {r.qualifier for r in mine if r.qualifier not in unnamed}  # each names the space
+    if not group:
+        group = {mine[0].qualifier}
+    grew = True
+    while grew:
+        grew = False
+        for a, b in _pairs(sql):
+            if (a in group) != (b in group):
+                group |= {a, b}
+                grew = True
+    return sorted({r.table for r in mine if r.qualifier not in group})
+
+
 @dataclass
 class Statement:
     label: str
     sql: str
     unnamed: list[str] = field(default_factory=list)  # space-scoped tables not naming the space
+    apart: list[str] = field(default_factory=list)  # space-scoped tables joined off space_id
+    params: object = None
 
 
 @dataclass
@@ -143,13 +180,21 @@ class Recorder:
     label: str = "setup"
     statements: list[Statement] = field(default_factory=list)
 
-    def record(self, sql: str) -> None:
+    def record(self, sql: str, params: object = None) -> None:
         refs = table_refs(sql)
         missing = names_space(sql, refs)
-        self.statements.append(Statement(self.label, sql, sorted({r.table for r in missing})))
+        self.statements.append(
+            Statement(
+                self.label,
+                sql,
+                sorted({r.table for r in missing}),
+                not_colocated(sql, refs),
+                None if params is None else list(params),  # type: ignore[call-overload]
+            )
+        )
 
     def __call__(self, execute, sql, params, many, context):
-        self.record(sql)
+        self.record(sql, None if many else params)
         return execute(sql, params, many, context)
 
     @contextmanager
@@ -165,7 +210,9 @@ class Recorder:
     ) -> list[Statement]:
         """Statements touching a space-scoped table without naming the space, except those of
         a documented exception: (phase label, table, a text the statement holds) -> reason,
-        and those of the phases in `skip`."""
+        and those of the phases in `skip`; and every statement, exception or not, joining
+        space-scoped tables other than on `space_id`, or locking rows (FOR UPDATE/SHARE)
+        without naming the space."""
         out = []
         for s in self.statements:
             if s.label in skip:
@@ -178,8 +225,10 @@ class Recorder:
                     for label, table, needle in exceptions
                 )
             ]
-            if left:
-                out.append(Statement(s.label, s.sql, left))
+            if s.unnamed and _LOCKS.search(s.sql):
+                left = s.unnamed  # a fan-out may read, but not lock: Citus refuses it
+            if left or s.apart:
+                out.append(Statement(s.label, s.sql, left, s.apart))
         return out
 
 
@@ -187,3 +236,39 @@ class Recorder:
 def recording(recorder: Recorder) -> Iterator[Recorder]:
     with connection.execute_wrapper(recorder):
         yield recorder
+
+
+_TASKS = re.compile(r"Task Count: (\d+)")
+
+
+def task_counts(statements: list[Statement]) -> list[tuple[Statement, int, int]]:
+    """On a Citus coordinator: each recorded statement touching a space-scoped table with its
+    EXPLAIN's largest `Task Count` (1: one shard group, a router plan; more: a fan-out; -1: the
+    EXPLAIN was refused, its error in `unnamed`) and its number of distributed subplans (steps
+    the coordinator runs one after the other, e.g. the parts of a data-modifying CTE). Read
+    after the fact with the statement's own parameters (the plan depends on the constants, not
+    on the rows)."""
+    scoped = space_scoped_tables()
+    out = []
+    with connection.cursor() as cur:
+        for st in statements:
+            head = st.sql.lstrip().split(None, 1)[0].upper()
+            if head not in ("SELECT", "INSERT", "UPDATE", "DELETE", "WITH"):
+                continue
+            if not any(r.table in scoped for r in table_refs(st.sql)):
+                continue
+            if st.params is None and "%s" in st.sql:  # an executemany: not recorded with params
+                continue
+            cur.execute("SAVEPOINT explain_tasks")
+            try:
+                cur.execute("EXPLAIN " + st.sql, st.params)
+            except Exception as exc:  # noqa: BLE001 - an EXPLAIN refused is what is reported
+                cur.execute("ROLLBACK TO SAVEPOINT explain_tasks")
+                out.append((Statement(st.label, st.sql, [f"EXPLAIN failed: {exc}"]), -1, 0))
+                continue
+            plan = "\n".join(row[0] for row in cur.fetchall())
+            cur.execute("RELEASE SAVEPOINT explain_tasks")
+            counts = [int(n) for n in _TASKS.findall(plan)]
+            subplans = plan.count("Distributed Subplan")
+            out.append((st, max(counts) if counts else 0, subplans))
+    return out

@@ -1,1 +1,1 @@
-"""The HTTP edge: authentication, sessions, the gates of SPEC §1.4, the error envelope."""
+"""The HTTP edge: authentication, sessions, the gates of docs/protocol.md#dispatch, the error envelope."""

@@ -1,4 +1,4 @@
-"""Bearer tokens (SPEC §1.2) and `Spoke-Session` (SPEC §1.3). Tokens are stored as SHA-256 only;
+"""Bearer tokens (docs/protocol.md#authentication) and `Spoke-Session` (docs/protocol.md#sessions). Tokens are stored as SHA-256 only;
 the lookup is by hash, and the stored hash is compared in constant time."""
 
 import hmac

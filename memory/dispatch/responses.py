@@ -43,7 +43,7 @@ def internal_error(exc: BaseException) -> HttpResponse:
 
 
 def outage(exc: BaseException) -> HttpResponse:
-    """The database went away under the request (docs/decisions.md "Database unavailable").
+    """The database went away under the request (docs/decisions/database-unavailable.md).
     Any transaction was already rolled back by its atomic block (or the connection dropped,
     which rolls it back on the server); Django discards the broken connection at the end of
     the request and the next one reconnects."""

@@ -1,4 +1,4 @@
-"""The wire's op and session views. `OpView` runs the edge's gates of SPEC §1.4 in order (route,
+"""The wire's op and session views. `OpView` runs the edge's gates of docs/protocol.md#dispatch in order (route,
 method, token, session, then the limiter's admission, body), then `memory.admission.admit`, then
 the op's handler; every error leaves through `responses.error_response`. Discovery (manifest,
 OpenAPI, docs) is in `discovery.py`, health in `health.py`."""
@@ -100,7 +100,7 @@ def _reject_constant(name: str):
 
 
 class BearerToken(BaseAuthentication):
-    """Gate 2 (SPEC §1.2) as DRF authentication: the bearer token's principal becomes
+    """Gate 2 (docs/protocol.md#authentication) as DRF authentication: the bearer token's principal becomes
     `request.user`. A missing or bad token raises the wire's 401, never DRF's own."""
 
     def authenticate(self, request) -> tuple[Principal, tuple[str, ...] | None]:
@@ -111,7 +111,7 @@ class BearerToken(BaseAuthentication):
 
 
 class BearerTokenAndSession(BearerToken):
-    """Gate 2 for ops: the token, then `Spoke-Session` (SPEC §1.3). `request.auth` is the
+    """Gate 2 for ops: the token, then `Spoke-Session` (docs/protocol.md#sessions). `request.auth` is the
     negotiated capabilities: the session's, or the core flag when no session is named."""
 
     def authenticate(self, request) -> tuple[Principal, tuple[str, ...] | None]:
@@ -124,7 +124,7 @@ class BearerTokenAndSession(BearerToken):
 
 class AnswerAsJson(BaseContentNegotiation):
     """The wire answers JSON whatever the client's Accept header says (DRF's default would answer
-    406 to `Accept: text/html`, which no gate of the SPEC does)."""
+    406 to `Accept: text/html`, which no gate of the protocol does)."""
 
     def select_parser(self, request, parsers):
         return parsers[0] if parsers else None
@@ -134,7 +134,7 @@ class AnswerAsJson(BaseContentNegotiation):
 
 
 class WireView(APIView):
-    """Base for the wire endpoints, on DRF's own hooks in the SPEC §1.4 gate order: `initial`
+    """Base for the wire endpoints, on DRF's own hooks in the docs/protocol.md#dispatch gate order: `initial`
     checks the route and the method, then DRF's `initial` runs authentication (the classes
     above), then the limiter admits the request (memory/limits.py: a unit of its principal's and
     its space's rates, its declared bytes, a place in flight, held until `dispatch` ends), all

@@ -1,4 +1,4 @@
-"""Engine policy (SPEC §7): deterministic, I/O-free functions, versioned by
+"""Engine policy (docs/protocol.md#engine-policy): deterministic, I/O-free functions, versioned by
 `engine_policy_version`. Nothing in this package imports Django or touches storage."""
 
 # The engine policies whose classification this package defines (memory.engine.classify). Which

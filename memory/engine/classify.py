@@ -1,9 +1,9 @@
-"""Capture classification (SPEC §7): a pure, deterministic function of a captured item's content
+"""Capture classification (docs/protocol.md#engine-policy): a pure, deterministic function of a captured item's content
 and the engine policy version. No Django, no I/O. Advisory only: it labels a candidate and says
 which signals fired; it decides nothing (review does).
 
 engine/1 labels: preference, fact, event, plan, cognition, noise. Each label has a set of lexical
-signals; a non-empty cognition array is a signal of its own (SPEC §6.2). The label with the most
+signals; a non-empty cognition array is a signal of its own (docs/protocol.md#cognition-validation). The label with the most
 signals wins, ties broken by the fixed order of LABEL_ORDER; confidence grows with the number of
 signals of the winning label and is rounded to two decimals, so equal input gives equal output."""
 
@@ -109,7 +109,7 @@ POLICIES: dict[str, Callable[[Mapping[str, object]], tuple[str, float, list[str]
 
 
 def classify(content: Mapping[str, object], policy_version: str) -> dict:
-    """The Classification object (SPEC §3.6) of one captured item under a policy version.
+    """The Classification object (docs/protocol.md#model-memorycandidate) of one captured item under a policy version.
     Raises ValueError for a version this engine does not implement (a configuration error)."""
     policy = POLICIES.get(policy_version)
     if policy is None:

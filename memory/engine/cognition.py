@@ -1,4 +1,4 @@
-"""The cognition filter (SPEC §6.3): its grammar and its matching, in one place.
+"""The cognition filter (docs/protocol.md#cognition-filter): its grammar and its matching, in one place.
 
 A record matches when at least one of its cognition entries satisfies every requirement; a
 record without cognition (absent or `[]`) never matches. Times compare as instants (a time value
@@ -33,7 +33,7 @@ TIME_SHAPE = re.compile(
     r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
     r"(\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"
 )
-# SPEC §2.1: every time a client sends denotes an instant in this range once normalized to UTC.
+# docs/protocol.md#identifiers: every time a client sends denotes an instant in this range once normalized to UTC.
 EARLIEST = datetime(1, 1, 1, tzinfo=UTC)
 LATEST = datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC)
 
@@ -60,7 +60,7 @@ def parse_time(value: Any) -> datetime | None:
 
 
 def time_out_of_range(value: Any) -> bool:
-    """Spelled as a time, but not an instant SPEC §2.1 admits (the edge's schema error)."""
+    """Spelled as a time, but not an instant docs/protocol.md#identifiers admits (the edge's schema error)."""
     return looks_like_time(value) and parse_time(value) is None
 
 

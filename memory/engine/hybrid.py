@@ -5,7 +5,7 @@ Pure: no Django, no I/O. Inputs are rankings (record ids with scores) and vector
 one fused ranking, deterministic, ties broken by record_id, scores rounded so that float noise
 below the rounding never reorders or changes an answer.
 
-Eligibility (SPEC §7 says lexical match for engine/1): hybrid/1 widens it to lexical matches ∪
+Eligibility (docs/protocol.md#engine-policy says lexical match for engine/1): hybrid/1 widens it to lexical matches ∪
 the `SEMANTIC_TOP_N` records nearest the query by cosine that reach `MIN_COSINE`, so a
 paraphrase with no word in common with the query can still be recalled; the floor keeps a query
 unrelated to everything from making everything eligible."""

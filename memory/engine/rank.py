@@ -1,4 +1,4 @@
-"""Recall ranking and budget (SPEC §7), engine policy `engine/1`: pure, deterministic, no I/O.
+"""Recall ranking and budget (docs/protocol.md#engine-policy), engine policy `engine/1`: pure, deterministic, no I/O.
 
 **Tokenizer.** Text is case-folded with a fixed table (`FOLD_FROM` → `FOLD_TO`: the single-character
 lower-case mappings of A–Z and of U+00C0–U+052F, i.e. Latin, Greek and Cyrillic letters; every
@@ -25,7 +25,7 @@ ascending. With a query that has no token: newest first (created_at descending, 
 ascending), score = round(recency, 6).
 
 **Budget.** The longest prefix of the ranking that holds at most `max_records` records and at most
-`max_bytes` content bytes (SPEC §2.8) in total; `reason` says which limit stopped it."""
+`max_bytes` content bytes (docs/protocol.md#content) in total; `reason` says which limit stopped it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reflection policy (SPEC §5, §7): the basis digest, coverage inclusion, and the default
+"""Reflection policy (docs/protocol.md#ops, #engine-policy): the basis digest, coverage inclusion, and the default
 synthesizer `assemble`. Pure and deterministic: no Django, no I/O.
 
 The synthesizer hook: `settings.SPOKE_MEMORY_REFLECTION_SYNTHESIZER` names a callable with the

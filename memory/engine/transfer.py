@@ -1,4 +1,4 @@
-"""Transfer policy (SPEC §5, §7): the object order of a bundle, partitioning into chunks of at
+"""Transfer policy (docs/protocol.md#ops, #engine-policy): the object order of a bundle, partitioning into chunks of at
 most `export_chunk_bytes` of canonical JSON, the chunk and bundle digests, and translation of
 older format versions. Pure and deterministic: no Django, no I/O.
 

@@ -9,7 +9,7 @@ Why not a2wsgi (which the server used before): a2wsgi runs every ASGI app on one
 thread per process and passes each ASGI message (the body, the response start, the body out)
 between the web thread and the loop thread, and the ORM work then needs a third thread: ~6
 cross-thread round trips a request, measured at ~10-20 ms on the shared 2-core machine
-(docs/performance.md "MCP"). Here a request crosses no thread.
+(docs/performance.md#clients). Here a request crosses no thread.
 
 What this requires of the app, which the MCP app (memory/mcp/http.py) meets: its state lives on
 the loop it is made on, so each web thread makes its own (`per_thread`): the MCP transport is

@@ -14,7 +14,7 @@ anything else is 403 before authentication). The view runs the ASGI app under th
 REST API runs on (memory/mcp/bridge.py: each gunicorn thread runs its own instance on its own
 event loop, and does the ORM work itself with that loop paused, so an MCP request never leaves
 the thread that accepted it). Nothing redirects: `/mcp/<space_id>/` is 404. Why WSGI and not an
-ASGI server: docs/decisions.md "MCP under the WSGI server"; why through Django:
+ASGI server: docs/decisions/mcp-under-wsgi.md; why through Django:
 docs/decisions/mcp-through-django.md."""
 
 from __future__ import annotations

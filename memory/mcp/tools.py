@@ -122,7 +122,7 @@ def _given(args: dict, *names: str) -> dict[str, Any]:
 
 
 # --- subjects that do not exist yet ---------------------------------------------------------------
-# Subjects come into being only through memory.subjects.ensure (SPEC §2.6). An agent's first
+# Subjects come into being only through memory.subjects.ensure (docs/protocol.md#authorization). An agent's first
 # conversation is usually with someone new, so `remember` ensures the subject itself when the
 # caller's grants allow it (`subjects_write` covering the id), and the reads answer an empty
 # result for a subject that caller could ensure. Whether a grant covers a subject is decided from

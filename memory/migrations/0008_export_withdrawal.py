@@ -1,5 +1,5 @@
 """Exports: retention (committed_at), re-authorization (coverage), erasure (erasures, state
-withdrawn); SPEC §2.8, §5. Exports already ready start their retention at their creation time;
+withdrawn); docs/protocol.md#content, #ops. Exports already ready start their retention at their creation time;
 having no stored coverage, they answer NOT_FOUND (docs/transfer.md)."""
 
 from django.db import migrations, models

@@ -1,4 +1,4 @@
-"""SPEC §2.1 bounds every client time to 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999Z once
+"""docs/protocol.md#identifiers bounds every client time to 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999Z once
 normalized to UTC. Before the edge refused them, a cognition record could be stored with a time
 an offset pushes out of that range (e.g. "9999-12-31T23:59:59-01:00"), and every cognition-
 filtered read covering it then failed. The engine now reads such a value as no time at all;

@@ -1,5 +1,5 @@
 """One module per aggregate. Principal ids inside memory objects (authors, reviewers, capturers)
-are kept as strings, not foreign keys: an import keeps them from another provider (SPEC §5)."""
+are kept as strings, not foreign keys: an import keeps them from another provider (docs/protocol.md#ops)."""
 
 from .candidates import Candidate
 from .embeddings import PendingEmbedding, RecordEmbedding, VectorGeneration

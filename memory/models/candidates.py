@@ -1,4 +1,4 @@
-"""Captured candidates awaiting review (SPEC §3.6). The capture scope never changes."""
+"""Captured candidates awaiting review (docs/protocol.md#model-memorycandidate). The capture scope never changes."""
 
 from typing import Any
 

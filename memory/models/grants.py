@@ -1,4 +1,4 @@
-"""Grants (SPEC §3.4, §4). `ancestor_ids` is the chain from the root to the parent, written once at
+"""Grants (docs/protocol.md#model-memorygrant, #grants). `ancestor_ids` is the chain from the root to the parent, written once at
 issue. `ancestor_revoked` is set on every descendant when a grant is revoked (in the same
 transaction, under the space lock), so a caller's effective grants are one indexed query.
 Expiry needs no walk: a child never outlives its parent (non-amplification on expires_at)."""

@@ -1,4 +1,4 @@
-"""Principals, their API tokens (stored as SHA-256 only) and wire sessions (SPEC §1.2, §1.3, §3.3)."""
+"""Principals, their API tokens (stored as SHA-256 only) and wire sessions (docs/protocol.md#authentication, #sessions, #model-principal)."""
 
 import hashlib
 import secrets
@@ -35,12 +35,15 @@ class Principal(models.Model):
     # The space whose operator made it on the console's Operate page: that space's operators
     # manage its tokens (reviews.operators). None: made by `manage.py spoke` or the demo (server
     # rights), or before homes existed.
+    # No database constraint: on Citus the principals are a reference table and the spaces a
+    # distributed one, which a foreign key cannot join (docs/scaling.md); SET_NULL is Django's.
     home_space = models.ForeignKey(
         "memory.Space",
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
         related_name="home_principals",
+        db_constraint=False,
     )
     extensions = models.JSONField(default=dict, blank=True)
     # the principal's own request rate ("N/s|m|h|d"), set by `manage.py spoke set-rate`;

@@ -1,4 +1,4 @@
-"""Authored profile documents (SPEC §3.7): trusted author material that grants nothing."""
+"""Authored profile documents (docs/protocol.md#model-profiledocument): trusted author material that grants nothing."""
 
 from typing import Any
 

@@ -1,8 +1,8 @@
-"""Receipts, durable idempotency keys and the job outbox (SPEC §2.4, §2.5).
+"""Receipts, durable idempotency keys and the job outbox (docs/protocol.md#receipts, #idempotency).
 
 The IdempotencyKey row is both the key and its dedup tombstone: it holds only the key, the
 payload digest and the receipt id, never content, and is kept indefinitely (at least
-limits.idempotency_retention_s, as the SPEC asks), so a replay is answered at any age.
+limits.idempotency_retention_s, as the protocol asks), so a replay is answered at any age.
 A Job row is written in the same transaction as its pending receipt: it is the outbox, so a
 broker that is down when the op is admitted loses nothing (the sweeper re-enqueues)."""
 

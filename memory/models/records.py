@@ -1,4 +1,4 @@
-"""Retained records and their revision history (SPEC §3.5). Placement and provenance are columns
+"""Retained records and their revision history (docs/protocol.md#model-retainedrecord). Placement and provenance are columns
 so lists and recall filter in SQL; `text` is the searchable copy of content.text and is erased
 with the content on delete, as is every history row."""
 

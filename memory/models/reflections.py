@@ -1,4 +1,4 @@
-"""Reflections: derived synthesis over a pinned basis (SPEC §3.8). `stale` is computed at read
+"""Reflections: derived synthesis over a pinned basis (docs/protocol.md#model-reflection). `stale` is computed at read
 time; `filter_key` is the canonical form of the pinned cognition filter ('' when absent) so
 memory.reflections.list can match it exactly in SQL."""
 

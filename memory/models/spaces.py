@@ -1,4 +1,4 @@
-"""Memory spaces and the subjects memory is about (SPEC §3.1, §3.2)."""
+"""Memory spaces and the subjects memory is about (docs/protocol.md#model-memoryspace, #model-subject)."""
 
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""Exports and staged imports (SPEC §3.12, §3.13, §5 transfer). Chunk bodies are stored as the
+"""Exports and staged imports (docs/protocol.md#model-memoryexportbundle, #model-memoryexportchunk, #ops transfer). Chunk bodies are stored as the
 canonical JSON text of their objects, so digests are computed over exactly what is served."""
 
 from django.db import models

@@ -6,7 +6,7 @@ Whether an op writes is read from its schema (`mutating`), not from the handler:
 
 - a read handler is `(ctx, req: XRequest) -> XAnswer` and is registered as it is;
 - a write handler is `(ctx, req: XRequest, scope: MutationScope) -> Outcome`: it runs the gates
-  of SPEC §2.6 and the writes, and the registry runs it inside `mutate()` (receipt, idempotency
+  of docs/protocol.md#authorization and the writes, and the registry runs it inside `mutate()` (receipt, idempotency
   key, revisions, job row, retries), so no write can skip that mechanism.
 
 Registering a handler whose shape does not match its schema fails at import. The typed

@@ -1,4 +1,4 @@
-"""memory.candidates.list, .get, .dismiss, .review (SPEC §5 "Review decision").
+"""memory.candidates.list, .get, .dismiss, .review (docs/protocol.md#ops "Review decision").
 
 Review is the only candidate-to-record path. Consuming the candidate and creating its records
 happen in one transaction with the candidate row locked, so two racing reviews cannot both
@@ -108,7 +108,7 @@ def _consume(
 def _open(
     scope: MutationScope, req: Mapping[str, Any], capabilities: list[str]
 ) -> tuple[Coverage, Candidate, Placement]:
-    """Steps (a)-(c) of SPEC §2.6 shared by dismiss and review: lookup with the row lock, op
+    """Steps (a)-(c) of docs/protocol.md#authorization shared by dismiss and review: lookup with the row lock, op
     coverage of the capture scope, state gates."""
     cov = scope.coverage(req["space_id"])
     candidate = access_candidate(cov, req["candidate_id"], lock=True)

@@ -1,5 +1,5 @@
 """memory.capture: raw material comes in as pending candidates, one per item, in item order
-(SPEC §5). The capture scope is fixed here and never changes; classification is advisory."""
+(docs/protocol.md#ops). The capture scope is fixed here and never changes; classification is advisory."""
 
 from django.conf import settings
 

@@ -1,4 +1,4 @@
-"""memory.grants.list, .grant, .revoke, and root grants for operators (SPEC §4)."""
+"""memory.grants.list, .grant, .revoke, and root grants for operators (docs/protocol.md#grants)."""
 
 from typing import cast
 

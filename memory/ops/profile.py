@@ -1,4 +1,4 @@
-"""memory.profile.get and memory.profile.update (SPEC §3.7, §5).
+"""memory.profile.get and memory.profile.update (docs/protocol.md#model-profiledocument, #ops).
 
 Profile documents are trusted author material: no cognition rules apply to their content, and
 they grant nothing. Placement does not apply to them: `profile_read` / `profile_write` covering

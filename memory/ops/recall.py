@@ -1,4 +1,4 @@
-"""memory.recall (SPEC §5, §7): coverage → filters → engine → budget.
+"""memory.recall (docs/protocol.md#ops, #engine-policy): coverage → filters → engine → budget.
 
 Eligible = read coverage through `recall` ∩ selection ∩ provenance filter ∩ cognition filter ∩
 kinds ∩ the engine's match, tombstones excluded; an archived subject recalls nothing. The

@@ -1,6 +1,6 @@
-"""memory.records.create, .get, .update, .delete, .list, .promote (SPEC §3.5, §5).
+"""memory.records.create, .get, .update, .delete, .list, .promote (docs/protocol.md#model-retainedrecord, #ops).
 
-Every write follows SPEC §2.6: lookup and read coverage (NOT_FOUND), op coverage
+Every write follows docs/protocol.md#authorization: lookup and read coverage (NOT_FOUND), op coverage
 (PERMISSION_DENIED), state gates, content validation, revision CAS, then the write through
 `record_store` inside `mutate`'s transaction with the record row locked. A writer sees the
 records its records_write grants cover, as a reader sees those its records_read grants cover."""

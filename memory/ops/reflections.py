@@ -1,4 +1,4 @@
-"""Op family: reflections (SPEC §3.8, §5 Reflection). memory.reflections.state, .list, .generate
+"""Op family: reflections (docs/protocol.md#model-reflection, #ops Reflection). memory.reflections.state, .list, .generate
 and the worker job that synthesizes a reflection from its pinned basis. Decisions in
 docs/reflections.md.
 
@@ -308,7 +308,8 @@ def run_generate(job: Job) -> list[dict]:
     ).exists():  # an import replaced the space
         raise NotFound("The subject no longer exists.", resource="subject")
     if erasure.erased_since_read(p["space_id"], [r["record_id"] for r in records]):
-        content = dict(erasure.ERASED)  # SPEC §2.8: a record it read was deleted meanwhile
+        # docs/protocol.md#content: a record it read was deleted meanwhile
+        content = dict(erasure.ERASED)
     at = now()
     Reflection.objects.create(
         space_id=p["space_id"],

@@ -17,7 +17,7 @@ from memory.wire.errors import InvalidInput, SubjectArchived, SubjectKindConflic
 def ensure(ctx: OpContext, req: t.SubjectsEnsureRequest, scope: MutationScope) -> Outcome:
     cov = scope.coverage(req["space_id"])
     subject_id = req["subject_id"]
-    # SPEC §2.6: coverage of a subject is decided from its id, before looking it up, so
+    # docs/protocol.md#authorization: coverage of a subject is decided from its id, before looking it up, so
     # the answer never tells an uncovered caller whether the subject exists
     cov.require("subjects_write", subject_id)
     existing = Subject.objects.filter(space=cov.space, subject_id=subject_id).first()

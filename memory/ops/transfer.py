@@ -1,7 +1,7 @@
-"""Op family: transfer (SPEC §3.12, §3.13, §5 Transfer): memory.exports.create, .get,
+"""Op family: transfer (docs/protocol.md#model-memoryexportbundle, #model-memoryexportchunk, #ops Transfer): memory.exports.create, .get,
 memory.imports.stage, .activate, .discard. The pending work (building an export, verifying a
 staged import, activating it) runs on the workers: memory/services/transfer_jobs.py.
-Decisions in docs/transfer.md. Frozen spaces accept all of these (SPEC §2.6)."""
+Decisions in docs/transfer.md. Frozen spaces accept all of these (docs/protocol.md#authorization)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def expired(export: Export, at: datetime) -> bool:
 
 
 def readable(export: Export, cov: Coverage) -> bool:
-    """SPEC §5: re-authorized on every call. Only the creator (the caller's lookup), only while
+    """docs/protocol.md#ops: re-authorized on every call. Only the creator (the caller's lookup), only while
     its current `export` coverage includes the coverage the export was made with, and only while
     stored: not withdrawn (erasure, retention), not past its retention even before the sweeper
     withdraws it. An export with no stored coverage (made before coverage was stored) is not."""

@@ -1,4 +1,4 @@
-"""Signed keyset cursors (SPEC §2.7). A cursor carries the keyset position and a binding: the
+"""Signed keyset cursors (docs/protocol.md#cursors). A cursor carries the keyset position and a binding: the
 digest of the caller, the op, the request (every member but cursor and page_size), the
 revision of what is read and the caller's grant state. Any change or tampering: CURSOR_INVALID."""
 
@@ -91,7 +91,7 @@ def take_page(
     rows: Iterable[T], size: int, wire: Callable[[Any], dict]
 ) -> tuple[list[dict], T | None, bool]:
     """A list page: up to `size` rows, as wire items, whose JSON array weighs at most
-    SPOKE_MEMORY_PAGE_BYTES (docs/decisions.md, "What one answer may weigh"); a page always
+    SPOKE_MEMORY_PAGE_BYTES (docs/decisions/what-one-answer-may-weigh.md); a page always
     holds its first item, so a listing moves on whatever one item weighs. Returns the items, the
     last row taken (the next cursor's position) and whether rows are left, in which case the
     page ends with a next_cursor. `rows` is read lazily, one row past the page at most."""

@@ -1,4 +1,4 @@
-"""The read side shared by records.list, recall and reflections (SPEC §2.3, §6.3): coverage ∩
+"""The read side shared by records.list, recall and reflections (docs/protocol.md#selection, #cognition-filter): coverage ∩
 selection ∩ provenance filter ∩ kinds ∩ cognition filter, combined by AND, after authorization
 and before counts, ranking, page limits and byte budgets.
 

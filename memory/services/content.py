@@ -1,4 +1,4 @@
-"""Content admission (SPEC §2.6 d, §2.8, §6.2): cognition records are checked first, then the
+"""Content admission (docs/protocol.md#authorization d, §2.8, §6.2): cognition records are checked first, then the
 byte budget over the RFC 8785 encoding of every present member."""
 
 from collections.abc import Mapping
@@ -37,7 +37,7 @@ def check_profile_content(content: Mapping[str, Any]) -> int:
 
 
 def _within_budget(content: Mapping[str, Any], field: str | None = None) -> int:
-    """The content's byte size (SPEC §2.8), or CONTENT_TOO_LARGE past max_content_bytes."""
+    """The content's byte size (docs/protocol.md#content), or CONTENT_TOO_LARGE past max_content_bytes."""
     size = content_bytes(content)
     limit = settings.SPOKE_MEMORY_LIMITS["max_content_bytes"]
     if size > limit:
@@ -51,7 +51,7 @@ def _within_budget(content: Mapping[str, Any], field: str | None = None) -> int:
 
 
 def check_content_at(content: Mapping[str, Any], **where: int) -> None:
-    """check_content with SPEC's field names (`content.cognition`), plus which item or fragment
+    """check_content with the protocol's field names (`content.cognition`), plus which item or fragment
     of the request it was (`item_index`, `fragment_index`) so a client can find it."""
     try:
         check_content(content)

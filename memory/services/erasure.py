@@ -1,4 +1,4 @@
-"""Erasure beyond the record's own rows (SPEC §2.8): when a record is deleted, every reflection
+"""Erasure beyond the record's own rows (docs/protocol.md#content): when a record is deleted, every reflection
 whose basis holds it loses its content, every stored export whose snapshot holds it is withdrawn,
 and every staged import of this provider's bundle of the space that holds it is discarded. Runs
 inside the delete's transaction, under the space lock (memory.services.record_store.erase_record).
@@ -126,6 +126,7 @@ def discard_imports_holding(record: Record) -> int:
     discards then name each import's space."""
     held: dict[str, set[str]] = {}
     for imp_id, space_id in ImportChunk.objects.filter(
+        imp__space_id=F("space_id"),  # a co-located join (Citus refuses one on the id alone)
         imp__state__in=STAGED,
         imp__bundle__space_id=record.space_id,
         imp__bundle__provider_id=settings.SPOKE_MEMORY_PROVIDER_ID,

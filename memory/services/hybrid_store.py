@@ -85,12 +85,15 @@ def write_embeddings(records: Iterable[Record]) -> None:
         [r.pk for r in records],
         [r.revision for r in records],
     ]
-    # in a mutation, the commit-tail statement inserts them (one round trip fewer per write)
-    if not defer_rows(PendingEmbedding, PENDING_FIELDS, columns, ("record",), ("revision",)):
+    # in a mutation, the commit-tail statement inserts them (one round trip fewer per write);
+    # the conflict target is the backlog's primary key, (record_id, space_id) on PostgreSQL
+    # (migration 0022: on Citus a unique key must hold the distribution column)
+    key = ("record", "space") if connection.vendor == "postgresql" else ("record",)
+    if not defer_rows(PendingEmbedding, PENDING_FIELDS, columns, key, ("revision",)):
         PendingEmbedding.objects.bulk_create(
             [PendingEmbedding(space_id=r.space_id, record=r, revision=r.revision) for r in records],
             update_conflicts=True,
-            unique_fields=["record"],
+            unique_fields=list(key),
             update_fields=["revision"],
         )
     transaction.on_commit(_kick, robust=True)

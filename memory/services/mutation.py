@@ -1,4 +1,4 @@
-"""The one mechanism every mutating op goes through (SPEC §2.4, §2.5, §2.6 f).
+"""The one mechanism every mutating op goes through (docs/protocol.md#receipts, #idempotency, #authorization f).
 
 `mutate(ctx, req, body)` runs `body(scope)` inside one durable transaction together with the
 receipt, the idempotency key, the space revision bump and (for pending work) the job row.
@@ -39,6 +39,7 @@ from typing import Any
 from django.db import (
     IntegrityError,
     InterfaceError,
+    InternalError,
     OperationalError,
     connection,
     transaction,
@@ -240,6 +241,21 @@ def _retryable(exc: Exception) -> bool:
     return getattr(cause, "sqlstate", None) in RETRY_SQLSTATES
 
 
+def duplicate_key(exc: Exception) -> bool:
+    """A unique violation: IntegrityError (23505), or, through a Citus coordinator, the same
+    violation raised on a worker by a statement the coordinator ran in several steps, which
+    comes back as SQLSTATE XX000 with PostgreSQL's message (docs/scaling.md). Either is a racer
+    that inserted the same key first, never an internal error."""
+    if isinstance(exc, IntegrityError):
+        return True
+    cause = exc.__cause__
+    return (
+        isinstance(exc, InternalError)
+        and getattr(cause, "sqlstate", None) == "XX000"
+        and "duplicate key value violates unique constraint" in str(cause)
+    )
+
+
 def mutate(
     ctx: OpContext, req: Mapping[str, Any], body: Callable[[MutationScope], Outcome]
 ) -> dict[str, Any]:
@@ -267,13 +283,17 @@ def mutate(
                 committing = True  # all that is left is COMMIT, sent as the block exits
         except _Rerun:
             continue
-        except (WireError, IntegrityError) as exc:
+        except (WireError, IntegrityError, InternalError) as exc:
+            if isinstance(exc, InternalError) and not duplicate_key(exc):
+                raise
             # a racer with the same key may have committed first: replay it, else the failure
             hit = _lookup(space_id, ctx, key) if key is not None else None
             if hit is not None:
                 return _replay(hit, pdigest)
-            if isinstance(exc, IntegrityError) and not last:
-                continue  # a racer inserted the same natural key (a subject): decide again
+            if duplicate_key(exc):
+                if not last:
+                    continue  # a racer inserted the same natural key (a subject): decide again
+                raise contended() from exc
             raise
         except (OperationalError, InterfaceError) as exc:
             if committing and is_outage(exc):

@@ -1,5 +1,5 @@
-"""Operators' actions (SPEC §8): spaces, principals, API tokens and root grants. These bootstrap
-the grants of SPEC §4, so they sit outside the ops and their gates; who may call them is the
+"""Operators' actions (docs/protocol.md#operators): spaces, principals, API tokens and root grants. These bootstrap
+the grants of docs/protocol.md#grants, so they sit outside the ops and their gates; who may call them is the
 caller's business (`manage.py spoke` runs with the server's own rights, the console's Operate
 page checks guardian's `memory.operate_space`). `manage.py spoke`, the console and the demo all
 go through here, so a principal, a token or a root grant is made one way.

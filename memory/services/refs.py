@@ -1,4 +1,4 @@
-"""Receipt refs (SPEC §2.6): the typed `{type, id, revision?}` pointers a receipt carries to what
+"""Receipt refs (docs/protocol.md#authorization): the typed `{type, id, revision?}` pointers a receipt carries to what
 a mutation touched. One function per object type; every op and job builds its refs here."""
 
 from memory.models import Candidate, Grant, ProfileDocument, Record, Space, Subject

@@ -70,7 +70,7 @@ def export_coverage(export: Export) -> Coverage:
 
 
 def export_objects(export: Export, cov: Coverage) -> Iterator[dict]:
-    """Every object the export's principal may export, in the SPEC order, streamed."""
+    """Every object the export's principal may export, in the protocol order, streamed."""
     grants = cov.with_capability("export")
     if not grants:
         raise PermissionDenied("The export capability was withdrawn.", capability="export")
@@ -377,19 +377,28 @@ def sweep_exports() -> dict:
     cutoff = now() - timedelta(seconds=retention)
     withdrawn = 0
     while True:
-        with transaction.atomic():
-            found = list(
-                Export.objects.select_for_update()
-                .filter(state=Export.READY, committed_at__lte=cutoff)
-                .values_list("space_id", "pk")[:100]
-            )
-            if not found:
-                return {"withdrawn": withdrawn}
-            by_space: dict[str, list[str]] = {}
-            for space_id, pk in found:
-                by_space.setdefault(space_id, []).append(pk)
-            for space_id, ids in sorted(by_space.items()):
-                withdrawn += withdraw_exports(space_id, ids)
+        # The scan reads across spaces without locking (a FOR UPDATE over every shard is refused
+        # by Citus); each space's batch is then locked and re-checked in its own transaction.
+        found = list(
+            Export.objects.filter(state=Export.READY, committed_at__lte=cutoff).values_list(
+                "space_id", "pk"
+            )[:100]
+        )
+        if not found:
+            return {"withdrawn": withdrawn}
+        by_space: dict[str, list[str]] = {}
+        for space_id, pk in found:
+            by_space.setdefault(space_id, []).append(pk)
+        for space_id, ids in sorted(by_space.items()):
+            with transaction.atomic():
+                due = list(
+                    Export.objects.select_for_update()
+                    .filter(space_id=space_id, pk__in=ids)
+                    .filter(state=Export.READY, committed_at__lte=cutoff)
+                    .values_list("pk", flat=True)
+                )
+                if due:
+                    withdrawn += withdraw_exports(space_id, due)
 
 
 @shared_task(name="memory.tasks.sweep_imports")
@@ -405,20 +414,33 @@ def sweep_imports() -> dict:
         f"{settings.SPOKE_MEMORY_IMPORT_STAGING_TTL_S} s.",
     }
     discarded = 0
+    skipped: set[str] = set()  # locked by a chunk in flight: the next sweep looks again
     while True:
-        with transaction.atomic():
-            found = list(
-                Import.objects.select_for_update(skip_locked=True)
-                .filter(state="staging", updated_at__lte=cutoff)
-                .values_list("space_id", "pk")[:100]
-            )
-            if not found:
-                return {"discarded": discarded}
-            by_space: dict[str, list[str]] = {}
-            for space_id, pk in found:
-                by_space.setdefault(space_id, []).append(pk)
-            for space_id, ids in sorted(by_space.items()):
-                ImportChunk.objects.filter(space_id=space_id, imp_id__in=ids).delete()
+        # As sweep_exports: an unlocked scan across spaces, then each space's batch locked
+        # (skipping rows a chunk in flight holds) and re-checked in its own transaction.
+        found = [
+            row
+            for row in Import.objects.filter(state="staging", updated_at__lte=cutoff)
+            .exclude(pk__in=sorted(skipped))
+            .values_list("space_id", "pk")[:100]
+        ]
+        if not found:
+            return {"discarded": discarded}
+        by_space: dict[str, list[str]] = {}
+        for space_id, pk in found:
+            by_space.setdefault(space_id, []).append(pk)
+        for space_id, ids in sorted(by_space.items()):
+            with transaction.atomic():
+                due = list(
+                    Import.objects.select_for_update(skip_locked=True)
+                    .filter(space_id=space_id, pk__in=ids)
+                    .filter(state="staging", updated_at__lte=cutoff)
+                    .values_list("pk", flat=True)
+                )
+                skipped.update(set(ids) - set(due))
+                if not due:
+                    continue
+                ImportChunk.objects.filter(space_id=space_id, imp_id__in=due).delete()
                 discarded += Import.objects.filter(
-                    space_id=space_id, pk__in=ids, state="staging"
+                    space_id=space_id, pk__in=due, state="staging"
                 ).update(state="discarded", failure=failure, updated_at=now())

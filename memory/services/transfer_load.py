@@ -1,5 +1,5 @@
 """Import activation's storage side: clear a space's memory objects and load verified export
-objects into it, keeping every id, time, revision and tombstone (SPEC §5). Used inside the
+objects into it, keeping every id, time, revision and tombstone (docs/protocol.md#ops). Used inside the
 activation job's single transaction, so a fault anywhere leaves the space as it was.
 
 Records — the bulk of a space — are written set-wise, BATCH at a time, with their derived rows:

@@ -1,4 +1,4 @@
-"""Import verification of a bundle's objects (SPEC §5): each object as strictly as a write of it,
+"""Import verification of a bundle's objects (docs/protocol.md#ops): each object as strictly as a write of it,
 with the write path's own validators, so a bundle can only make a space that writes could have
 made. In the order the objects come (subject, record, candidate, profile_document, reflection,
 then id), one pass:

@@ -20,5 +20,5 @@ def digest(value: Any) -> str:
 
 
 def content_bytes(content: Mapping[str, Any]) -> int:
-    """Content bytes of SPEC §2.8: every present member counts, `"cognition": []` too."""
+    """Content bytes of docs/protocol.md#content: every present member counts, `"cognition": []` too."""
     return len(canonical(content))

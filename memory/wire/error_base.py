@@ -2,7 +2,7 @@
 (memory/wire/schemas/errors.json) has its own subclass, generated into
 `memory/wire/error_codes.py` (`raise RevisionConflict("…", current_revision=3)`), which carries
 the code's HTTP status and types its details; the dispatch turns any of them into the envelope
-of SPEC §1.5 in one place (`memory/dispatch/responses.py`). Messages are for people and never
+of docs/protocol.md#errors in one place (`memory/dispatch/responses.py`). Messages are for people and never
 echo stored memory content or request content."""
 
 from __future__ import annotations

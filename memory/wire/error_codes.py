@@ -282,7 +282,7 @@ class InternalError(WireError):
 
 
 class Unavailable(WireError):
-    """503 unavailable: Not in SPEC §1.5: the database is unreachable, or a mutation could not be ordered among the space's concurrent writers and was rolled back (memory/outage.py); details.outcome 'unknown' when a write may have committed."""
+    """503 unavailable: Not in docs/protocol.md#errors: the database is unreachable, or a mutation could not be ordered among the space's concurrent writers and was rolled back (memory/outage.py); details.outcome 'unknown' when a write may have committed."""
 
     code = "unavailable"
     http_status = 503
@@ -422,7 +422,7 @@ class GrantRevoked(WireError):
 
 
 class IdempotencyKeyReused(WireError):
-    """409 IDEMPOTENCY_KEY_REUSED: Same idempotency key, different payload (SPEC §2.5); details.receipt_id."""
+    """409 IDEMPOTENCY_KEY_REUSED: Same idempotency key, different payload (docs/protocol.md#idempotency); details.receipt_id."""
 
     code = "IDEMPOTENCY_KEY_REUSED"
     http_status = 409
@@ -432,7 +432,7 @@ class IdempotencyKeyReused(WireError):
 
 
 class CursorInvalid(WireError):
-    """409 CURSOR_INVALID: Stale, foreign or tampered cursor (SPEC §2.7)."""
+    """409 CURSOR_INVALID: Stale, foreign or tampered cursor (docs/protocol.md#cursors)."""
 
     code = "CURSOR_INVALID"
     http_status = 409
@@ -442,7 +442,7 @@ class CursorInvalid(WireError):
 
 
 class ContentTooLarge(WireError):
-    """413 CONTENT_TOO_LARGE: Content over limits.max_content_bytes (SPEC §2.8); details.limit and details.size."""
+    """413 CONTENT_TOO_LARGE: Content over limits.max_content_bytes (docs/protocol.md#content); details.limit and details.size."""
 
     code = "CONTENT_TOO_LARGE"
     http_status = 413

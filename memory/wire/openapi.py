@@ -54,7 +54,7 @@ def _json(schema: dict) -> dict:
 
 def _errors() -> dict:
     return {
-        "default": {"description": "An error envelope (SPEC §1.5)", **_json(ERROR)},
+        "default": {"description": "An error envelope (docs/protocol.md#errors)", **_json(ERROR)},
     }
 
 

@@ -1,4 +1,4 @@
-"""Grants screen (SPEC §3.4, §4): the admin view of a space's grants with their chain, an issue
+"""Grants screen (docs/protocol.md#model-memorygrant, #grants): the admin view of a space's grants with their chain, an issue
 form that explains AMPLIFICATION_DENIED dimension by dimension, revoke with confirmation."""
 
 from django.contrib import messages

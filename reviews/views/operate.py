@@ -1,6 +1,6 @@
-"""Operator pages (SPEC §8): create principals, issue and revoke API tokens, make root grants for
+"""Operator pages (docs/protocol.md#operators): create principals, issue and revoke API tokens, make root grants for
 a space. Guarded by guardian's `memory.operate_space` on that space (see reviews.operators), not
-by the grants of SPEC §4, which these actions bootstrap. Every action goes through
+by the grants of docs/protocol.md#grants, which these actions bootstrap. Every action goes through
 `memory.services.operators`, the same service `manage.py spoke` calls."""
 
 from django.contrib import messages

@@ -1,4 +1,4 @@
-"""Fault: the broker is down when a pending op is accepted (SPEC §2.4; docs/reliability.md).
+"""Fault: the broker is down when a pending op is accepted (docs/protocol.md#receipts; docs/reliability.md).
 The op still answers `pending`, its job row stays queued (the job table is the outbox), and once
 the broker is back the sweeper sends the job again and the work completes. Runs the real
 mutation framework (`memory.services.mutation.mutate`) and the real Celery publish path against an

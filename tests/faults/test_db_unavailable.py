@@ -1,4 +1,4 @@
-"""Fault: PostgreSQL goes away under a request (docs/decisions.md "Database unavailable").
+"""Fault: PostgreSQL goes away under a request (docs/decisions/database-unavailable.md).
 
 The database really is unavailable in each case, no mock: the request's connection points at a
 closed port (the server is down), or its backend is terminated with pg_terminate_backend from a

@@ -1,8 +1,8 @@
 """Issue 13, items 2 and 4, through the HTTP edge: extensions maps bounded by
-limits.max_extensions_bytes (SPEC §2.1); a list page bounded by SPOKE_MEMORY_PAGE_BYTES as well
-as by page_size (docs/decisions.md); subjects.ensure that never tells an uncovered caller whether
-a subject exists (SPEC §2.6); a signed cursor of the wrong shape (SPEC §2.7); an empty
-context_ids (SPEC §2.3); page_size bounds (SPEC §2.7)."""
+limits.max_extensions_bytes (docs/protocol.md#identifiers); a list page bounded by SPOKE_MEMORY_PAGE_BYTES as well
+as by page_size (docs/decisions/index.md); subjects.ensure that never tells an uncovered caller whether
+a subject exists (docs/protocol.md#authorization); a signed cursor of the wrong shape (docs/protocol.md#cursors); an empty
+context_ids (docs/protocol.md#selection); page_size bounds (docs/protocol.md#cursors)."""
 
 from __future__ import annotations
 

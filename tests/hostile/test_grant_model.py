@@ -1,4 +1,4 @@
-"""A stateful model of grants (SPEC §4): random chains of memory.grants.grant / .revoke through the
+"""A stateful model of grants (docs/protocol.md#grants): random chains of memory.grants.grant / .revoke through the
 ops layer (`memory.ops.base.call`, the same gates as the wire), checked after every step against
 an in-memory model:
 
@@ -64,7 +64,7 @@ class ModelGrant:
         return capability in self.capabilities or ADMIN in self.capabilities
 
     def contains(self, want: dict) -> bool:
-        """Non-amplification (SPEC §4): this grant ⊇ `want` on every dimension."""
+        """Non-amplification (docs/protocol.md#grants): this grant ⊇ `want` on every dimension."""
 
         def subset(child, parent):
             return parent is None or (child is not None and child <= parent)

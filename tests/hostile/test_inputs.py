@@ -1,5 +1,5 @@
-"""Hostile input at the HTTP edge (SPEC §1.2-§1.5, §2.5, §2.7): each case answers a clear error
-with the SPEC code, and nothing is written: the row count of every table is the same before and
+"""Hostile input at the HTTP edge (docs/protocol.md#authentication-§1.5, §2.5, §2.7): each case answers a clear error
+with the protocol code, and nothing is written: the row count of every table is the same before and
 after (no row, no receipt, no consumed key, no session)."""
 
 import json
@@ -69,8 +69,8 @@ def test_extensions_nested_to_max_json_depth_round_trip(api, wired, settings):
 def test_extensions_nested_past_max_json_depth_are_a_schema_error(api, wired, before, depth):
     """Whatever the depth, the same reason: a body too deep for the parser to follow from the
     server's stack (5,000 levels anywhere; 900 under a deeper stack, as in a pytest-xdist worker)
-    answered `malformed_json` before, one it could parse `schema` (docs/decisions.md, "Input
-    bounds beyond SPEC's limits")."""
+    answered `malformed_json` before, one it could parse `schema` (docs/decisions/index.md, "Input
+    bounds beyond the protocol's limits")."""
     answer = api.raw(ENSURE, nested(depth), token=wired.admin.token)
     assert (answer.status, answer.code) == (400, "invalid_input")
     assert answer.error["details"]["reason"] == "schema"
@@ -218,7 +218,7 @@ def test_expired_session_is_401_and_writes_nothing(api, wired):
     ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""],
 )
 def test_wrong_content_type_with_a_json_body_is_judged_by_the_body(api, wired, content_type):
-    """SPEC §1.4 judges the body, not the header: a JSON object body is accepted whatever the
+    """docs/protocol.md#dispatch judges the body, not the header: a JSON object body is accepted whatever the
     Content-Type says (decision recorded in docs/reliability.md); a non-JSON one is malformed."""
     ok = api.raw(
         ENSURE, json.dumps(ensure_body()), token=wired.admin.token, content_type=content_type

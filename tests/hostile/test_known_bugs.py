@@ -1,5 +1,5 @@
 """Regressions for the bugs the hostile suite (schemathesis) found at the edge, each reproduced
-through the real HTTP edge and asserting what the SPEC wants: NaN/Infinity, integers past
+through the real HTTP edge and asserting what the protocol wants: NaN/Infinity, integers past
 I-JSON's range, lone surrogates, calendar-invalid times, and wrong methods on every endpoint."""
 
 import json
@@ -15,8 +15,8 @@ pytestmark = pytest.mark.django_db
     "when", ["2030-02-30T00:00:00Z", "0000-01-01T00:00:00Z", "0001-01-01T00:00:00+05:00"]
 )
 def test_calendar_invalid_expires_at_is_a_schema_error(api, admin, persona_factory, when):
-    """SPEC §2.1 (issue 13): a time that denotes no instant in 0001..9999 UTC is refused at the
-    edge, 400 invalid_input with reason "schema" (it was 422 before the SPEC said so)."""
+    """docs/protocol.md#identifiers (issue 13): a time that denotes no instant in 0001..9999 UTC is refused at the
+    edge, 400 invalid_input with reason "schema" (it was 422 before the protocol said so)."""
     grantee = persona_factory("grantee")
     before = census()
     answer = api(

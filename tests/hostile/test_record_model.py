@@ -1,11 +1,11 @@
-"""A stateful model of retained records (SPEC §2.5-§2.8, §3.5, §3.6, §5): random chains of
+"""A stateful model of retained records (docs/protocol.md#idempotency-§2.8, §3.5, §3.6, §5): random chains of
 memory.records.create / .update / .delete / .promote, memory.capture, memory.candidates.review /
 .dismiss, subject and context fences and space freezes, all through the real HTTP edge (bearer
 token and session, the JSON spelled ASCII-escaped or not, members in any order, integers as N.0),
 checked against an in-memory model:
 
 - every answer (success, or the error code and its details) is the one the model predicts, with
-  the gates in order: the edge (a number past ±(2**53-1)), the idempotency key, then SPEC §2.6:
+  the gates in order: the edge (a number past ±(2**53-1)), the idempotency key, then docs/protocol.md#authorization:
   lookup (NOT_FOUND), op coverage (PERMISSION_DENIED), state gates (frozen, fenced, context
   fenced, tombstoned, consumed), content (cognition, then bytes), revision CAS;
 - receipts name the refs and revisions the model expects and move the space revision by one; a
@@ -54,7 +54,8 @@ SUBJECTS = ["u1", "u2"]
 GHOST = "ghost"  # never ensured: every op about it is NOT_FOUND (subject)
 PLACEMENTS = [("shared", None), ("context", "c1"), ("context", "c2")]
 KINDS = ["fact", "note", "plan", "preference", "event", "x_9"]
-LABEL_KINDS = {"preference", "fact", "event", "plan"}  # SPEC §5: labels that are kinds of memory
+# docs/protocol.md#ops: labels that are kinds of memory
+LABEL_KINDS = {"preference", "fact", "event", "plan"}
 KEYS = ["k1", "ключ-🔑", "k" * 200]  # few, so keys meet again: replays and IDEMPOTENCY_KEY_REUSED
 CALLERS = ["admin", "admin", "other", "reader"]
 STATES = ["pending", "promoted", "fragmented", "dropped", "dismissed"]
@@ -74,7 +75,7 @@ TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x0
 SHORT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=4)
 SAFE = (
     2**53 - 1
-)  # I-JSON's exact integer range: the edge refuses any number past it (SPEC §1.4 gate 3)
+)  # I-JSON's exact integer range: the edge refuses any number past it (docs/protocol.md#dispatch gate 3)
 JSON_VALUES = st.one_of(
     st.integers(-5, 5),
     st.booleans(),
@@ -94,7 +95,7 @@ REV_MODE = st.sampled_from(["right", "right", "right", "stale", "ahead"])
 
 @st.composite
 def contents(draw, bad: bool = True, big: bool = False):
-    """(content, problem): problem is None, "too_large", "bad_cognition" (SPEC §2.8, §6.2) or
+    """(content, problem): problem is None, "too_large", "bad_cognition" (docs/protocol.md#content, #cognition-validation) or
     "unstorable" (a number past ±(2**53-1)); `big` adds content of exactly max_content_bytes."""
     modes = (
         ["plain"] * 4
@@ -163,7 +164,7 @@ PROVENANCE = st.one_of(
 
 
 def canonical(body: dict) -> bytes:
-    """ "The same payload" as SPEC §2.5 defines it: equal RFC 8785 canonical JSON."""
+    """ "The same payload" as docs/protocol.md#idempotency defines it: equal RFC 8785 canonical JSON."""
     return rfc8785.dumps(body)
 
 
@@ -343,7 +344,7 @@ class RecordModel(RuleBasedStateMachine):
 
     @staticmethod
     def assert_no_content(answer) -> None:
-        """Errors and receipts never carry memory content (SPEC §1.5, §2.4)."""
+        """Errors and receipts never carry memory content (docs/protocol.md#errors, #receipts)."""
         raw = json.dumps(answer.body, ensure_ascii=False)
         assert CANARY not in raw, f"content leaked into {answer.status} {answer.code or 'receipt'}"
 
@@ -433,7 +434,7 @@ class RecordModel(RuleBasedStateMachine):
         return who != "reader" or p == ("context", "c1")
 
     def record_gate(self, who: str, r: MRecord, placements) -> tuple | None:
-        """Steps (a)-(c) of SPEC §2.6 for update/delete/promote of `r`."""
+        """Steps (a)-(c) of docs/protocol.md#authorization for update/delete/promote of `r`."""
         if not self.reads(who, r.placement):
             return 404, "NOT_FOUND", {"resource": "record"}
         if who == "reader":
@@ -797,7 +798,7 @@ class RecordModel(RuleBasedStateMachine):
     )
     def promote(self, who, pick, to, into_fence, rev, key, encoding):
         """records.promote moves a record to another placement: the content, kind and provenance
-        stay, the revision moves (SPEC §5); it needs records_write on both placements, and
+        stay, the revision moves (docs/protocol.md#ops); it needs records_write on both placements, and
         neither may be a fenced context (`into_fence` aims at one when the subject has one)."""
         r = self.pick(self.records, pick)
         fenced = sorted(self.subjects[r.subject].fenced_contexts)
@@ -1059,7 +1060,7 @@ class RecordModel(RuleBasedStateMachine):
     )
     def retry_refused_key(self, pick, subject, content, encoding):
         """A request that answered an error consumed nothing: its key is free for a corrected
-        retry (SPEC §2.5), which the model predicts like any other create."""
+        retry (docs/protocol.md#idempotency), which the model predicts like any other create."""
         refused = sorted(k for k in self.refused if k[1] == "memory.records.create")
         who, _, key = refused[pick % len(refused)]
         self.create(who, subject, "note", *content, ("shared", None), None, key, encoding)
@@ -1112,7 +1113,7 @@ class RecordModel(RuleBasedStateMachine):
     )
     def cursor_across_a_write(self, subject, elsewhere, content, tombstoned):
         """A cursor is bound to the caller, the request and the revision of what it reads (the
-        subject when named, else the space, SPEC §2.7): a write to another subject leaves a
+        subject when named, else the space, docs/protocol.md#cursors): a write to another subject leaves a
         subject's cursor valid. (A named subject with fewer than two records lists the space.)"""
         expected = self.expected_list("admin", subject, None, None, None, tombstoned)
         if len(expected) < 2:
@@ -1161,7 +1162,7 @@ class RecordModel(RuleBasedStateMachine):
         absent=st.sampled_from(["rec_01ARZ3NDEKTSV4RRFFQ69G5FAV", "rec_x", "rec_" + "Z" * 64]),
     )
     def get_each(self, who, absent):
-        """records.get of every record, tombstones included (SPEC §5), as modelled; an id that is
+        """records.get of every record, tombstones included (docs/protocol.md#ops), as modelled; an id that is
         no record is NOT_FOUND. (Only after a mutation: reads alone change nothing to read.)"""
         self.ungot = False
         for r in list(self.records.values()):
@@ -1183,7 +1184,7 @@ class RecordModel(RuleBasedStateMachine):
     )
     def read_back(self, who, page_size) -> None:
         """The space, both subjects, the count of live records and every candidate (paged, oldest
-        first, SPEC §5), as modelled. (Only after a mutation.)"""
+        first, docs/protocol.md#ops), as modelled. (Only after a mutation.)"""
         self.unread = False
         [space] = self.read_spaces()
         assert (space["revision"], space["state"]) == (

@@ -1,9 +1,9 @@
-"""Schemathesis against `/v1/openapi.json` (SPEC §1.1), through the real WSGI application, with a
+"""Schemathesis against `/v1/openapi.json` (docs/protocol.md#endpoints), through the real WSGI application, with a
 valid token and a session that negotiated every flag. Each op gets a bounded, deterministic set
 of examples, positive and negative, plus the coverage phase's boundary values and unexpected
 methods: no answer is a 5xx, every answer matches its documented schema (the success payload or
 the error envelope), schema-invalid requests are refused with a 4xx, and every error answer is
-the envelope with a known code at its SPEC status.
+the envelope with a known code at its protocol status.
 
 The sweep once found six edge bugs (NaN, huge integers, lone surrogates, invalid times, wrong
 methods); each has a regression test in test_known_bugs.py and the sweep now covers them too."""

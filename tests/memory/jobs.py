@@ -280,12 +280,9 @@ def wait_for(predicate, timeout: float = 120.0, what: str = "condition"):
 def a_session_waits_for_a_lock() -> bool:
     """PostgreSQL: whether a session of this test database waits for a lock now (a thread's
     transaction has reached the lock another holds): what race tests wait for, never time."""
-    with connection.cursor() as cur:
-        cur.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-            " AND wait_event_type = 'Lock'"
-        )
-        return cur.fetchone()[0] > 0
+    from tests.conftest import any_lock_wait
+
+    return any_lock_wait()
 
 
 def receipt_status(receipt_id: str) -> str:

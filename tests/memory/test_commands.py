@@ -1,4 +1,4 @@
-"""The operators' commands of SPEC §8: one JSON object on stdout, non-zero on bad input."""
+"""The operators' commands of docs/protocol.md#operators: one JSON object on stdout, non-zero on bad input."""
 
 import json
 from io import StringIO

@@ -11,14 +11,16 @@ each) and SQLite's paths (the layout is PostgreSQL's)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from memory import tasks
-from memory.models import Export, Job, Receipt
+from memory.models import Export, Import, Job, Receipt
 from memory.services import hybrid_store, transfer_jobs, transfer_load
 from memory.services.operators import issue_root_grant
-from tests.conftest import embedding_writer, make_persona, make_space, requires_postgres
-from tests.space_sql import Recorder, recording, space_scoped_tables
+from tests.conftest import CITUS, embedding_writer, make_persona, make_space, requires_postgres
+from tests.space_sql import Recorder, recording, space_scoped_tables, task_counts
 
 pytestmark = [pytest.mark.django_db]
 
@@ -42,7 +44,7 @@ EXCEPTIONS: dict[tuple[str, str, str], str] = {
     ),
     ("memory.records.delete", "memory_importchunk", '"bundle" -> '): (
         "erasure finds the staged imports, into any space, of a bundle exported from this one"
-        " that hold the record (SPEC §2.8: copies in transit are erased too); each discard"
+        " that hold the record (docs/protocol.md#content: copies in transit are erased too); each discard"
         " then names its space"
     ),
     ("memory.records.delete", "memory_import", '"bundle" -> '): (
@@ -97,10 +99,12 @@ class Scenario:
             self.session = api.connect(self.admin)
         self.seen: set[str] = set()
 
-    def __call__(self, op: str, body: dict | None = None, variant: str = "", ok: bool = True):
+    def __call__(
+        self, op: str, body: dict | None = None, variant: str = "", ok: bool = True, who=None
+    ):
         self.seen.add(op)
         with self.rec.phase(op + variant):
-            answer = self.api(self.admin, op, body or {}, self.session)
+            answer = self.api(who or self.admin, op, body or {}, None if who else self.session)
         if ok:
             assert answer.status == 200, (op, answer.body)
         receipt = answer.body.get("receipt")
@@ -126,7 +130,8 @@ class Scenario:
             tasks.drain_derived()
 
 
-def play(s: Scenario) -> None:
+def play(s: Scenario) -> bool:
+    """Every op, job and sweeper once; True when the erasure discarded the staged copy."""
     sid = {"space_id": "s1"}
     s("memory.describe")
     s("memory.spaces.list")
@@ -182,6 +187,26 @@ def play(s: Scenario) -> None:
         {**sid, "subject_id": "u1", "kind": "preferences", "content": {"text": "tea"}},
     )
     s("memory.profile.get", {**sid, "subject_id": "u1"})
+    # a grantee narrowed to one subject: its reads select that subject of the space (issue 40:
+    # they joined memory_subject on its id alone, which Citus refuses)
+    with s.rec.phase(TEST):
+        narrow = make_persona("narrow")
+    s(
+        "memory.grants.grant",
+        {
+            **sid,
+            "grantee_principal_id": narrow.id,
+            "capabilities": ["records_read", "recall", "candidates_read"],
+            "subject_ids": ["u1"],
+        },
+        "#narrow",
+    )
+    n = {"variant": "#narrow", "who": narrow}
+    assert s("memory.records.list", {**sid, "subject_id": "u1"}, **n).body["records"]
+    assert s("memory.records.list", {**sid}, "#narrow-space", who=narrow).body["records"]
+    s("memory.records.get", {**sid, "record_id": records[0]}, **n)
+    s("memory.recall", {**sid, "subject_id": "u1", "query": {"text": "Japan"}}, **n)
+    s("memory.candidates.list", {**sid, "subject_id": "u1"}, **n)
     s("memory.recall", {**sid, "subject_id": "u1", "query": {"text": "trip to Japan"}})
     s("memory.reflections.generate", {**sid, "subject_id": "u1"})
     s("memory.reflections.list", {**sid, "subject_id": "u1"})
@@ -195,10 +220,24 @@ def play(s: Scenario) -> None:
         s("memory.exports.get", {**sid, "export_id": export_id, "ordinal": n}).body["chunk"]
         for n in range(1, bundle["chunk_count"])
     ]
+    # a copy in transit: the bundle staged (not activated) into a second space, which the
+    # erasure finds across spaces and discards
+    with s.rec.phase(TEST):
+        issue_root_grant(make_space("s2"), s.admin.principal)
+        held = s.api(
+            s.admin,
+            "memory.imports.stage",
+            {"space_id": "s2", "bundle": bundle, "chunk": chunks[0]},
+            s.session,
+        )
+        assert held.status == 200, held.body
+        held_id = held.receipt["refs"][0]["id"]
     s(
         "memory.records.delete",
         {**sid, "record_id": records[3], "expected_revision": 1, "reason": "asked"},
     )
+    with s.rec.phase(TEST):
+        erased_in_transit = Import.objects.get(space_id="s2", pk=held_id).state == "discarded"
     s("memory.subjects.fence", {**sid, "subject_id": "u1", "action": "fence", "context_id": "c9"})
     s("memory.spaces.freeze", {**sid, "reason": "maintenance"})
     s("memory.spaces.unfreeze", {**sid})
@@ -210,9 +249,7 @@ def play(s: Scenario) -> None:
         "memory.receipts.get",
         {**sid, "op": "memory.subjects.ensure", "idempotency_key": "e-2"},
     )
-    # the bundle imported into a second space, and one staged import discarded
-    with s.rec.phase(TEST):
-        issue_root_grant(make_space("s2"), s.admin.principal)
+    # the bundle imported into the second space, and one staged import discarded
     s2 = {"space_id": "s2"}
     staged = s("memory.imports.stage", {**s2, "bundle": bundle, "chunk": chunks[0]})
     import_id = staged.receipt["refs"][0]["id"]
@@ -224,16 +261,35 @@ def play(s: Scenario) -> None:
     other_id = other.receipt["refs"][0]["id"]
     s("memory.imports.discard", {**s2, "import_id": other_id})
     s("memory.recall", {**s2, "subject_id": "u1", "query": {"text": "Japan"}}, "#s2")
-    # the periodic work: sweepers (nothing stuck, one export past retention) and the drain
-    with s.rec.phase("sweep:jobs"):
-        tasks.sweep_jobs()
+    # the periodic work, each sweeper with work to do: a job never delivered and out of
+    # attempts, an export past retention, an import abandoned in staging; then the drain
+    long_ago = "2000-01-01T00:00:00Z"
     with s.rec.phase(TEST):
-        Export.objects.filter(space_id="s1").update(committed_at="2000-01-01T00:00:00Z")
+        stuck = s.api(s.admin, "memory.exports.create", s2, s.session).receipt["receipt_id"]
+        Job.objects.filter(space_id="s2", pk=stuck).update(
+            enqueued_at=long_ago, attempts=tasks.MAX_ATTEMPTS
+        )
+        abandoned = s.api(
+            s.admin, "memory.imports.stage", {**s2, "bundle": bundle, "chunk": chunks[0]}, s.session
+        ).receipt["refs"][0]["id"]
+        # (this bundle's one chunk ends staging at once: back to staging, as one whose later
+        # chunks never came)
+        Import.objects.filter(space_id="s2", pk=abandoned).update(
+            state="staging", updated_at=long_ago
+        )
+    with s.rec.phase("sweep:jobs"):
+        assert tasks.sweep_jobs()["failed"] == 1
+    with s.rec.phase(TEST):
+        assert Receipt.objects.get(space_id="s2", pk=stuck).status == Receipt.FAILED
+        Export.objects.filter(space_id="s2", state=Export.READY).update(committed_at=long_ago)
     with s.rec.phase("sweep:exports"):
-        transfer_jobs.sweep_exports()
+        assert transfer_jobs.sweep_exports()["withdrawn"] >= 1
     with s.rec.phase("sweep:imports"):
-        transfer_jobs.sweep_imports()
+        assert transfer_jobs.sweep_imports()["discarded"] == 1
+    with s.rec.phase(TEST):
+        assert Import.objects.get(space_id="s2", pk=abandoned).state == "discarded"
     s.drain()
+    return erased_in_transit
 
 
 ENGINES = ["engine/1", "engine/2", "hybrid/2"]
@@ -261,7 +317,7 @@ def test_every_statement_on_a_space_scoped_table_names_its_space(
     monkeypatch.setattr(transfer_load, "insert_rows", copy_rows)
     with embedding_writer(settings, engine), recording(rec):
         s = Scenario(api, rec, drain=engine.startswith("hybrid"))
-        play(s)
+        assert play(s), "the erasure left the staged copy of the erased record"
     from memory.wire.validation import catalog
 
     assert s.seen == set(catalog().ops), sorted(set(catalog().ops) - s.seen)
@@ -274,8 +330,44 @@ def test_every_statement_on_a_space_scoped_table_names_its_space(
             tally[f"{b.label} {table}"] = tally.get(f"{b.label} {table}", 0) + 1
     print(f"{len(bad)} of {len(rec.statements)} statements name no space")
     print("\n".join(f"{n:4} {k}" for k, n in sorted(tally.items())))
-    report = "\n".join(f"[{b.label}] {b.unnamed}: {b.sql[:3000]}" for b in bad)
+    report = "\n".join(f"[{b.label}] {b.unnamed} {b.apart}: {b.sql[:3000]}" for b in bad)
     assert not bad, f"{len(bad)} statements name no space:\n{report}"
+    if CITUS:
+        check_plans(rec, engine)
+
+
+def check_plans(rec: Recorder, engine: str) -> None:
+    """On the Citus leg: EXPLAIN every recorded statement; each one naming its space is a router
+    plan (`Task Count: 1`, one shard group), only the documented exceptions fan out, and no
+    statement is refused. With SPOKE_MEMORY_CITUS_PLANS set, the per-phase table is appended to
+    that file (bench/citus.sh)."""
+    counted = task_counts([st for st in rec.statements if st.label != TEST])
+    refused = [(st.label, st.unnamed, st.sql[:500]) for st, n, _ in counted if n < 0]
+    assert not refused, refused
+    spread = [(st.label, n, st.sql[:500]) for st, n, _ in counted if not st.unnamed and n > 1]
+    assert not spread, spread
+    phases: dict[str, list[tuple[int, int]]] = {}
+    for st, n, steps in counted:
+        phases.setdefault(st.label, []).append((n, steps))
+    print(f"{len(counted)} statements explained under {engine}")
+    path = os.environ.get("SPOKE_MEMORY_CITUS_PLANS")
+    if path:
+        with open(path, "a") as out:
+            out.write(f"\n### {engine}: {len(counted)} statements explained\n\n")
+            out.write(
+                "| phase | statements | router (Task Count 1) | of which in steps"
+                " (distributed subplans) | fan-out (Task Count) |\n"
+            )
+            out.write("|---|---|---|---|---|\n")
+            for label in sorted(phases):
+                ns = phases[label]
+                fans = sorted({n for n, _ in ns if n > 1})
+                steps = [k for n, k in ns if n <= 1 and k]
+                out.write(
+                    f"| `{label}` | {len(ns)} | {sum(1 for n, _ in ns if n <= 1)} |"
+                    f" {f'{len(steps)} ({max(steps)} subplans at most)' if steps else '-'} |"
+                    f" {', '.join(map(str, fans)) if fans else '-'} |\n"
+                )
 
 
 def test_the_checker_reads_the_statements_it_judges():
@@ -304,6 +396,30 @@ def test_the_checker_reads_the_statements_it_judges():
     assert not unnamed('SELECT 1 FROM "memory_principal" WHERE "memory_principal"."id" = %s')
     assert unnamed('DELETE FROM "memory_record" WHERE "memory_record"."space_id" IN (%s, %s)')
     assert "memory_principal" not in space_scoped_tables()
+
+    from tests.space_sql import not_colocated
+
+    join = (
+        'SELECT 1 FROM "memory_importchunk" INNER JOIN "memory_import"'
+        ' ON ("memory_importchunk"."imp_id" = "memory_import"."import_id")'
+        """ WHERE "memory_import"."state" = 'staging'"""
+    )
+    assert not_colocated(join, table_refs(join)) == ["memory_import"]
+    join += ' AND "memory_import"."space_id" = ("memory_importchunk"."space_id")'
+    assert not not_colocated(join, table_refs(join))
+    sub = (
+        'SELECT 1 FROM "memory_record" WHERE "memory_record"."space_id" = %s AND'
+        ' "memory_record"."subject_id" IN (SELECT U0."id" FROM "memory_subject" U0'
+        ' WHERE U0."space_id" = %s)'
+    )
+    assert not not_colocated(sub, table_refs(sub)) and not unnamed(sub)
+    rec = Recorder("sweep:exports")
+    rec.record('SELECT 1 FROM "memory_export" WHERE "memory_export"."state" = %s FOR UPDATE')
+    exempt = {("sweep:exports", "memory_export", ""): "a scan across spaces"}
+    assert rec.violations(exempt), "a fan-out that locks rows is not exempt"
+    rec.statements.clear()
+    rec.record('SELECT 1 FROM "memory_export" WHERE "memory_export"."state" = %s')
+    assert not rec.violations(exempt)
 
 
 def test_a_job_message_without_its_space_still_runs(api, admin, space):
@@ -342,6 +458,9 @@ def test_a_scoped_save_updates_only_the_row_of_its_space(api, admin, space):
     assert Subject.objects.get(pk=subject.pk).kind == "changed"
 
 
+@pytest.mark.single_node(
+    reason="replays migrations, which move keys and constraints of distributed tables"
+)
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_copies_each_parents_space():
     """0017 fills the copied space_id of the rows reachable only through a parent (revisions,

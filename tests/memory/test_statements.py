@@ -359,7 +359,7 @@ def test_unnest_insert_writes_the_rows_bulk_create_writes(world):
     ]
     PendingEmbedding.objects.filter(record_id=record.pk).delete()
     upsert = statements.unnest_insert(
-        PendingEmbedding, ("space_id", "record_id", "revision"), ("record",), ("revision",)
+        PendingEmbedding, ("space_id", "record_id", "revision"), ("record", "space"), ("revision",)
     )
     for revision in (1, 2):
         statements.execute(upsert, [[record.space_id], [record.pk], [revision]])

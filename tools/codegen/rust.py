@@ -551,7 +551,7 @@ def render_errors(table: list[WireCode]) -> str:
             details.struct(f"{row.name}Details", row.details, f"The `details` of `{row.code}`.")
     lines = [
         HEADER.rstrip("\n"),
-        "//! `SpokeError`: one variant per error code of the wire (SPEC §1.5), each an `ErrorInfo`",
+        "//! `SpokeError`: one variant per error code of the wire (docs/protocol.md#errors), each an `ErrorInfo`",
         "//! (code, HTTP status, message, details, extensions, Retry-After), and the client's own;",
         "//! the typed `details` of a code are read with `ErrorInfo::details_as::<XDetails>()`.",
         "#![allow(clippy::new_without_default)]",

@@ -327,7 +327,7 @@ def render_errors(table: list[WireCode], types: TsModule) -> str:
     lines = [
         HEADER.rstrip("\n"),
         "/**",
-        " * One `SpokeError` subclass per error code of the wire (SPEC §1.5), so a caller can catch",
+        " * One `SpokeError` subclass per error code of the wire (docs/protocol.md#errors), so a caller can catch",
         " * `RevisionConflict` or `NotFound` alone, with its `details` typed as the contract gives",
         " * them; `ERRORS` maps a code to its class.",
         " */",

@@ -556,7 +556,7 @@ def render_client_errors(doc: dict) -> str:
     lines = [
         HEADER.rstrip("\n").replace("memory/wire/schemas/.", "memory/wire/schemas/errors.json."),
         '"""Errors: every error answer of the wire raises `SpokeError` (`.code`, `.status`, `.message`,',
-        "`.details`), as the subclass named after its code (SPEC §1.5), so callers can catch",
+        "`.details`), as the subclass named after its code (docs/protocol.md#errors), so callers can catch",
         "`RevisionConflict` or `NotFound` alone. Messages come from the provider and never hold content.",
         "The classes are generated from the provider's error table (memory/wire/schemas/errors.json);",
         'the base and the client-side errors live in `_error_base.py`."""',

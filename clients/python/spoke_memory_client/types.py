@@ -185,7 +185,7 @@ __all__ = [
 ]
 
 
-# CandidateId: Id of a candidate: 'cnd_' + 1-64 alphanumerics. This provider makes 'cnd_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+# CandidateId: Id of a candidate: 'cnd_' + 1-64 alphanumerics. This provider makes 'cnd_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 CandidateId: TypeAlias = str
 
 
@@ -193,19 +193,19 @@ CandidateId: TypeAlias = str
 Reason: TypeAlias = str
 
 
-# RecordId: Id of a record: 'rec_' + 1-64 alphanumerics. This provider makes 'rec_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+# RecordId: Id of a record: 'rec_' + 1-64 alphanumerics. This provider makes 'rec_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 RecordId: TypeAlias = str
 
 
 class CandidateOutcome(TypedDict):
-    """How a candidate was consumed (SPEC §3.6): the review action (or dismiss) and the records it made, in order."""
+    """How a candidate was consumed (docs/protocol.md#model-memorycandidate): the review action (or dismiss) and the records it made, in order."""
 
     action: Literal["promote", "fragment", "drop", "dismiss"]
     record_ids: list[RecordId]
     reason: NotRequired[Reason]
 
 
-# Capability: A grant capability (SPEC §4).
+# Capability: A grant capability (docs/protocol.md#grants).
 Capability: TypeAlias = Literal[
     "space_admin",
     "grants_issue",
@@ -225,11 +225,11 @@ Capability: TypeAlias = Literal[
 ]
 
 
-# CapabilityFlag: A wire capability flag (SPEC §1.4), e.g. spoke-memory. Not an enum: unknown flags are ignored by connect.
+# CapabilityFlag: A wire capability flag (docs/protocol.md#dispatch), e.g. spoke-memory. Not an enum: unknown flags are ignored by connect.
 CapabilityFlag: TypeAlias = str
 
 
-# ContextId: Id of a placement context (chosen by clients): 1-128 chars of [A-Za-z0-9._:@-] (SPEC §2.1).
+# ContextId: Id of a placement context (chosen by clients): 1-128 chars of [A-Za-z0-9._:@-] (docs/protocol.md#identifiers).
 ContextId: TypeAlias = str
 
 
@@ -242,27 +242,27 @@ class PlacementShared(TypedDict):
     scope: Literal["shared"]
 
 
-# Placement: Where a record (or a candidate's capture scope) is placed: one context, or shared (SPEC §2.2).
+# Placement: Where a record (or a candidate's capture scope) is placed: one context, or shared (docs/protocol.md#placement).
 Placement: TypeAlias = PlacementContext | PlacementShared
 
 
 class CaptureScope(TypedDict):
-    """Where captured material is placed and where it came from; never changes (SPEC §3.6)."""
+    """Where captured material is placed and where it came from; never changes (docs/protocol.md#model-memorycandidate)."""
 
     placement: Placement
     source_context_id: NotRequired[ContextId]
 
 
-# EnginePolicyVersion: Identity of the engine policy, e.g. engine/1 (SPEC §7).
+# EnginePolicyVersion: Identity of the engine policy, e.g. engine/1 (docs/protocol.md#engine-policy).
 EnginePolicyVersion: TypeAlias = str
 
 
-# RecordKind: Record kind, e.g. fact, preference, event, plan, note (SPEC §3.5).
+# RecordKind: Record kind, e.g. fact, preference, event, plan, note (docs/protocol.md#model-retainedrecord).
 RecordKind: TypeAlias = str
 
 
 class Classification(TypedDict):
-    """Advisory classification of a captured item (SPEC §3.6, §7): it decides nothing. The label is a record kind (engine/1: preference, fact, event, plan, cognition, noise); signals name the rules that fired."""
+    """Advisory classification of a captured item (docs/protocol.md#model-memorycandidate, #engine-policy): it decides nothing. The label is a record kind (engine/1: preference, fact, event, plan, cognition, noise); signals name the rules that fired."""
 
     label: RecordKind
     confidence: float
@@ -271,7 +271,7 @@ class Classification(TypedDict):
 
 
 class CognitionRequirement(TypedDict):
-    """One requirement of a cognition filter (SPEC §6.3). Any dimension/op strings pass the schema; the grammar is the separate dispatch gate 6 (400 invalid_input, reason unsupported_cognition_requirement)."""
+    """One requirement of a cognition filter (docs/protocol.md#cognition-filter). Any dimension/op strings pass the schema; the grammar is the separate dispatch gate 6 (400 invalid_input, reason unsupported_cognition_requirement)."""
 
     dimension: str
     op: str
@@ -279,7 +279,7 @@ class CognitionRequirement(TypedDict):
 
 
 class CognitionFilter(TypedDict):
-    """A hard filter over recorded cognition: a record matches when one of its entries satisfies all requirements (SPEC §6.3)."""
+    """A hard filter over recorded cognition: a record matches when one of its entries satisfies all requirements (docs/protocol.md#cognition-filter)."""
 
     require: list[CognitionRequirement]
 
@@ -306,7 +306,7 @@ class CognitionRecordTimes(TypedDict):
 
 
 class CognitionRecord(TypedDict):
-    """A standard recorded-at-time cognition record (SPEC §6.1). Used by the operations layer to check Content.cognition entries (422 INVALID_INPUT, reason invalid_cognition_record)."""
+    """A standard recorded-at-time cognition record (docs/protocol.md#cognition-record). Used by the operations layer to check Content.cognition entries (422 INVALID_INPUT, reason invalid_cognition_record)."""
 
     view: Literal["recorded_at"]
     type: Literal["belief", "goal", "intention", "emotion", "perception", "evaluation"]
@@ -320,14 +320,14 @@ class CognitionRecord(TypedDict):
 
 
 class Content(TypedDict):
-    """Record and candidate content (SPEC §2.8): untrusted, stored and returned verbatim. cognition entries are any JSON value here: each is checked against CognitionRecord by the operations layer (422 INVALID_INPUT with details.index), not by the dispatch schema. The byte budget (limits.max_content_bytes) is judged by the operations layer too."""
+    """Record and candidate content (docs/protocol.md#content): untrusted, stored and returned verbatim. cognition entries are any JSON value here: each is checked against CognitionRecord by the operations layer (422 INVALID_INPUT with details.index), not by the dispatch schema. The byte budget (limits.max_content_bytes) is judged by the operations layer too."""
 
     text: str
     structured: NotRequired[dict[str, Any]]
     cognition: NotRequired[list[Any]]
 
 
-# Cursor: Opaque, server-signed list cursor (SPEC §2.7).
+# Cursor: Opaque, server-signed list cursor (docs/protocol.md#cursors).
 Cursor: TypeAlias = str
 
 
@@ -335,7 +335,7 @@ Cursor: TypeAlias = str
 Digest: TypeAlias = str
 
 
-# Extensions: ExtensionMap (SPEC §2.1): namespaced keys, JSON-object values; unknown namespaces round-trip verbatim.
+# Extensions: ExtensionMap (docs/protocol.md#identifiers): namespaced keys, JSON-object values; unknown namespaces round-trip verbatim.
 Extensions: TypeAlias = dict[str, dict[str, Any]]
 
 
@@ -347,7 +347,7 @@ class ErrorEnvelopeError(TypedDict):
 
 
 class ErrorEnvelope(TypedDict):
-    """Every error response (SPEC §1.5). Dispatch-layer codes are lower case, operations-layer codes upper case."""
+    """Every error response (docs/protocol.md#errors). Dispatch-layer codes are lower case, operations-layer codes upper case."""
 
     error: ErrorEnvelopeError
 
@@ -357,24 +357,24 @@ class ExportCandidateProposed(TypedDict):
     content: Content
 
 
-# PrincipalId: Id of a principal: 'prn_' + 1-64 alphanumerics. This provider makes 'prn_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+# PrincipalId: Id of a principal: 'prn_' + 1-64 alphanumerics. This provider makes 'prn_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 PrincipalId: TypeAlias = str
 
 
-# SchemaVersion: schema_version of every durable object (SPEC §2.1): now 1.
+# SchemaVersion: schema_version of every durable object (docs/protocol.md#identifiers): now 1.
 SchemaVersion: TypeAlias = Literal[1]
 
 
-# SubjectId: Id of a subject (chosen by clients): 1-128 chars of [A-Za-z0-9._:@-] (SPEC §2.1).
+# SubjectId: Id of a subject (chosen by clients): 1-128 chars of [A-Za-z0-9._:@-] (docs/protocol.md#identifiers).
 SubjectId: TypeAlias = str
 
 
-# Time: A server-made time: RFC 3339 UTC with Z and exactly millisecond precision (SPEC §2.1).
+# Time: A server-made time: RFC 3339 UTC with Z and exactly millisecond precision (docs/protocol.md#identifiers).
 Time: TypeAlias = str
 
 
 class ExportCandidate(TypedDict):
-    """A MemoryCandidate inside an export chunk: the model without space_id (SPEC §5)."""
+    """A MemoryCandidate inside an export chunk: the model without space_id (docs/protocol.md#ops)."""
 
     schema_version: SchemaVersion
     candidate_id: CandidateId
@@ -392,16 +392,16 @@ class ExportCandidate(TypedDict):
     extensions: Extensions
 
 
-# ExportId: Id of a export: 'exp_' + 1-64 alphanumerics. This provider makes 'exp_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+# ExportId: Id of a export: 'exp_' + 1-64 alphanumerics. This provider makes 'exp_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 ExportId: TypeAlias = str
 
 
-# SubjectKind: Namespaced subject kind, e.g. acme:user (SPEC §3.2).
+# SubjectKind: Namespaced subject kind, e.g. acme:user (docs/protocol.md#model-subject).
 SubjectKind: TypeAlias = str
 
 
 class ExportSubject(TypedDict):
-    """A Subject inside an export chunk: the model without space_id (SPEC §5)."""
+    """A Subject inside an export chunk: the model without space_id (docs/protocol.md#ops)."""
 
     schema_version: SchemaVersion
     subject_id: SubjectId
@@ -420,7 +420,7 @@ class ExportObjectSubject(TypedDict):
 
 
 class Provenance(TypedDict):
-    """Where a record's material came from (SPEC §3.5); promote never changes it."""
+    """Where a record's material came from (docs/protocol.md#model-retainedrecord); promote never changes it."""
 
     source: Literal["capture", "authored", "import"]
     source_context_id: NotRequired[ContextId]
@@ -432,7 +432,7 @@ class Provenance(TypedDict):
 
 
 class Tombstone(TypedDict):
-    """Present on a deleted record, whose content is then exactly {"text": ""} (SPEC §3.5, §2.8)."""
+    """Present on a deleted record, whose content is then exactly {"text": ""} (docs/protocol.md#model-retainedrecord, #content)."""
 
     deleted_at: Time
     deleted_by_principal_id: PrincipalId
@@ -440,7 +440,7 @@ class Tombstone(TypedDict):
 
 
 class ExportRecord(TypedDict):
-    """A RetainedRecord inside an export chunk: the model without space_id (SPEC §5)."""
+    """A RetainedRecord inside an export chunk: the model without space_id (docs/protocol.md#ops)."""
 
     schema_version: SchemaVersion
     record_id: RecordId
@@ -467,18 +467,18 @@ class ExportObjectCandidate(TypedDict):
 
 
 class ProfileContent(TypedDict):
-    """Profile document and reflection content: trusted author or derived material (SPEC §3.7, §3.8)."""
+    """Profile document and reflection content: trusted author or derived material (docs/protocol.md#model-profiledocument, #model-reflection)."""
 
     text: str
     structured: NotRequired[dict[str, Any]]
 
 
-# ProfileKind: Profile document kind; core kinds personality, preferences (SPEC §3.7).
+# ProfileKind: Profile document kind; core kinds personality, preferences (docs/protocol.md#model-profiledocument).
 ProfileKind: TypeAlias = str
 
 
 class ExportProfileDocument(TypedDict):
-    """A ProfileDocument inside an export chunk: the model without space_id (SPEC §5)."""
+    """A ProfileDocument inside an export chunk: the model without space_id (docs/protocol.md#ops)."""
 
     schema_version: SchemaVersion
     subject_id: SubjectId
@@ -497,7 +497,7 @@ class ExportObjectProfileDocument(TypedDict):
 
 
 class ReadSelection(TypedDict):
-    """Placement selection for reads (SPEC §2.3). Whether context_ids is required (non-empty) or forbidden for the mode is judged by the operations layer (422 INVALID_INPUT, reason selection)."""
+    """Placement selection for reads (docs/protocol.md#selection). Whether context_ids is required (non-empty) or forbidden for the mode is judged by the operations layer (422 INVALID_INPUT, reason selection)."""
 
     mode: Literal["all", "contexts", "shared", "contexts_and_shared"]
     context_ids: NotRequired[list[ContextId]]
@@ -514,7 +514,7 @@ class ReflectionBasisRecordRefsItem(TypedDict):
 
 
 class SubjectView(TypedDict):
-    """A caller's coverage for one subject, as a reflection's basis pins it (SPEC §5 Reflection): every context (all_contexts) or the listed ones, and whether the shared placement is covered."""
+    """A caller's coverage for one subject, as a reflection's basis pins it (docs/protocol.md#ops Reflection): every context (all_contexts) or the listed ones, and whether the shared placement is covered."""
 
     all_contexts: bool
     context_ids: list[ContextId]
@@ -522,7 +522,7 @@ class SubjectView(TypedDict):
 
 
 class ReflectionBasis(TypedDict):
-    """The basis pinned when a reflection is admitted (SPEC §3.8, §5). coverage is the caller's coverage for the subject (SubjectView); cognition_filter is present when one was pinned (the seed summary: the filter is written into the basis too)."""
+    """The basis pinned when a reflection is admitted (docs/protocol.md#model-reflection, #ops). coverage is the caller's coverage for the subject (SubjectView); cognition_filter is present when one was pinned (the seed summary: the filter is written into the basis too)."""
 
     state_digest: Digest
     record_refs: list[ReflectionBasisRecordRefsItem]
@@ -533,12 +533,12 @@ class ReflectionBasis(TypedDict):
     cognition_filter: NotRequired[CognitionFilter]
 
 
-# ReflectionId: Id of a reflection: 'rfl_' + 1-64 alphanumerics. This provider makes 'rfl_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+# ReflectionId: Id of a reflection: 'rfl_' + 1-64 alphanumerics. This provider makes 'rfl_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 ReflectionId: TypeAlias = str
 
 
 class ExportReflection(TypedDict):
-    """A Reflection inside an export chunk: the model without space_id (SPEC §5). stale is computed at read time, not stored, so it is optional here."""
+    """A Reflection inside an export chunk: the model without space_id (docs/protocol.md#ops). stale is computed at read time, not stored, so it is optional here."""
 
     schema_version: SchemaVersion
     reflection_id: ReflectionId
@@ -557,7 +557,7 @@ class ExportObjectReflection(TypedDict):
     data: ExportReflection
 
 
-# ExportObject: One object inside an export chunk: its type and its wire data without space_id (SPEC §3.13).
+# ExportObject: One object inside an export chunk: its type and its wire data without space_id (docs/protocol.md#model-memoryexportchunk).
 ExportObject: TypeAlias = (
     ExportObjectSubject
     | ExportObjectRecord
@@ -567,15 +567,15 @@ ExportObject: TypeAlias = (
 )
 
 
-# GrantId: Id of a grant: 'grt_' + 1-64 alphanumerics. This provider makes 'grt_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+# GrantId: Id of a grant: 'grt_' + 1-64 alphanumerics. This provider makes 'grt_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 GrantId: TypeAlias = str
 
 
-# IdempotencyKey: Client-chosen idempotency key, 1-200 chars (SPEC §2.5).
+# IdempotencyKey: Client-chosen idempotency key, 1-200 chars (docs/protocol.md#idempotency).
 IdempotencyKey: TypeAlias = str
 
 
-# ImportId: Id of a import: 'imp_' + 1-64 alphanumerics. This provider makes 'imp_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+# ImportId: Id of a import: 'imp_' + 1-64 alphanumerics. This provider makes 'imp_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 ImportId: TypeAlias = str
 
 
@@ -584,12 +584,12 @@ class MemoryCandidateProposed(TypedDict):
     content: Content
 
 
-# SpaceId: Id of a space (chosen by the operator): 1-128 chars of [A-Za-z0-9._:@-] (SPEC §2.1).
+# SpaceId: Id of a space (chosen by the operator): 1-128 chars of [A-Za-z0-9._:@-] (docs/protocol.md#identifiers).
 SpaceId: TypeAlias = str
 
 
 class MemoryCandidate(TypedDict):
-    """A provisional capture awaiting review (SPEC §3.6); capture_scope never changes."""
+    """A provisional capture awaiting review (docs/protocol.md#model-memorycandidate); capture_scope never changes."""
 
     schema_version: SchemaVersion
     candidate_id: CandidateId
@@ -613,7 +613,7 @@ ProviderId: TypeAlias = str
 
 
 class MemoryExportBundle(TypedDict):
-    """A versioned, digested logical export (SPEC §3.12). bundle_digest covers {export_id, space_id, format_version, chunk_digests, object_counts}."""
+    """A versioned, digested logical export (docs/protocol.md#model-memoryexportbundle). bundle_digest covers {export_id, space_id, format_version, chunk_digests, object_counts}."""
 
     schema_version: SchemaVersion
     export_id: ExportId
@@ -632,7 +632,7 @@ class MemoryExportBundle(TypedDict):
 
 
 class MemoryExportChunk(TypedDict):
-    """A bounded wire unit of an export (SPEC §3.13). digest = sha256 of RFC 8785 of objects."""
+    """A bounded wire unit of an export (docs/protocol.md#model-memoryexportchunk). digest = sha256 of RFC 8785 of objects."""
 
     schema_version: SchemaVersion
     export_id: ExportId
@@ -644,7 +644,7 @@ class MemoryExportChunk(TypedDict):
 
 
 class MemoryGrant(TypedDict):
-    """A provider-enforced authorization record (SPEC §3.4, §4). effective is computed: active and every ancestor active. Absent subject_ids / context_ids mean all."""
+    """A provider-enforced authorization record (docs/protocol.md#model-memorygrant, #grants). effective is computed: active and every ancestor active. Absent subject_ids / context_ids mean all."""
 
     schema_version: SchemaVersion
     grant_id: GrantId
@@ -674,12 +674,12 @@ class MemoryReceiptFailure(TypedDict):
 OpName: TypeAlias = str
 
 
-# ReceiptId: Id of a receipt: 'rct_' + 1-64 alphanumerics. This provider makes 'rct_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+# ReceiptId: Id of a receipt: 'rct_' + 1-64 alphanumerics. This provider makes 'rct_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 ReceiptId: TypeAlias = str
 
 
 class Ref(TypedDict):
-    """A receipt reference to an object the op touched (SPEC §3.9). For a profile_document the id is its kind; for a space, the space_id."""
+    """A receipt reference to an object the op touched (docs/protocol.md#model-memoryreceipt). For a profile_document the id is its kind; for a space, the space_id."""
 
     type: Literal[
         "subject",
@@ -697,7 +697,7 @@ class Ref(TypedDict):
 
 
 class MemoryReceipt(TypedDict):
-    """A durable, content-free operation receipt (SPEC §3.9, §2.4). space_id is null for ops outside a space."""
+    """A durable, content-free operation receipt (docs/protocol.md#model-memoryreceipt, #receipts). space_id is null for ops outside a space."""
 
     schema_version: SchemaVersion
     receipt_id: ReceiptId
@@ -715,7 +715,7 @@ class MemoryReceipt(TypedDict):
 
 
 class MemorySpace(TypedDict):
-    """One authoritative store (SPEC §3.1). pending_receipts is computed: receipts of the space now pending."""
+    """One authoritative store (docs/protocol.md#model-memoryspace). pending_receipts is computed: receipts of the space now pending."""
 
     schema_version: SchemaVersion
     space_id: SpaceId
@@ -731,20 +731,20 @@ class MemorySpace(TypedDict):
     extensions: Extensions
 
 
-# NextCursor: Cursor of the next page, or null at the end (SPEC §2.7).
+# NextCursor: Cursor of the next page, or null at the end (docs/protocol.md#cursors).
 NextCursor: TypeAlias = Cursor | None
 
 
-# ObjectType: Type of an object inside an export chunk, in export order (SPEC §5).
+# ObjectType: Type of an object inside an export chunk, in export order (docs/protocol.md#ops).
 ObjectType: TypeAlias = Literal["subject", "record", "candidate", "profile_document", "reflection"]
 
 
-# PageSize: List page size (SPEC §2.7): default 50, at most limits.max_page_size.
+# PageSize: List page size (docs/protocol.md#cursors): default 50, at most limits.max_page_size.
 PageSize: TypeAlias = int
 
 
 class Principal(TypedDict):
-    """An authenticated caller identity (SPEC §3.3)."""
+    """An authenticated caller identity (docs/protocol.md#model-principal)."""
 
     schema_version: SchemaVersion
     principal_id: PrincipalId
@@ -754,7 +754,7 @@ class Principal(TypedDict):
 
 
 class ProfileDocument(TypedDict):
-    """A trusted, author-maintained profile document (SPEC §3.7)."""
+    """A trusted, author-maintained profile document (docs/protocol.md#model-profiledocument)."""
 
     schema_version: SchemaVersion
     space_id: SpaceId
@@ -769,7 +769,7 @@ class ProfileDocument(TypedDict):
 
 
 class ProvenanceFilter(TypedDict):
-    """Filter by where material came from, independent of placement; members combine by AND (SPEC §2.3)."""
+    """Filter by where material came from, independent of placement; members combine by AND (docs/protocol.md#selection)."""
 
     source_context_ids: NotRequired[list[ContextId]]
     sources: NotRequired[list[Literal["capture", "authored", "import"]]]
@@ -796,7 +796,7 @@ class ProviderDescriptionLimits(TypedDict):
 
 
 class ProviderDescription(TypedDict):
-    """The memory.describe payload: protocol version, served flags, limits, required profile kinds, engine policy version (SPEC §5)."""
+    """The memory.describe payload: protocol version, served flags, limits, required profile kinds, engine policy version (docs/protocol.md#ops)."""
 
     schema_version: SchemaVersion
     protocol_version: Literal["1"]
@@ -809,14 +809,14 @@ class ProviderDescription(TypedDict):
 
 
 class RecallBudget(TypedDict):
-    """Recall budget (SPEC §5, §7): at most max_records results and max_bytes content bytes."""
+    """Recall budget (docs/protocol.md#ops, #engine-policy): at most max_records results and max_bytes content bytes."""
 
     max_records: NotRequired[int]
     max_bytes: NotRequired[int]
 
 
 class RetainedRecord(TypedDict):
-    """A reviewed or directly authored durable record (SPEC §3.5); tombstoned records carry tombstone and content {"text": ""}."""
+    """A reviewed or directly authored durable record (docs/protocol.md#model-retainedrecord); tombstoned records carry tombstone and content {"text": ""}."""
 
     schema_version: SchemaVersion
     record_id: RecordId
@@ -846,7 +846,7 @@ class RecallResultTruncation(TypedDict):
 
 
 class RecallResult(TypedDict):
-    """The memory.recall payload (SPEC §5, §7): ranked results within the budget, and why and how much was truncated."""
+    """The memory.recall payload (docs/protocol.md#ops, #engine-policy): ranked results within the budget, and why and how much was truncated."""
 
     results: list[RecallResultResultsItem]
     total_eligible: int
@@ -859,13 +859,13 @@ Receipt: TypeAlias = MemoryReceipt
 
 
 class ReceiptResponse(TypedDict):
-    """The answer of every mutating op (SPEC §2.4)."""
+    """The answer of every mutating op (docs/protocol.md#receipts)."""
 
     receipt: MemoryReceipt
 
 
 class Reflection(TypedDict):
-    """A derived synthesis over a pinned basis (SPEC §3.8); stale is computed at read time."""
+    """A derived synthesis over a pinned basis (docs/protocol.md#model-reflection); stale is computed at read time."""
 
     schema_version: SchemaVersion
     reflection_id: ReflectionId
@@ -887,7 +887,7 @@ class ReviewDecisionPromote(TypedDict):
 
 
 class ReviewFragment(TypedDict):
-    """One record of a fragment review decision (SPEC §5): its content and, optionally, its kind."""
+    """One record of a fragment review decision (docs/protocol.md#ops): its content and, optionally, its kind."""
 
     kind: NotRequired[RecordKind]
     content: Content
@@ -903,16 +903,16 @@ class ReviewDecisionDrop(TypedDict):
     reason: NotRequired[Reason]
 
 
-# ReviewDecision: A review decision (SPEC §5): promote (one record), fragment (n records) or drop (none).
+# ReviewDecision: A review decision (docs/protocol.md#ops): promote (one record), fragment (n records) or drop (none).
 ReviewDecision: TypeAlias = ReviewDecisionPromote | ReviewDecisionFragment | ReviewDecisionDrop
 
 
-# SessionId: Id of a session: 'ses_' + 1-64 alphanumerics. This provider makes 'ses_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+# SessionId: Id of a session: 'ses_' + 1-64 alphanumerics. This provider makes 'ses_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 SessionId: TypeAlias = str
 
 
 class Session(TypedDict):
-    """A wire session with its negotiated capability flags (SPEC §1.3)."""
+    """A wire session with its negotiated capability flags (docs/protocol.md#sessions)."""
 
     schema_version: SchemaVersion
     session_id: SessionId
@@ -924,7 +924,7 @@ class Session(TypedDict):
 
 
 class Subject(TypedDict):
-    """The entity memory is about (SPEC §3.2)."""
+    """The entity memory is about (docs/protocol.md#model-subject)."""
 
     schema_version: SchemaVersion
     space_id: SpaceId

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::errors::SpokeError;
 
-/// An error answer's envelope (SPEC §1.5), or the client's own error in the same shape.
+/// An error answer's envelope (docs/protocol.md#errors), or the client's own error in the same shape.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ErrorInfo {
     /// The wire code (`REVISION_CONFLICT`), or the client's (`connection_failed`,

@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// Id of a candidate: 'cnd_' + 1-64 alphanumerics. This provider makes 'cnd_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+/// Id of a candidate: 'cnd_' + 1-64 alphanumerics. This provider makes 'cnd_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 pub type CandidateId = String;
 
-/// How a candidate was consumed (SPEC §3.6): the review action (or dismiss) and the records it made, in order.
+/// How a candidate was consumed (docs/protocol.md#model-memorycandidate): the review action (or dismiss) and the records it made, in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CandidateOutcome {
     pub action: CandidateOutcomeAction,
@@ -311,7 +311,7 @@ impl CandidatesReviewRequest {
 /// The answer of memory.candidates.review.
 pub type CandidatesReviewResponse = ReceiptResponse;
 
-/// A grant capability (SPEC §4).
+/// A grant capability (docs/protocol.md#grants).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Capability {
     #[serde(rename = "space_admin")]
@@ -369,7 +369,7 @@ impl Capability {
     }
 }
 
-/// A wire capability flag (SPEC §1.4), e.g. spoke-memory. Not an enum: unknown flags are ignored by connect.
+/// A wire capability flag (docs/protocol.md#dispatch), e.g. spoke-memory. Not an enum: unknown flags are ignored by connect.
 pub type CapabilityFlag = String;
 
 /// The request of memory.capture.
@@ -440,7 +440,7 @@ impl CaptureRequestItemsItem {
 /// The answer of memory.capture.
 pub type CaptureResponse = ReceiptResponse;
 
-/// Where captured material is placed and where it came from; never changes (SPEC §3.6).
+/// Where captured material is placed and where it came from; never changes (docs/protocol.md#model-memorycandidate).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaptureScope {
     pub placement: Placement,
@@ -464,7 +464,7 @@ impl CaptureScope {
     }
 }
 
-/// Advisory classification of a captured item (SPEC §3.6, §7): it decides nothing. The label is a record kind (engine/1: preference, fact, event, plan, cognition, noise); signals name the rules that fired.
+/// Advisory classification of a captured item (docs/protocol.md#model-memorycandidate, #engine-policy): it decides nothing. The label is a record kind (engine/1: preference, fact, event, plan, cognition, noise); signals name the rules that fired.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Classification {
     pub label: RecordKind,
@@ -486,7 +486,7 @@ impl Classification {
     }
 }
 
-/// A hard filter over recorded cognition: a record matches when one of its entries satisfies all requirements (SPEC §6.3).
+/// A hard filter over recorded cognition: a record matches when one of its entries satisfies all requirements (docs/protocol.md#cognition-filter).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CognitionFilter {
     pub require: Vec<CognitionRequirement>,
@@ -501,7 +501,7 @@ impl CognitionFilter {
     }
 }
 
-/// A standard recorded-at-time cognition record (SPEC §6.1). Used by the operations layer to check Content.cognition entries (422 INVALID_INPUT, reason invalid_cognition_record).
+/// A standard recorded-at-time cognition record (docs/protocol.md#cognition-record). Used by the operations layer to check Content.cognition entries (422 INVALID_INPUT, reason invalid_cognition_record).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CognitionRecord {
@@ -746,7 +746,7 @@ impl CognitionRecordView {
     }
 }
 
-/// One requirement of a cognition filter (SPEC §6.3). Any dimension/op strings pass the schema; the grammar is the separate dispatch gate 6 (400 invalid_input, reason unsupported_cognition_requirement).
+/// One requirement of a cognition filter (docs/protocol.md#cognition-filter). Any dimension/op strings pass the schema; the grammar is the separate dispatch gate 6 (400 invalid_input, reason unsupported_cognition_requirement).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CognitionRequirement {
     pub dimension: String,
@@ -805,7 +805,7 @@ impl ConnectResponse {
     }
 }
 
-/// Record and candidate content (SPEC §2.8): untrusted, stored and returned verbatim. cognition entries are any JSON value here: each is checked against CognitionRecord by the operations layer (422 INVALID_INPUT with details.index), not by the dispatch schema. The byte budget (limits.max_content_bytes) is judged by the operations layer too.
+/// Record and candidate content (docs/protocol.md#content): untrusted, stored and returned verbatim. cognition entries are any JSON value here: each is checked against CognitionRecord by the operations layer (422 INVALID_INPUT with details.index), not by the dispatch schema. The byte budget (limits.max_content_bytes) is judged by the operations layer too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Content {
     pub text: String,
@@ -838,10 +838,10 @@ impl Content {
     }
 }
 
-/// Id of a placement context (chosen by clients): 1-128 chars of [A-Za-z0-9._:@-] (SPEC §2.1).
+/// Id of a placement context (chosen by clients): 1-128 chars of [A-Za-z0-9._:@-] (docs/protocol.md#identifiers).
 pub type ContextId = String;
 
-/// Opaque, server-signed list cursor (SPEC §2.7).
+/// Opaque, server-signed list cursor (docs/protocol.md#cursors).
 pub type Cursor = String;
 
 /// The request of memory.describe.
@@ -907,10 +907,10 @@ impl DisconnectResponse {
     }
 }
 
-/// Identity of the engine policy, e.g. engine/1 (SPEC §7).
+/// Identity of the engine policy, e.g. engine/1 (docs/protocol.md#engine-policy).
 pub type EnginePolicyVersion = String;
 
-/// Every error response (SPEC §1.5). Dispatch-layer codes are lower case, operations-layer codes upper case.
+/// Every error response (docs/protocol.md#errors). Dispatch-layer codes are lower case, operations-layer codes upper case.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorEnvelope {
@@ -955,7 +955,7 @@ impl ErrorEnvelopeError {
     }
 }
 
-/// A MemoryCandidate inside an export chunk: the model without space_id (SPEC §5).
+/// A MemoryCandidate inside an export chunk: the model without space_id (docs/protocol.md#ops).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportCandidate {
     pub schema_version: SchemaVersion,
@@ -1068,10 +1068,10 @@ impl ExportCandidateState {
     }
 }
 
-/// Id of a export: 'exp_' + 1-64 alphanumerics. This provider makes 'exp_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+/// Id of a export: 'exp_' + 1-64 alphanumerics. This provider makes 'exp_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 pub type ExportId = String;
 
-/// One object inside an export chunk: its type and its wire data without space_id (SPEC §3.13).
+/// One object inside an export chunk: its type and its wire data without space_id (docs/protocol.md#model-memoryexportchunk).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum ExportObject {
@@ -1157,7 +1157,7 @@ impl ExportObjectSubject {
     }
 }
 
-/// A ProfileDocument inside an export chunk: the model without space_id (SPEC §5).
+/// A ProfileDocument inside an export chunk: the model without space_id (docs/protocol.md#ops).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportProfileDocument {
     pub schema_version: SchemaVersion,
@@ -1189,7 +1189,7 @@ impl ExportProfileDocument {
     }
 }
 
-/// A RetainedRecord inside an export chunk: the model without space_id (SPEC §5).
+/// A RetainedRecord inside an export chunk: the model without space_id (docs/protocol.md#ops).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportRecord {
     pub schema_version: SchemaVersion,
@@ -1234,7 +1234,7 @@ impl ExportRecord {
     }
 }
 
-/// A Reflection inside an export chunk: the model without space_id (SPEC §5). stale is computed at read time, not stored, so it is optional here.
+/// A Reflection inside an export chunk: the model without space_id (docs/protocol.md#ops). stale is computed at read time, not stored, so it is optional here.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportReflection {
     pub schema_version: SchemaVersion,
@@ -1282,7 +1282,7 @@ impl ExportReflection {
     }
 }
 
-/// A Subject inside an export chunk: the model without space_id (SPEC §5).
+/// A Subject inside an export chunk: the model without space_id (docs/protocol.md#ops).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportSubject {
     pub schema_version: SchemaVersion,
@@ -1417,10 +1417,10 @@ impl ExportsGetResponse {
     }
 }
 
-/// ExtensionMap (SPEC §2.1): namespaced keys, JSON-object values; unknown namespaces round-trip verbatim.
+/// ExtensionMap (docs/protocol.md#identifiers): namespaced keys, JSON-object values; unknown namespaces round-trip verbatim.
 pub type Extensions = BTreeMap<String, Map<String, Value>>;
 
-/// Id of a grant: 'grt_' + 1-64 alphanumerics. This provider makes 'grt_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+/// Id of a grant: 'grt_' + 1-64 alphanumerics. This provider makes 'grt_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 pub type GrantId = String;
 
 /// The request of memory.grants.grant.
@@ -1629,10 +1629,10 @@ impl GrantsRevokeRequest {
 /// The answer of memory.grants.revoke.
 pub type GrantsRevokeResponse = ReceiptResponse;
 
-/// Client-chosen idempotency key, 1-200 chars (SPEC §2.5).
+/// Client-chosen idempotency key, 1-200 chars (docs/protocol.md#idempotency).
 pub type IdempotencyKey = String;
 
-/// Id of a import: 'imp_' + 1-64 alphanumerics. This provider makes 'imp_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+/// Id of a import: 'imp_' + 1-64 alphanumerics. This provider makes 'imp_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 pub type ImportId = String;
 
 /// The request of memory.imports.activate.
@@ -1816,7 +1816,7 @@ impl ManifestResponseManifestRole {
     }
 }
 
-/// A provisional capture awaiting review (SPEC §3.6); capture_scope never changes.
+/// A provisional capture awaiting review (docs/protocol.md#model-memorycandidate); capture_scope never changes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryCandidate {
     pub schema_version: SchemaVersion,
@@ -1931,7 +1931,7 @@ impl MemoryCandidateState {
     }
 }
 
-/// A versioned, digested logical export (SPEC §3.12). bundle_digest covers {export_id, space_id, format_version, chunk_digests, object_counts}.
+/// A versioned, digested logical export (docs/protocol.md#model-memoryexportbundle). bundle_digest covers {export_id, space_id, format_version, chunk_digests, object_counts}.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryExportBundle {
     pub schema_version: SchemaVersion,
@@ -1973,7 +1973,7 @@ impl MemoryExportBundle {
     }
 }
 
-/// A bounded wire unit of an export (SPEC §3.13). digest = sha256 of RFC 8785 of objects.
+/// A bounded wire unit of an export (docs/protocol.md#model-memoryexportchunk). digest = sha256 of RFC 8785 of objects.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryExportChunk {
     pub schema_version: SchemaVersion,
@@ -2001,7 +2001,7 @@ impl MemoryExportChunk {
     }
 }
 
-/// A provider-enforced authorization record (SPEC §3.4, §4). effective is computed: active and every ancestor active. Absent subject_ids / context_ids mean all.
+/// A provider-enforced authorization record (docs/protocol.md#model-memorygrant, #grants). effective is computed: active and every ancestor active. Absent subject_ids / context_ids mean all.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryGrant {
     pub schema_version: SchemaVersion,
@@ -2099,7 +2099,7 @@ impl MemoryGrantState {
     }
 }
 
-/// A durable, content-free operation receipt (SPEC §3.9, §2.4). space_id is null for ops outside a space.
+/// A durable, content-free operation receipt (docs/protocol.md#model-memoryreceipt, #receipts). space_id is null for ops outside a space.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryReceipt {
     pub schema_version: SchemaVersion,
@@ -2205,7 +2205,7 @@ impl MemoryReceiptStatus {
     }
 }
 
-/// One authoritative store (SPEC §3.1). pending_receipts is computed: receipts of the space now pending.
+/// One authoritative store (docs/protocol.md#model-memoryspace). pending_receipts is computed: receipts of the space now pending.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemorySpace {
     pub schema_version: SchemaVersion,
@@ -2268,10 +2268,10 @@ impl MemorySpaceState {
     }
 }
 
-/// Cursor of the next page, or null at the end (SPEC §2.7).
+/// Cursor of the next page, or null at the end (docs/protocol.md#cursors).
 pub type NextCursor = Option<Cursor>;
 
-/// Type of an object inside an export chunk, in export order (SPEC §5).
+/// Type of an object inside an export chunk, in export order (docs/protocol.md#ops).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ObjectType {
     #[serde(rename = "subject")]
@@ -2302,10 +2302,10 @@ impl ObjectType {
 /// A memory op name, e.g. memory.records.get.
 pub type OpName = String;
 
-/// List page size (SPEC §2.7): default 50, at most limits.max_page_size.
+/// List page size (docs/protocol.md#cursors): default 50, at most limits.max_page_size.
 pub type PageSize = i64;
 
-/// Where a record (or a candidate's capture scope) is placed: one context, or shared (SPEC §2.2).
+/// Where a record (or a candidate's capture scope) is placed: one context, or shared (docs/protocol.md#placement).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "scope")]
 pub enum Placement {
@@ -2341,7 +2341,7 @@ impl PlacementShared {
     }
 }
 
-/// An authenticated caller identity (SPEC §3.3).
+/// An authenticated caller identity (docs/protocol.md#model-principal).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Principal {
@@ -2366,7 +2366,7 @@ impl Principal {
     }
 }
 
-/// Id of a principal: 'prn_' + 1-64 alphanumerics. This provider makes 'prn_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+/// Id of a principal: 'prn_' + 1-64 alphanumerics. This provider makes 'prn_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 pub type PrincipalId = String;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -2387,7 +2387,7 @@ impl PrincipalKind {
     }
 }
 
-/// Profile document and reflection content: trusted author or derived material (SPEC §3.7, §3.8).
+/// Profile document and reflection content: trusted author or derived material (docs/protocol.md#model-profiledocument, #model-reflection).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProfileContent {
     pub text: String,
@@ -2411,7 +2411,7 @@ impl ProfileContent {
     }
 }
 
-/// A trusted, author-maintained profile document (SPEC §3.7).
+/// A trusted, author-maintained profile document (docs/protocol.md#model-profiledocument).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProfileDocument {
     pub schema_version: SchemaVersion,
@@ -2506,7 +2506,7 @@ impl ProfileGetResponseProfile {
     }
 }
 
-/// Profile document kind; core kinds personality, preferences (SPEC §3.7).
+/// Profile document kind; core kinds personality, preferences (docs/protocol.md#model-profiledocument).
 pub type ProfileKind = String;
 
 /// The request of memory.profile.update.
@@ -2553,7 +2553,7 @@ impl ProfileUpdateRequest {
 /// The answer of memory.profile.update.
 pub type ProfileUpdateResponse = ReceiptResponse;
 
-/// Where a record's material came from (SPEC §3.5); promote never changes it.
+/// Where a record's material came from (docs/protocol.md#model-retainedrecord); promote never changes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
     pub source: ProvenanceSource,
@@ -2609,7 +2609,7 @@ impl Provenance {
     }
 }
 
-/// Filter by where material came from, independent of placement; members combine by AND (SPEC §2.3).
+/// Filter by where material came from, independent of placement; members combine by AND (docs/protocol.md#selection).
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProvenanceFilter {
@@ -2692,7 +2692,7 @@ impl ProvenanceSource {
     }
 }
 
-/// The memory.describe payload: protocol version, served flags, limits, required profile kinds, engine policy version (SPEC §5).
+/// The memory.describe payload: protocol version, served flags, limits, required profile kinds, engine policy version (docs/protocol.md#ops).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProviderDescription {
     pub schema_version: SchemaVersion,
@@ -2813,7 +2813,7 @@ impl ProviderDescriptionProtocolVersion {
 /// Identity of this provider.
 pub type ProviderId = String;
 
-/// Placement selection for reads (SPEC §2.3). Whether context_ids is required (non-empty) or forbidden for the mode is judged by the operations layer (422 INVALID_INPUT, reason selection).
+/// Placement selection for reads (docs/protocol.md#selection). Whether context_ids is required (non-empty) or forbidden for the mode is judged by the operations layer (422 INVALID_INPUT, reason selection).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReadSelection {
     pub mode: ReadSelectionMode,
@@ -2864,7 +2864,7 @@ impl ReadSelectionMode {
 /// A free-text reason given by a caller (freeze, fence, revoke, dismiss, delete, drop).
 pub type Reason = String;
 
-/// Recall budget (SPEC §5, §7): at most max_records results and max_bytes content bytes.
+/// Recall budget (docs/protocol.md#ops, #engine-policy): at most max_records results and max_bytes content bytes.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecallBudget {
@@ -2992,7 +2992,7 @@ impl RecallResponse {
     }
 }
 
-/// The memory.recall payload (SPEC §5, §7): ranked results within the budget, and why and how much was truncated.
+/// The memory.recall payload (docs/protocol.md#ops, #engine-policy): ranked results within the budget, and why and how much was truncated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecallResult {
     pub results: Vec<RecallResultResultsItem>,
@@ -3073,10 +3073,10 @@ impl RecallResultTruncationReason {
 /// Alias of MemoryReceipt.
 pub type Receipt = MemoryReceipt;
 
-/// Id of a receipt: 'rct_' + 1-64 alphanumerics. This provider makes 'rct_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+/// Id of a receipt: 'rct_' + 1-64 alphanumerics. This provider makes 'rct_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 pub type ReceiptId = String;
 
-/// The answer of every mutating op (SPEC §2.4).
+/// The answer of every mutating op (docs/protocol.md#receipts).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReceiptResponse {
     pub receipt: MemoryReceipt,
@@ -3156,10 +3156,10 @@ impl ReceiptsGetResponse {
     }
 }
 
-/// Id of a record: 'rec_' + 1-64 alphanumerics. This provider makes 'rec_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+/// Id of a record: 'rec_' + 1-64 alphanumerics. This provider makes 'rec_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 pub type RecordId = String;
 
-/// Record kind, e.g. fact, preference, event, plan, note (SPEC §3.5).
+/// Record kind, e.g. fact, preference, event, plan, note (docs/protocol.md#model-retainedrecord).
 pub type RecordKind = String;
 
 /// The request of memory.records.create.
@@ -3477,7 +3477,7 @@ impl RecordsUpdateRequest {
 /// The answer of memory.records.update.
 pub type RecordsUpdateResponse = ReceiptResponse;
 
-/// A receipt reference to an object the op touched (SPEC §3.9). For a profile_document the id is its kind; for a space, the space_id.
+/// A receipt reference to an object the op touched (docs/protocol.md#model-memoryreceipt). For a profile_document the id is its kind; for a space, the space_id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ref {
     pub r#type: RefType,
@@ -3542,7 +3542,7 @@ impl RefType {
     }
 }
 
-/// A derived synthesis over a pinned basis (SPEC §3.8); stale is computed at read time.
+/// A derived synthesis over a pinned basis (docs/protocol.md#model-reflection); stale is computed at read time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reflection {
     pub schema_version: SchemaVersion,
@@ -3585,7 +3585,7 @@ impl Reflection {
     }
 }
 
-/// The basis pinned when a reflection is admitted (SPEC §3.8, §5). coverage is the caller's coverage for the subject (SubjectView); cognition_filter is present when one was pinned (the seed summary: the filter is written into the basis too).
+/// The basis pinned when a reflection is admitted (docs/protocol.md#model-reflection, #ops). coverage is the caller's coverage for the subject (SubjectView); cognition_filter is present when one was pinned (the seed summary: the filter is written into the basis too).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReflectionBasis {
     pub state_digest: Digest,
@@ -3652,7 +3652,7 @@ impl ReflectionBasisRecordRefsItem {
     }
 }
 
-/// Id of a reflection: 'rfl_' + 1-64 alphanumerics. This provider makes 'rfl_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+/// Id of a reflection: 'rfl_' + 1-64 alphanumerics. This provider makes 'rfl_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 pub type ReflectionId = String;
 
 /// The request of memory.reflections.generate.
@@ -3885,7 +3885,7 @@ impl ReflectionsStateResponseStateLatestReflection {
     }
 }
 
-/// A reviewed or directly authored durable record (SPEC §3.5); tombstoned records carry tombstone and content {"text": ""}.
+/// A reviewed or directly authored durable record (docs/protocol.md#model-retainedrecord); tombstoned records carry tombstone and content {"text": ""}.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RetainedRecord {
     pub schema_version: SchemaVersion,
@@ -3932,7 +3932,7 @@ impl RetainedRecord {
     }
 }
 
-/// A review decision (SPEC §5): promote (one record), fragment (n records) or drop (none).
+/// A review decision (docs/protocol.md#ops): promote (one record), fragment (n records) or drop (none).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action")]
 pub enum ReviewDecision {
@@ -4012,7 +4012,7 @@ impl ReviewDecisionPromote {
     }
 }
 
-/// One record of a fragment review decision (SPEC §5): its content and, optionally, its kind.
+/// One record of a fragment review decision (docs/protocol.md#ops): its content and, optionally, its kind.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReviewFragment {
@@ -4037,10 +4037,10 @@ impl ReviewFragment {
     }
 }
 
-/// schema_version of every durable object (SPEC §2.1): now 1.
+/// schema_version of every durable object (docs/protocol.md#identifiers): now 1.
 pub type SchemaVersion = i64;
 
-/// A wire session with its negotiated capability flags (SPEC §1.3).
+/// A wire session with its negotiated capability flags (docs/protocol.md#sessions).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {
     pub schema_version: SchemaVersion,
@@ -4068,10 +4068,10 @@ impl Session {
     }
 }
 
-/// Id of a session: 'ses_' + 1-64 alphanumerics. This provider makes 'ses_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1).
+/// Id of a session: 'ses_' + 1-64 alphanumerics. This provider makes 'ses_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers).
 pub type SessionId = String;
 
-/// Id of a space (chosen by the operator): 1-128 chars of [A-Za-z0-9._:@-] (SPEC §2.1).
+/// Id of a space (chosen by the operator): 1-128 chars of [A-Za-z0-9._:@-] (docs/protocol.md#identifiers).
 pub type SpaceId = String;
 
 /// The request of memory.spaces.freeze.
@@ -4168,7 +4168,7 @@ impl SpacesUnfreezeRequest {
 /// The answer of memory.spaces.unfreeze.
 pub type SpacesUnfreezeResponse = ReceiptResponse;
 
-/// The entity memory is about (SPEC §3.2).
+/// The entity memory is about (docs/protocol.md#model-subject).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Subject {
     pub schema_version: SchemaVersion,
@@ -4209,10 +4209,10 @@ impl Subject {
     }
 }
 
-/// Id of a subject (chosen by clients): 1-128 chars of [A-Za-z0-9._:@-] (SPEC §2.1).
+/// Id of a subject (chosen by clients): 1-128 chars of [A-Za-z0-9._:@-] (docs/protocol.md#identifiers).
 pub type SubjectId = String;
 
-/// Namespaced subject kind, e.g. acme:user (SPEC §3.2).
+/// Namespaced subject kind, e.g. acme:user (docs/protocol.md#model-subject).
 pub type SubjectKind = String;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -4236,7 +4236,7 @@ impl SubjectState {
     }
 }
 
-/// A caller's coverage for one subject, as a reflection's basis pins it (SPEC §5 Reflection): every context (all_contexts) or the listed ones, and whether the shared placement is covered.
+/// A caller's coverage for one subject, as a reflection's basis pins it (docs/protocol.md#ops Reflection): every context (all_contexts) or the listed ones, and whether the shared placement is covered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SubjectView {
     pub all_contexts: bool,
@@ -4408,10 +4408,10 @@ impl SubjectsGetResponse {
     }
 }
 
-/// A server-made time: RFC 3339 UTC with Z and exactly millisecond precision (SPEC §2.1).
+/// A server-made time: RFC 3339 UTC with Z and exactly millisecond precision (docs/protocol.md#identifiers).
 pub type Time = String;
 
-/// Present on a deleted record, whose content is then exactly {"text": ""} (SPEC §3.5, §2.8).
+/// Present on a deleted record, whose content is then exactly {"text": ""} (docs/protocol.md#model-retainedrecord, #content).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Tombstone {
     pub deleted_at: Time,

@@ -1,5 +1,5 @@
 /**
- * One `SpokeError` subclass per error code of the wire (SPEC §1.5), so a caller can catch
+ * One `SpokeError` subclass per error code of the wire (docs/protocol.md#errors), so a caller can catch
  * `RevisionConflict` or `NotFound` alone, with its `details` typed as the contract gives
  * them; `ERRORS` maps a code to its class.
  */
@@ -140,7 +140,7 @@ export declare class InternalError extends SpokeError {
     readonly code: "internal_error";
     readonly details: InternalErrorDetails;
 }
-/** `503 unavailable`: Not in SPEC §1.5: the database is unreachable, or a mutation could not be ordered among the space's concurrent writers and was rolled back (memory/outage.py); details.outcome 'unknown' when a write may have committed. */
+/** `503 unavailable`: Not in docs/protocol.md#errors: the database is unreachable, or a mutation could not be ordered among the space's concurrent writers and was rolled back (memory/outage.py); details.outcome 'unknown' when a write may have committed. */
 export declare class Unavailable extends SpokeError {
     static readonly code = "unavailable";
     static readonly status = 503;
@@ -233,20 +233,20 @@ export declare class GrantRevoked extends SpokeError {
     static readonly status = 409;
     readonly code: "GRANT_REVOKED";
 }
-/** `409 IDEMPOTENCY_KEY_REUSED`: Same idempotency key, different payload (SPEC §2.5); details.receipt_id. */
+/** `409 IDEMPOTENCY_KEY_REUSED`: Same idempotency key, different payload (docs/protocol.md#idempotency); details.receipt_id. */
 export declare class IdempotencyKeyReused extends SpokeError {
     static readonly code = "IDEMPOTENCY_KEY_REUSED";
     static readonly status = 409;
     readonly code: "IDEMPOTENCY_KEY_REUSED";
     readonly details: IdempotencyKeyReusedDetails;
 }
-/** `409 CURSOR_INVALID`: Stale, foreign or tampered cursor (SPEC §2.7). */
+/** `409 CURSOR_INVALID`: Stale, foreign or tampered cursor (docs/protocol.md#cursors). */
 export declare class CursorInvalid extends SpokeError {
     static readonly code = "CURSOR_INVALID";
     static readonly status = 409;
     readonly code: "CURSOR_INVALID";
 }
-/** `413 CONTENT_TOO_LARGE`: Content over limits.max_content_bytes (SPEC §2.8); details.limit and details.size. */
+/** `413 CONTENT_TOO_LARGE`: Content over limits.max_content_bytes (docs/protocol.md#content); details.limit and details.size. */
 export declare class ContentTooLarge extends SpokeError {
     static readonly code = "CONTENT_TOO_LARGE";
     static readonly status = 413;

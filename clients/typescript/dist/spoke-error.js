@@ -4,7 +4,7 @@
  * after the retries), `UnexpectedResponse` (an answer that is not the wire's), `ReceiptTimeout`.
  * Messages come from the provider and never hold stored content; the token is never in one.
  */
-/** An error answer of the provider: `code`, HTTP `status`, `message`, `details` (SPEC §1.5). */
+/** An error answer of the provider: `code`, HTTP `status`, `message`, `details` (docs/protocol.md#errors). */
 export class SpokeError extends Error {
     /** The wire code of the class (`""` for SpokeError itself). */
     static code = "";

@@ -7,7 +7,7 @@
 
 import type { MemoryReceipt } from "./types.js";
 
-/** An error answer of the provider: `code`, HTTP `status`, `message`, `details` (SPEC §1.5). */
+/** An error answer of the provider: `code`, HTTP `status`, `message`, `details` (docs/protocol.md#errors). */
 export class SpokeError extends Error {
   /** The wire code of the class (`""` for SpokeError itself). */
   static readonly code: string = "";

@@ -10,10 +10,10 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-/** Id of a candidate: 'cnd_' + 1-64 alphanumerics. This provider makes 'cnd_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1). */
+/** Id of a candidate: 'cnd_' + 1-64 alphanumerics. This provider makes 'cnd_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers). */
 export type CandidateId = string;
 
-/** How a candidate was consumed (SPEC §3.6): the review action (or dismiss) and the records it made, in order. */
+/** How a candidate was consumed (docs/protocol.md#model-memorycandidate): the review action (or dismiss) and the records it made, in order. */
 export interface CandidateOutcome {
   action: "promote" | "fragment" | "drop" | "dismiss";
   record_ids: RecordId[];
@@ -72,10 +72,10 @@ export interface CandidatesReviewRequest {
 /** The answer of memory.candidates.review. */
 export type CandidatesReviewResponse = ReceiptResponse;
 
-/** A grant capability (SPEC §4). */
+/** A grant capability (docs/protocol.md#grants). */
 export type Capability = "space_admin" | "grants_issue" | "subjects_write" | "capture" | "candidates_read" | "review" | "records_read" | "records_write" | "recall" | "profile_read" | "profile_write" | "reflections_read" | "reflections_generate" | "export" | "import";
 
-/** A wire capability flag (SPEC §1.4), e.g. spoke-memory. Not an enum: unknown flags are ignored by connect. */
+/** A wire capability flag (docs/protocol.md#dispatch), e.g. spoke-memory. Not an enum: unknown flags are ignored by connect. */
 export type CapabilityFlag = string;
 
 /** The request of memory.capture. */
@@ -96,13 +96,13 @@ export interface CaptureRequestItemsItem {
 /** The answer of memory.capture. */
 export type CaptureResponse = ReceiptResponse;
 
-/** Where captured material is placed and where it came from; never changes (SPEC §3.6). */
+/** Where captured material is placed and where it came from; never changes (docs/protocol.md#model-memorycandidate). */
 export interface CaptureScope {
   placement: Placement;
   source_context_id?: ContextId;
 }
 
-/** Advisory classification of a captured item (SPEC §3.6, §7): it decides nothing. The label is a record kind (engine/1: preference, fact, event, plan, cognition, noise); signals name the rules that fired. */
+/** Advisory classification of a captured item (docs/protocol.md#model-memorycandidate, #engine-policy): it decides nothing. The label is a record kind (engine/1: preference, fact, event, plan, cognition, noise); signals name the rules that fired. */
 export interface Classification {
   label: RecordKind;
   confidence: number;
@@ -110,12 +110,12 @@ export interface Classification {
   policy_version: EnginePolicyVersion;
 }
 
-/** A hard filter over recorded cognition: a record matches when one of its entries satisfies all requirements (SPEC §6.3). */
+/** A hard filter over recorded cognition: a record matches when one of its entries satisfies all requirements (docs/protocol.md#cognition-filter). */
 export interface CognitionFilter {
   require: CognitionRequirement[];
 }
 
-/** A standard recorded-at-time cognition record (SPEC §6.1). Used by the operations layer to check Content.cognition entries (422 INVALID_INPUT, reason invalid_cognition_record). */
+/** A standard recorded-at-time cognition record (docs/protocol.md#cognition-record). Used by the operations layer to check Content.cognition entries (422 INVALID_INPUT, reason invalid_cognition_record). */
 export interface CognitionRecord {
   view: "recorded_at";
   type: "belief" | "goal" | "intention" | "emotion" | "perception" | "evaluation";
@@ -145,7 +145,7 @@ export interface CognitionRecordTimes {
   valid_until?: LooseTime;
 }
 
-/** One requirement of a cognition filter (SPEC §6.3). Any dimension/op strings pass the schema; the grammar is the separate dispatch gate 6 (400 invalid_input, reason unsupported_cognition_requirement). */
+/** One requirement of a cognition filter (docs/protocol.md#cognition-filter). Any dimension/op strings pass the schema; the grammar is the separate dispatch gate 6 (400 invalid_input, reason unsupported_cognition_requirement). */
 export interface CognitionRequirement {
   dimension: string;
   op: string;
@@ -163,17 +163,17 @@ export interface ConnectResponse {
   session: Session;
 }
 
-/** Record and candidate content (SPEC §2.8): untrusted, stored and returned verbatim. cognition entries are any JSON value here: each is checked against CognitionRecord by the operations layer (422 INVALID_INPUT with details.index), not by the dispatch schema. The byte budget (limits.max_content_bytes) is judged by the operations layer too. */
+/** Record and candidate content (docs/protocol.md#content): untrusted, stored and returned verbatim. cognition entries are any JSON value here: each is checked against CognitionRecord by the operations layer (422 INVALID_INPUT with details.index), not by the dispatch schema. The byte budget (limits.max_content_bytes) is judged by the operations layer too. */
 export interface Content {
   text: string;
   structured?: { [key: string]: unknown };
   cognition?: unknown[];
 }
 
-/** Id of a placement context (chosen by clients): 1-128 chars of [A-Za-z0-9._:@-] (SPEC §2.1). */
+/** Id of a placement context (chosen by clients): 1-128 chars of [A-Za-z0-9._:@-] (docs/protocol.md#identifiers). */
 export type ContextId = string;
 
-/** Opaque, server-signed list cursor (SPEC §2.7). */
+/** Opaque, server-signed list cursor (docs/protocol.md#cursors). */
 export type Cursor = string;
 
 /** The request of memory.describe. */
@@ -196,10 +196,10 @@ export interface DisconnectResponse {
   session_id: SessionId;
 }
 
-/** Identity of the engine policy, e.g. engine/1 (SPEC §7). */
+/** Identity of the engine policy, e.g. engine/1 (docs/protocol.md#engine-policy). */
 export type EnginePolicyVersion = string;
 
-/** Every error response (SPEC §1.5). Dispatch-layer codes are lower case, operations-layer codes upper case. */
+/** Every error response (docs/protocol.md#errors). Dispatch-layer codes are lower case, operations-layer codes upper case. */
 export interface ErrorEnvelope {
   error: ErrorEnvelopeError;
 }
@@ -211,7 +211,7 @@ export interface ErrorEnvelopeError {
   extensions: Extensions;
 }
 
-/** A MemoryCandidate inside an export chunk: the model without space_id (SPEC §5). */
+/** A MemoryCandidate inside an export chunk: the model without space_id (docs/protocol.md#ops). */
 export interface ExportCandidate {
   schema_version: SchemaVersion;
   candidate_id: CandidateId;
@@ -234,10 +234,10 @@ export interface ExportCandidateProposed {
   content: Content;
 }
 
-/** Id of a export: 'exp_' + 1-64 alphanumerics. This provider makes 'exp_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1). */
+/** Id of a export: 'exp_' + 1-64 alphanumerics. This provider makes 'exp_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers). */
 export type ExportId = string;
 
-/** One object inside an export chunk: its type and its wire data without space_id (SPEC §3.13). */
+/** One object inside an export chunk: its type and its wire data without space_id (docs/protocol.md#model-memoryexportchunk). */
 export type ExportObject = ExportObjectSubject | ExportObjectRecord | ExportObjectCandidate | ExportObjectProfileDocument | ExportObjectReflection;
 
 export interface ExportObjectCandidate {
@@ -265,7 +265,7 @@ export interface ExportObjectSubject {
   data: ExportSubject;
 }
 
-/** A ProfileDocument inside an export chunk: the model without space_id (SPEC §5). */
+/** A ProfileDocument inside an export chunk: the model without space_id (docs/protocol.md#ops). */
 export interface ExportProfileDocument {
   schema_version: SchemaVersion;
   subject_id: SubjectId;
@@ -278,7 +278,7 @@ export interface ExportProfileDocument {
   extensions: Extensions;
 }
 
-/** A RetainedRecord inside an export chunk: the model without space_id (SPEC §5). */
+/** A RetainedRecord inside an export chunk: the model without space_id (docs/protocol.md#ops). */
 export interface ExportRecord {
   schema_version: SchemaVersion;
   record_id: RecordId;
@@ -294,7 +294,7 @@ export interface ExportRecord {
   extensions: Extensions;
 }
 
-/** A Reflection inside an export chunk: the model without space_id (SPEC §5). stale is computed at read time, not stored, so it is optional here. */
+/** A Reflection inside an export chunk: the model without space_id (docs/protocol.md#ops). stale is computed at read time, not stored, so it is optional here. */
 export interface ExportReflection {
   schema_version: SchemaVersion;
   reflection_id: ReflectionId;
@@ -308,7 +308,7 @@ export interface ExportReflection {
   extensions: Extensions;
 }
 
-/** A Subject inside an export chunk: the model without space_id (SPEC §5). */
+/** A Subject inside an export chunk: the model without space_id (docs/protocol.md#ops). */
 export interface ExportSubject {
   schema_version: SchemaVersion;
   subject_id: SubjectId;
@@ -344,10 +344,10 @@ export interface ExportsGetResponse {
   chunk: MemoryExportChunk;
 }
 
-/** ExtensionMap (SPEC §2.1): namespaced keys, JSON-object values; unknown namespaces round-trip verbatim. */
+/** ExtensionMap (docs/protocol.md#identifiers): namespaced keys, JSON-object values; unknown namespaces round-trip verbatim. */
 export type Extensions = { [key: string]: { [key: string]: unknown } };
 
-/** Id of a grant: 'grt_' + 1-64 alphanumerics. This provider makes 'grt_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1). */
+/** Id of a grant: 'grt_' + 1-64 alphanumerics. This provider makes 'grt_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers). */
 export type GrantId = string;
 
 /** The request of memory.grants.grant. */
@@ -393,10 +393,10 @@ export interface GrantsRevokeRequest {
 /** The answer of memory.grants.revoke. */
 export type GrantsRevokeResponse = ReceiptResponse;
 
-/** Client-chosen idempotency key, 1-200 chars (SPEC §2.5). */
+/** Client-chosen idempotency key, 1-200 chars (docs/protocol.md#idempotency). */
 export type IdempotencyKey = string;
 
-/** Id of a import: 'imp_' + 1-64 alphanumerics. This provider makes 'imp_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1). */
+/** Id of a import: 'imp_' + 1-64 alphanumerics. This provider makes 'imp_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers). */
 export type ImportId = string;
 
 /** The request of memory.imports.activate. */
@@ -448,7 +448,7 @@ export interface ManifestResponseManifest {
   extensions: Extensions;
 }
 
-/** A provisional capture awaiting review (SPEC §3.6); capture_scope never changes. */
+/** A provisional capture awaiting review (docs/protocol.md#model-memorycandidate); capture_scope never changes. */
 export interface MemoryCandidate {
   schema_version: SchemaVersion;
   candidate_id: CandidateId;
@@ -472,7 +472,7 @@ export interface MemoryCandidateProposed {
   content: Content;
 }
 
-/** A versioned, digested logical export (SPEC §3.12). bundle_digest covers {export_id, space_id, format_version, chunk_digests, object_counts}. */
+/** A versioned, digested logical export (docs/protocol.md#model-memoryexportbundle). bundle_digest covers {export_id, space_id, format_version, chunk_digests, object_counts}. */
 export interface MemoryExportBundle {
   schema_version: SchemaVersion;
   export_id: ExportId;
@@ -490,7 +490,7 @@ export interface MemoryExportBundle {
   extensions: Extensions;
 }
 
-/** A bounded wire unit of an export (SPEC §3.13). digest = sha256 of RFC 8785 of objects. */
+/** A bounded wire unit of an export (docs/protocol.md#model-memoryexportchunk). digest = sha256 of RFC 8785 of objects. */
 export interface MemoryExportChunk {
   schema_version: SchemaVersion;
   export_id: ExportId;
@@ -501,7 +501,7 @@ export interface MemoryExportChunk {
   extensions: Extensions;
 }
 
-/** A provider-enforced authorization record (SPEC §3.4, §4). effective is computed: active and every ancestor active. Absent subject_ids / context_ids mean all. */
+/** A provider-enforced authorization record (docs/protocol.md#model-memorygrant, #grants). effective is computed: active and every ancestor active. Absent subject_ids / context_ids mean all. */
 export interface MemoryGrant {
   schema_version: SchemaVersion;
   grant_id: GrantId;
@@ -522,7 +522,7 @@ export interface MemoryGrant {
   extensions: Extensions;
 }
 
-/** A durable, content-free operation receipt (SPEC §3.9, §2.4). space_id is null for ops outside a space. */
+/** A durable, content-free operation receipt (docs/protocol.md#model-memoryreceipt, #receipts). space_id is null for ops outside a space. */
 export interface MemoryReceipt {
   schema_version: SchemaVersion;
   receipt_id: ReceiptId;
@@ -544,7 +544,7 @@ export interface MemoryReceiptFailure {
   message: string;
 }
 
-/** One authoritative store (SPEC §3.1). pending_receipts is computed: receipts of the space now pending. */
+/** One authoritative store (docs/protocol.md#model-memoryspace). pending_receipts is computed: receipts of the space now pending. */
 export interface MemorySpace {
   schema_version: SchemaVersion;
   space_id: SpaceId;
@@ -560,19 +560,19 @@ export interface MemorySpace {
   extensions: Extensions;
 }
 
-/** Cursor of the next page, or null at the end (SPEC §2.7). */
+/** Cursor of the next page, or null at the end (docs/protocol.md#cursors). */
 export type NextCursor = Cursor | null;
 
-/** Type of an object inside an export chunk, in export order (SPEC §5). */
+/** Type of an object inside an export chunk, in export order (docs/protocol.md#ops). */
 export type ObjectType = "subject" | "record" | "candidate" | "profile_document" | "reflection";
 
 /** A memory op name, e.g. memory.records.get. */
 export type OpName = string;
 
-/** List page size (SPEC §2.7): default 50, at most limits.max_page_size. */
+/** List page size (docs/protocol.md#cursors): default 50, at most limits.max_page_size. */
 export type PageSize = number;
 
-/** Where a record (or a candidate's capture scope) is placed: one context, or shared (SPEC §2.2). */
+/** Where a record (or a candidate's capture scope) is placed: one context, or shared (docs/protocol.md#placement). */
 export type Placement = PlacementContext | PlacementShared;
 
 export interface PlacementContext {
@@ -584,7 +584,7 @@ export interface PlacementShared {
   scope: "shared";
 }
 
-/** An authenticated caller identity (SPEC §3.3). */
+/** An authenticated caller identity (docs/protocol.md#model-principal). */
 export interface Principal {
   schema_version: SchemaVersion;
   principal_id: PrincipalId;
@@ -593,16 +593,16 @@ export interface Principal {
   extensions: Extensions;
 }
 
-/** Id of a principal: 'prn_' + 1-64 alphanumerics. This provider makes 'prn_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1). */
+/** Id of a principal: 'prn_' + 1-64 alphanumerics. This provider makes 'prn_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers). */
 export type PrincipalId = string;
 
-/** Profile document and reflection content: trusted author or derived material (SPEC §3.7, §3.8). */
+/** Profile document and reflection content: trusted author or derived material (docs/protocol.md#model-profiledocument, #model-reflection). */
 export interface ProfileContent {
   text: string;
   structured?: { [key: string]: unknown };
 }
 
-/** A trusted, author-maintained profile document (SPEC §3.7). */
+/** A trusted, author-maintained profile document (docs/protocol.md#model-profiledocument). */
 export interface ProfileDocument {
   schema_version: SchemaVersion;
   space_id: SpaceId;
@@ -634,7 +634,7 @@ export interface ProfileGetResponseProfile {
   absent_kinds: ProfileKind[];
 }
 
-/** Profile document kind; core kinds personality, preferences (SPEC §3.7). */
+/** Profile document kind; core kinds personality, preferences (docs/protocol.md#model-profiledocument). */
 export type ProfileKind = string;
 
 /** The request of memory.profile.update. */
@@ -650,7 +650,7 @@ export interface ProfileUpdateRequest {
 /** The answer of memory.profile.update. */
 export type ProfileUpdateResponse = ReceiptResponse;
 
-/** Where a record's material came from (SPEC §3.5); promote never changes it. */
+/** Where a record's material came from (docs/protocol.md#model-retainedrecord); promote never changes it. */
 export interface Provenance {
   source: "capture" | "authored" | "import";
   source_context_id?: ContextId;
@@ -661,14 +661,14 @@ export interface Provenance {
   created_at: Time;
 }
 
-/** Filter by where material came from, independent of placement; members combine by AND (SPEC §2.3). */
+/** Filter by where material came from, independent of placement; members combine by AND (docs/protocol.md#selection). */
 export interface ProvenanceFilter {
   source_context_ids?: ContextId[];
   sources?: Array<"capture" | "authored" | "import">;
   principal_ids?: PrincipalId[];
 }
 
-/** The memory.describe payload: protocol version, served flags, limits, required profile kinds, engine policy version (SPEC §5). */
+/** The memory.describe payload: protocol version, served flags, limits, required profile kinds, engine policy version (docs/protocol.md#ops). */
 export interface ProviderDescription {
   schema_version: SchemaVersion;
   protocol_version: "1";
@@ -702,7 +702,7 @@ export interface ProviderDescriptionLimits {
 /** Identity of this provider. */
 export type ProviderId = string;
 
-/** Placement selection for reads (SPEC §2.3). Whether context_ids is required (non-empty) or forbidden for the mode is judged by the operations layer (422 INVALID_INPUT, reason selection). */
+/** Placement selection for reads (docs/protocol.md#selection). Whether context_ids is required (non-empty) or forbidden for the mode is judged by the operations layer (422 INVALID_INPUT, reason selection). */
 export interface ReadSelection {
   mode: "all" | "contexts" | "shared" | "contexts_and_shared";
   context_ids?: ContextId[];
@@ -711,7 +711,7 @@ export interface ReadSelection {
 /** A free-text reason given by a caller (freeze, fence, revoke, dismiss, delete, drop). */
 export type Reason = string;
 
-/** Recall budget (SPEC §5, §7): at most max_records results and max_bytes content bytes. */
+/** Recall budget (docs/protocol.md#ops, #engine-policy): at most max_records results and max_bytes content bytes. */
 export interface RecallBudget {
   max_records?: number;
   max_bytes?: number;
@@ -738,7 +738,7 @@ export interface RecallResponse {
   recall: RecallResult;
 }
 
-/** The memory.recall payload (SPEC §5, §7): ranked results within the budget, and why and how much was truncated. */
+/** The memory.recall payload (docs/protocol.md#ops, #engine-policy): ranked results within the budget, and why and how much was truncated. */
 export interface RecallResult {
   results: RecallResultResultsItem[];
   total_eligible: number;
@@ -761,10 +761,10 @@ export interface RecallResultTruncation {
 /** Alias of MemoryReceipt. */
 export type Receipt = MemoryReceipt;
 
-/** Id of a receipt: 'rct_' + 1-64 alphanumerics. This provider makes 'rct_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1). */
+/** Id of a receipt: 'rct_' + 1-64 alphanumerics. This provider makes 'rct_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers). */
 export type ReceiptId = string;
 
-/** The answer of every mutating op (SPEC §2.4). */
+/** The answer of every mutating op (docs/protocol.md#receipts). */
 export interface ReceiptResponse {
   receipt: MemoryReceipt;
 }
@@ -782,10 +782,10 @@ export interface ReceiptsGetResponse {
   receipt: MemoryReceipt;
 }
 
-/** Id of a record: 'rec_' + 1-64 alphanumerics. This provider makes 'rec_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1). */
+/** Id of a record: 'rec_' + 1-64 alphanumerics. This provider makes 'rec_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers). */
 export type RecordId = string;
 
-/** Record kind, e.g. fact, preference, event, plan, note (SPEC §3.5). */
+/** Record kind, e.g. fact, preference, event, plan, note (docs/protocol.md#model-retainedrecord). */
 export type RecordKind = string;
 
 /** The request of memory.records.create. */
@@ -870,14 +870,14 @@ export interface RecordsUpdateRequest {
 /** The answer of memory.records.update. */
 export type RecordsUpdateResponse = ReceiptResponse;
 
-/** A receipt reference to an object the op touched (SPEC §3.9). For a profile_document the id is its kind; for a space, the space_id. */
+/** A receipt reference to an object the op touched (docs/protocol.md#model-memoryreceipt). For a profile_document the id is its kind; for a space, the space_id. */
 export interface Ref {
   type: "subject" | "grant" | "candidate" | "record" | "profile_document" | "reflection" | "export" | "import" | "space";
   id: string;
   revision?: number;
 }
 
-/** A derived synthesis over a pinned basis (SPEC §3.8); stale is computed at read time. */
+/** A derived synthesis over a pinned basis (docs/protocol.md#model-reflection); stale is computed at read time. */
 export interface Reflection {
   schema_version: SchemaVersion;
   reflection_id: ReflectionId;
@@ -892,7 +892,7 @@ export interface Reflection {
   extensions: Extensions;
 }
 
-/** The basis pinned when a reflection is admitted (SPEC §3.8, §5). coverage is the caller's coverage for the subject (SubjectView); cognition_filter is present when one was pinned (the seed summary: the filter is written into the basis too). */
+/** The basis pinned when a reflection is admitted (docs/protocol.md#model-reflection, #ops). coverage is the caller's coverage for the subject (SubjectView); cognition_filter is present when one was pinned (the seed summary: the filter is written into the basis too). */
 export interface ReflectionBasis {
   state_digest: Digest;
   record_refs: ReflectionBasisRecordRefsItem[];
@@ -913,7 +913,7 @@ export interface ReflectionBasisRecordRefsItem {
   revision: number;
 }
 
-/** Id of a reflection: 'rfl_' + 1-64 alphanumerics. This provider makes 'rfl_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1). */
+/** Id of a reflection: 'rfl_' + 1-64 alphanumerics. This provider makes 'rfl_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers). */
 export type ReflectionId = string;
 
 /** The request of memory.reflections.generate. */
@@ -977,7 +977,7 @@ export interface ReflectionsStateResponseStateLatestReflection1 {
   stale: boolean;
 }
 
-/** A reviewed or directly authored durable record (SPEC §3.5); tombstoned records carry tombstone and content {"text": ""}. */
+/** A reviewed or directly authored durable record (docs/protocol.md#model-retainedrecord); tombstoned records carry tombstone and content {"text": ""}. */
 export interface RetainedRecord {
   schema_version: SchemaVersion;
   record_id: RecordId;
@@ -994,7 +994,7 @@ export interface RetainedRecord {
   extensions: Extensions;
 }
 
-/** A review decision (SPEC §5): promote (one record), fragment (n records) or drop (none). */
+/** A review decision (docs/protocol.md#ops): promote (one record), fragment (n records) or drop (none). */
 export type ReviewDecision = ReviewDecisionPromote | ReviewDecisionFragment | ReviewDecisionDrop;
 
 export interface ReviewDecisionDrop {
@@ -1013,16 +1013,16 @@ export interface ReviewDecisionPromote {
   content_override?: Content;
 }
 
-/** One record of a fragment review decision (SPEC §5): its content and, optionally, its kind. */
+/** One record of a fragment review decision (docs/protocol.md#ops): its content and, optionally, its kind. */
 export interface ReviewFragment {
   kind?: RecordKind;
   content: Content;
 }
 
-/** schema_version of every durable object (SPEC §2.1): now 1. */
+/** schema_version of every durable object (docs/protocol.md#identifiers): now 1. */
 export type SchemaVersion = 1;
 
-/** A wire session with its negotiated capability flags (SPEC §1.3). */
+/** A wire session with its negotiated capability flags (docs/protocol.md#sessions). */
 export interface Session {
   schema_version: SchemaVersion;
   session_id: SessionId;
@@ -1033,10 +1033,10 @@ export interface Session {
   extensions: Extensions;
 }
 
-/** Id of a session: 'ses_' + 1-64 alphanumerics. This provider makes 'ses_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (SPEC §2.1). */
+/** Id of a session: 'ses_' + 1-64 alphanumerics. This provider makes 'ses_<ULID>' (26 Crockford base32 chars); the looser form accepts ids made by another provider, which imports keep (docs/protocol.md#identifiers). */
 export type SessionId = string;
 
-/** Id of a space (chosen by the operator): 1-128 chars of [A-Za-z0-9._:@-] (SPEC §2.1). */
+/** Id of a space (chosen by the operator): 1-128 chars of [A-Za-z0-9._:@-] (docs/protocol.md#identifiers). */
 export type SpaceId = string;
 
 /** The request of memory.spaces.freeze. */
@@ -1066,7 +1066,7 @@ export interface SpacesUnfreezeRequest {
 /** The answer of memory.spaces.unfreeze. */
 export type SpacesUnfreezeResponse = ReceiptResponse;
 
-/** The entity memory is about (SPEC §3.2). */
+/** The entity memory is about (docs/protocol.md#model-subject). */
 export interface Subject {
   schema_version: SchemaVersion;
   space_id: SpaceId;
@@ -1080,13 +1080,13 @@ export interface Subject {
   extensions: Extensions;
 }
 
-/** Id of a subject (chosen by clients): 1-128 chars of [A-Za-z0-9._:@-] (SPEC §2.1). */
+/** Id of a subject (chosen by clients): 1-128 chars of [A-Za-z0-9._:@-] (docs/protocol.md#identifiers). */
 export type SubjectId = string;
 
-/** Namespaced subject kind, e.g. acme:user (SPEC §3.2). */
+/** Namespaced subject kind, e.g. acme:user (docs/protocol.md#model-subject). */
 export type SubjectKind = string;
 
-/** A caller's coverage for one subject, as a reflection's basis pins it (SPEC §5 Reflection): every context (all_contexts) or the listed ones, and whether the shared placement is covered. */
+/** A caller's coverage for one subject, as a reflection's basis pins it (docs/protocol.md#ops Reflection): every context (all_contexts) or the listed ones, and whether the shared placement is covered. */
 export interface SubjectView {
   all_contexts: boolean;
   context_ids: ContextId[];
@@ -1129,10 +1129,10 @@ export interface SubjectsGetResponse {
   subject: Subject;
 }
 
-/** A server-made time: RFC 3339 UTC with Z and exactly millisecond precision (SPEC §2.1). */
+/** A server-made time: RFC 3339 UTC with Z and exactly millisecond precision (docs/protocol.md#identifiers). */
 export type Time = string;
 
-/** Present on a deleted record, whose content is then exactly {"text": ""} (SPEC §3.5, §2.8). */
+/** Present on a deleted record, whose content is then exactly {"text": ""} (docs/protocol.md#model-retainedrecord, #content). */
 export interface Tombstone {
   deleted_at: Time;
   deleted_by_principal_id: PrincipalId;

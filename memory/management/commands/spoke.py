@@ -1,4 +1,4 @@
-"""Operators' surface (SPEC §8): `python manage.py spoke <action> ...`. Each action prints one
+"""Operators' surface (docs/protocol.md#operators): `python manage.py spoke <action> ...`. Each action prints one
 JSON object on stdout and exits non-zero with a clear message on bad input."""
 
 import json
@@ -58,6 +58,17 @@ class Command(BaseCommand):
             "prepare-embedder",
             help="make the configured engine's embedding model ready (hybrid/4: export the int8 "
             "ONNX form of the bundled model, once per install) and print its identity",
+        )
+        p = sub.add_parser(
+            "citus-setup",
+            help="on a Citus coordinator with workers, after migrate: make the reference and the "
+            "distributed tables, co-located by space_id (idempotent; docs/scaling.md)",
+        )
+        p.add_argument(
+            "--shard-count",
+            type=int,
+            metavar="N",
+            help="shards of the space co-location group when it is first made (Citus's default: 32)",
         )
         p = sub.add_parser("demo")
         p.add_argument("--space-id", default="demo")
@@ -146,6 +157,17 @@ class Command(BaseCommand):
             "engine_policy_version": registry.current().version,
             "embedding_model": registry.model_pin(),
         }
+
+    def do_citus_setup(self, opts) -> dict:
+        from memory.services import citus
+
+        count = opts.get("shard_count")
+        if count is not None and not 1 <= count <= 4096:
+            raise CommandError("--shard-count must be between 1 and 4096")
+        try:
+            return citus.setup(shard_count=count)
+        except citus.CitusError as err:
+            raise CommandError(str(err)) from None
 
     def do_demo(self, opts) -> dict:
         from memory.demo import build_demo

@@ -1,4 +1,4 @@
-"""Import activation loads only a whole bundle (SPEC §5): it does not rely on verification having
+"""Import activation loads only a whole bundle (docs/protocol.md#ops): it does not rely on verification having
 seen the staged chunks, it checks them again as it reads them. A verified import whose staged
 chunks no longer number the bundle's `chunk_count` (rows lost or deleted between verification
 and activation), or whose objects no longer add up to the bundle's `object_counts`, fails its

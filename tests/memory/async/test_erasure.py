@@ -1,5 +1,5 @@
-"""Erasure reaches every copy (SPEC §2.8; issue 13, item 1) and exports are re-authorized and
-kept for a bounded time (SPEC §5): reflections whose basis holds a deleted record lose their
+"""Erasure reaches every copy (docs/protocol.md#content; issue 13, item 1) and exports are re-authorized and
+kept for a bounded time (docs/protocol.md#ops): reflections whose basis holds a deleted record lose their
 content, stored exports holding it are withdrawn, staged imports holding it are discarded, an
 export job whose snapshot predates a delete does not publish, and a scan of every table of every
 model finds the erased text nowhere."""

@@ -1,4 +1,4 @@
-"""Pending work on real Celery worker processes (SPEC §2.4; issue: async work): the receipt and
+"""Pending work on real Celery worker processes (docs/protocol.md#receipts; issue: async work): the receipt and
 the job are written together, the task is enqueued after commit, a worker completes it; a worker
 killed mid-export leaves no half-visible bundle and the sweeper gets the receipt to an end.
 Also the sweeper's rules, run in-process."""

@@ -1,4 +1,4 @@
-"""The dispatch gates of SPEC §1.4, one test per gate, and their order."""
+"""The dispatch gates of docs/protocol.md#dispatch, one test per gate, and their order."""
 
 import json
 
@@ -40,7 +40,7 @@ def test_405_names_the_allowed_method(api):
 
 
 def test_any_accept_header_gets_the_json_envelope(api, admin):
-    """Content negotiation is not a gate of SPEC §1.4: an `Accept` the wire cannot honour still
+    """Content negotiation is not a gate of docs/protocol.md#dispatch: an `Accept` the wire cannot honour still
     gets the answer, in JSON (DRF's default negotiation would answer 406)."""
     for accept in ("image/png", "text/html", "application/xml;q=1"):
         response = api.client.post(
@@ -262,7 +262,7 @@ def test_escaped_backslash_before_u0000_is_not_a_nul(api, admin, space):
 
 
 def test_an_unauthenticated_oversized_body_is_401_not_413(api, admin, settings):
-    """SPEC §1.4's order (issue 38 finding 10): authentication before the body, both judged from
+    """docs/protocol.md#dispatch's order (issue 38 finding 10): authentication before the body, both judged from
     the headers; the 413 is for an authenticated caller."""
     limit = settings.SPOKE_MEMORY_LIMITS["max_request_bytes"]
     big = "{" + " " * limit + "}"

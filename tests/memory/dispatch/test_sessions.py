@@ -1,4 +1,4 @@
-"""Sessions and capability negotiation (SPEC §1.3)."""
+"""Sessions and capability negotiation (docs/protocol.md#sessions)."""
 
 import pytest
 from django.test import override_settings

@@ -1,4 +1,4 @@
-"""engine/1 classification (SPEC §7): pure, deterministic, versioned, advisory."""
+"""engine/1 classification (docs/protocol.md#engine-policy): pure, deterministic, versioned, advisory."""
 
 import ast
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""The cognition filter (SPEC §6.3): grammar, and matching on every dimension and operator."""
+"""The cognition filter (docs/protocol.md#cognition-filter): grammar, and matching on every dimension and operator."""
 
 import pytest
 

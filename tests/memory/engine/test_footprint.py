@@ -1,5 +1,5 @@
 """memory.engine.transfer.footprint_includes: exact inclusion of unions of grant rectangles
-(the coverage an export was made with, SPEC §5), checked against brute force on a small
+(the coverage an export was made with, docs/protocol.md#ops), checked against brute force on a small
 universe with hypothesis."""
 
 from hypothesis import given

@@ -1,4 +1,4 @@
-"""The state gates of SPEC §2.6 as (setup op, error code) cases: each test of a write op that
+"""The state gates of docs/protocol.md#authorization as (setup op, error code) cases: each test of a write op that
 must refuse a frozen space, a fenced or archived subject, or a fenced context uses this list."""
 
 STATE_GATES = [

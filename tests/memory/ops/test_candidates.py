@@ -1,4 +1,4 @@
-"""memory.candidates.list/.get/.dismiss/.review (SPEC §5 "Review decision", §2.6, §2.7): coverage
+"""memory.candidates.list/.get/.dismiss/.review (docs/protocol.md#ops "Review decision", §2.6, §2.7): coverage
 of the capture scope, the kind rule, inherited placement, capture provenance, atomic consumption
 (and the race on PostgreSQL), content rules on overrides and fragments."""
 

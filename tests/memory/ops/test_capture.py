@@ -1,4 +1,4 @@
-"""memory.capture (SPEC §5, §2.6, §2.8, §6.2): candidates in item order, a fixed capture scope,
+"""memory.capture (docs/protocol.md#ops, #authorization, #content, #cognition-validation): candidates in item order, a fixed capture scope,
 advisory classification, coverage, state gates, content rules; every error writes nothing."""
 
 import json

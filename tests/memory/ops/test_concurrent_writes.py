@@ -287,11 +287,9 @@ GATE_MOVES = {
 
 
 def _backend_waits_for_a_lock(pid: int) -> bool:
-    sql = "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [pid])
-        row = cursor.fetchone()
-    return row is not None and row[0] == "Lock"
+    from tests.conftest import backend_waits_for_a_lock
+
+    return backend_waits_for_a_lock(pid)
 
 
 @requires_postgres

@@ -1,4 +1,4 @@
-"""memory.profile.get / .update (SPEC §3.7, §5): honest empty, create-only without a revision,
+"""memory.profile.get / .update (docs/protocol.md#model-profiledocument, #ops): honest empty, create-only without a revision,
 CAS with one, the subject's state gates, and capability coverage without placement."""
 
 import pytest

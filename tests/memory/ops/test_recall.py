@@ -1,4 +1,4 @@
-"""memory.recall (SPEC §5, §7): eligibility, coverage, ranking, budget, determinism."""
+"""memory.recall (docs/protocol.md#ops, #engine-policy): eligibility, coverage, ranking, budget, determinism."""
 
 import json
 
@@ -330,7 +330,7 @@ def test_an_integral_float_budget_counts_like_the_integer(make_record, recall):
 
 
 # ---- the cognition filter -----------------------------------------------------------------------
-# The cognition filter on memory.recall (SPEC §6.3): gated by spoke-cognition, grammar-checked at
+# The cognition filter on memory.recall (docs/protocol.md#cognition-filter): gated by spoke-cognition, grammar-checked at
 # dispatch, applied after authorization and before counts, ranking and budgets.
 
 

@@ -1,4 +1,4 @@
-"""Receipts and durable idempotency (SPEC §2.4, §2.5), including the concurrent race."""
+"""Receipts and durable idempotency (docs/protocol.md#receipts, #idempotency), including the concurrent race."""
 
 import json
 import threading

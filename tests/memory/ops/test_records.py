@@ -1,4 +1,4 @@
-"""memory.records.* (SPEC §3.5, §5, §2.6-§2.8): authored writes, reads under coverage, CAS on
+"""memory.records.* (docs/protocol.md#model-retainedrecord, #ops, #authorization-§2.8): authored writes, reads under coverage, CAS on
 update/delete/promote (and the lost-update race on PostgreSQL), erasure on delete, state gates."""
 
 import json
@@ -42,7 +42,12 @@ def test_create_returns_revision_one_with_authored_provenance(world, admin):
         and "tombstone" not in record
         and record["extensions"] == {"acme": {"x": 1}}
     )
-    assert RecordRevision.objects.filter(record__record_id=ref["id"]).count() == 1
+    assert (
+        RecordRevision.objects.filter(
+            space_id="s1", record__space_id="s1", record__record_id=ref["id"]
+        ).count()
+        == 1
+    )
 
 
 def test_cognition_absent_vs_empty_round_trips(world):
@@ -152,7 +157,7 @@ def test_update_content_and_kind_with_cas_and_history(world, api, admin):
     assert record["content"] == {"text": "second"} and record["kind"] == "preference"
     assert record["placement"] == C1 and record["revision"] == 3
     history = list(
-        RecordRevision.objects.filter(record__record_id=rid)
+        RecordRevision.objects.filter(space_id="s1", record__space_id="s1", record__record_id=rid)
         .order_by("revision")
         .values_list("revision", "kind", "content")
     )
@@ -325,7 +330,7 @@ def test_delete_erases_every_stored_copy_and_keeps_a_tombstone(world, api, admin
     assert "deleted_at" in record["tombstone"]
     assert record["provenance"]["candidate_id"] == cid  # the tombstone keeps provenance
     history = list(
-        RecordRevision.objects.filter(record__record_id=rid)
+        RecordRevision.objects.filter(space_id="s1", record__space_id="s1", record__record_id=rid)
         .order_by("revision")
         .values_list("revision", "content")
     )
@@ -386,7 +391,12 @@ def test_promote_changes_placement_and_keeps_provenance(world, api, admin):
     after = world.record(rid)
     assert after["placement"] == SHARED and after["provenance"] == before["provenance"]
     assert after["content"] == before["content"]
-    assert RecordRevision.objects.get(record__record_id=rid, revision=2).placement_scope == "shared"
+    assert (
+        RecordRevision.objects.get(
+            space_id="s1", record__space_id="s1", record__record_id=rid, revision=2
+        ).placement_scope
+        == "shared"
+    )
     stale = api(admin, "memory.records.promote", rbody(rid, expected_revision=1, placement=C2))
     assert (stale.code, stale.error["details"]) == ("REVISION_CONFLICT", {"current_revision": 2})
 
@@ -524,7 +534,7 @@ def test_concurrent_writers_cannot_lose_an_update():
 
 
 # ---- memory.records.list ------------------------------------------------------------------------
-# memory.records.list (SPEC §2.3, §2.7, §6.3): newest first, total_authorized over the whole
+# memory.records.list (docs/protocol.md#selection, #cursors, #cognition-filter): newest first, total_authorized over the whole
 # filtered authorized set, selection × provenance × kinds × cognition, keyset cursors bound to the
 # caller, the request, the subject (or space) revision and the grant state.
 
@@ -665,7 +675,7 @@ def test_selection_narrows_grants_and_never_widens_them(world, spread, grant_to)
         ({"mode": "contexts_and_shared"}, 422, "INVALID_INPUT"),
         ({"mode": "all", "context_ids": ["c1"]}, 422, "INVALID_INPUT"),
         ({"mode": "shared", "context_ids": ["c1"]}, 422, "INVALID_INPUT"),
-        # SPEC §2.3: an empty context_ids is a bad selection, not a schema error (issue 13)
+        # docs/protocol.md#selection: an empty context_ids is a bad selection, not a schema error (issue 13)
         ({"mode": "contexts", "context_ids": []}, 422, "INVALID_INPUT"),
         ({"mode": "contexts_and_shared", "context_ids": []}, 422, "INVALID_INPUT"),
         ({"mode": "all", "context_ids": []}, 422, "INVALID_INPUT"),

@@ -1,4 +1,4 @@
-"""Reflections (SPEC §3.8, §5): the pinned basis and its digest, the admission gates, synthesis
+"""Reflections (docs/protocol.md#model-reflection, #ops): the pinned basis and its digest, the admission gates, synthesis
 from pinned revisions, staleness at read time, coverage-gated visibility, exact filter match."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""memory.describe and memory.spaces.* (SPEC §3.1, §5, §2.6): what a space publishes, who sees it,
+"""memory.describe and memory.spaces.* (docs/protocol.md#model-memoryspace, #ops, #authorization): what a space publishes, who sees it,
 freezing, and the space revision moving by one per mutation."""
 
 import pytest

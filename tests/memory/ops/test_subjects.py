@@ -1,4 +1,4 @@
-"""memory.subjects.* (SPEC §3.2, §5, §2.6): ensure as get-or-create, reads under coverage, fences,
+"""memory.subjects.* (docs/protocol.md#model-subject, #ops, #authorization): ensure as get-or-create, reads under coverage, fences,
 archive, and the subject state gates."""
 
 import pytest

@@ -1,6 +1,6 @@
-"""Transfer (SPEC §3.12, §3.13, §5): exports (snapshot, order, chunk bound, digests, coverage),
+"""Transfer (docs/protocol.md#model-memoryexportbundle, #model-memoryexportchunk, #ops): exports (snapshot, order, chunk bound, digests, coverage),
 strict staging, verification on the final chunk, atomic activation, discard; every bad input
-rejects with the SPEC code and leaves the target space as it was."""
+rejects with the protocol code and leaves the target space as it was."""
 
 from __future__ import annotations
 
@@ -281,7 +281,7 @@ def test_import_needs_import_covering_the_whole_space(
     assert answer.status == 200 and not Import.objects.filter(state="verified").exists()
 
 
-# --- bad input: each rejects with the SPEC code and leaves the target space as it was ----------
+# --- bad input: each rejects with the protocol code and leaves the target space as it was ----------
 
 
 @pytest.fixture
@@ -525,7 +525,7 @@ def test_reflections_export_only_within_the_exporters_coverage(
 
 
 # ---- import verification ------------------------------------------------------------------------
-# Import verification checks each object as strictly as a write of it (SPEC §5; issue 13,
+# Import verification checks each object as strictly as a write of it (docs/protocol.md#ops; issue 13,
 # item 6): schema, cognition records (§6.2), content bytes (§2.8), references between objects.
 # A bundle re-signed after tampering (every digest recomputed) ends `failed` with the import
 # `rejected`, and nothing of it becomes visible in the target space.

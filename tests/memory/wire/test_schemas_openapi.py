@@ -12,7 +12,7 @@ from memory.wire.canonical import canonical, content_bytes, digest
 from memory.wire.validation import catalog
 
 # The op list is read from the schemas folder (the single source of truth), never typed by hand:
-# one file per op, named after it. SPEC §5 has 33 ops.
+# one file per op, named after it. docs/protocol.md#ops has 33 ops.
 SCHEMA_OPS_DIR = Path(__file__).resolve().parents[3] / "memory" / "wire" / "schemas" / "ops"
 SPEC_OPS = {p.stem for p in SCHEMA_OPS_DIR.glob("memory.*.json")}
 TESTS_DIR = Path(__file__).resolve().parents[2]
