@@ -57,6 +57,9 @@ SQL_ALLOWED = {
     # The scrape-time gauges of the database itself (pg_stat_activity, SHOW max_connections),
     # not the product's rows (those go through the ORM).
     "memory/observability/collect.py": "pg_stat_activity and max_connections at scrape time",
+    # `manage.py spoke citus-setup`: Citus's own DDL functions (create_reference_table,
+    # create_distributed_table, SET LOCAL of citus.* settings), run once by an operator.
+    "memory/services/citus.py": "Citus DDL (create_distributed_table and the like) at set-up",
 }
 
 ENGINE = "memory/engine/"
