@@ -41,7 +41,12 @@ def test_remember_about_a_new_subject_ensures_it_then_captures(
     assert found["results"] == [] and found["total_eligible"] == 0
     assert agent.ok("list_memories", subject_id="user:new")["memories"] == []
     profile = agent.ok("get_profile", subject_id="user:new", kinds=["preferences"])
-    assert profile == {"subject_id": "user:new", "documents": [], "absent_kinds": ["preferences"]}
+    assert profile == {
+        "subject_id": "user:new",
+        "documents": [],
+        "absent_kinds": ["preferences"],
+        "untrusted_fields": ["documents[].content"],
+    }
     assert counts() == before
 
     first = agent.ok("remember", subject_id="user:new", text="Noor prefers mornings.")
