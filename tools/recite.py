@@ -107,7 +107,7 @@ DECISION_BARE = re.compile(r"(?<![/\w])`?(?:docs/)?decisions\.md\b`?")
 RESULT_CITE = re.compile(r"(?:docs/)?(performance|reliability)\.md,?\s?[\"“]([^\"”]+)[\"”]")
 
 CODE_SUFFIXES = {".py", ".ts", ".js", ".mjs", ".json", ".html", ".md", ".txt", ".toml", ".cfg"}
-SKIP_DIRS = {".git", ".venv", "node_modules", "var", "tools", "__pycache__", ".build"}
+SKIP_DIRS = {"node_modules", "var", "tools", "__pycache__", "build", "target"}
 SKIP_LINES = ("--reembed-model",)
 
 
@@ -252,7 +252,11 @@ def code_files() -> list[Path]:
     out = []
     for dirpath, dirnames, filenames in os.walk(ROOT):
         here = Path(dirpath)
-        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and here / d != DOCS]
+        # Tools' caches and build output (.mypy_cache, .ruff_cache, clients/rust/target, ...)
+        # are not the project's text: walking them cost minutes once mypy had run.
+        dirnames[:] = [
+            d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".") and here / d != DOCS
+        ]
         for name in filenames:
             path = here / name
             if path.suffix in CODE_SUFFIXES and path != ROOT / "README.md":
