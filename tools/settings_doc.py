@@ -88,7 +88,7 @@ DESCRIPTIONS = {
     "LOG_LEVEL": "The log level of the root logger (and of `memory`, default INFO).",
     "REDIS_URL": "Redis for Django's cache (request throttle, login limiter) when SPOKE_MEMORY_CACHE_URL is unset.",
     "SPOKE_MEMORY_CACHE_URL": "Redis for Django's cache, shared by every process; unset (and no REDIS_URL): a per-process local-memory cache.",
-    "SPOKE_MEMORY_CACHE_TIMEOUT_S": "Socket timeouts of the Redis cache (s): a Redis that stops answering costs a request at most this; the throttle then fails open and logins answer 503.",
+    "SPOKE_MEMORY_CACHE_TIMEOUT_S": "Socket timeouts of the Redis cache (s): a Redis that stops answering costs a request at most this; the limiter then counts in each process alone for 10 s (logged) and logins answer 503.",
     "SPOKE_MEMORY_CACHE_PREFIX": "Key prefix of the Redis cache.",
     "SPOKE_MEMORY_BROKER_TIMEOUT_S": "Socket timeouts of a Redis broker (s), so a hung Redis cannot hang a publishing request.",
     "SPOKE_MEMORY_VAR_DIR": "Where the embedded default keeps its files (SQLite database, filesystem broker, secret key, exported model).",
