@@ -30,6 +30,8 @@ import httpx
 from bench import stop, wait_ready
 from bench._hybrid_common import ROOT, fresh_database, percentile
 
+# The synthetic corpus: every record holds "the subject mentioned something worth keeping", so
+# these queries' terms match the whole subject (the lexical head ranks every record).
 QUERIES = [
     "what did the subject mention about item 42",
     "something worth keeping",
@@ -40,6 +42,22 @@ QUERIES = [
     "event item 300",
     "note about item 5",
 ]
+
+
+LOCOMO = ROOT.parent / "shared" / "data" / "locomo-dev.json"
+
+
+def locomo_corpus(path: Path) -> tuple[list[str], list[str]]:
+    """LoCoMo's turns as record texts (cycled to fill the subject, as a long history repeats its
+    words) and its questions of categories 1-4 as queries, in a fixed shuffled order: a query
+    matches the few records that share its words, as in the issue's measurement."""
+    from bench.locomo import turn_text, turns_of
+
+    samples = json.loads(path.read_text())
+    texts = [turn_text(t) for s in samples for _n, _d, t in turns_of(s["conversation"])]
+    queries = [q["question"] for s in samples for q in s["qa"] if q.get("category") in (1, 2, 3, 4)]
+    random.Random(49).shuffle(queries)  # noqa: S311 - a fixed order
+    return texts, queries
 
 
 def load() -> str:
@@ -119,9 +137,10 @@ def served(tree: Path, env: dict[str, str], port: int, log: Path, worker: bool):
             stop(proc)
 
 
-def setup(tree: Path, url: str, n: int) -> tuple[str, str]:
+def setup(tree: Path, url: str, n: int, texts_file: Path | None) -> tuple[str, str]:
     """Migrate with the tree's code; a space, an admin token and a verified import of n records
-    (in a child process of the tree's code: Django is set up once per process)."""
+    (in a child process of the tree's code: Django is set up once per process); the records'
+    texts from `texts_file` (a JSON list) when given."""
     env = env_for(tree, url, "hybrid/4", "memory://")
     subprocess.run(  # noqa: S603
         [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=tree, env=env, check=True
@@ -132,7 +151,8 @@ def setup(tree: Path, url: str, n: int) -> tuple[str, str]:
         "from bench.transfer import write_import\n"
         "space = factories.make_space('s1')\n"
         "principal, token = factories.make_admin(space, 'bench admin', token_label='bench')\n"
-        f"imp, _ = write_import(principal, 's1', {n})\n"
+        f"texts = json.load(open({str(texts_file)!r})) if {bool(texts_file)} else None\n"
+        f"imp, _ = write_import(principal, 's1', {n}, texts=texts)\n"
         "print(json.dumps([token, imp]))\n"
     )
     env["PYTHONPATH"] = f"{ROOT}:{tree}"  # this bench's loader, the tree's models
@@ -152,7 +172,7 @@ def backlog(base: str) -> int:
     return httpx.get(base + "/readyz", timeout=30.0).json().get("embedding_backlog") or 0
 
 
-def measure(http: httpx.Client, ids: list[str], rounds: int) -> dict:
+def measure(http: httpx.Client, ids: list[str], rounds: int, queries: list[str]) -> dict:
     def timed(name: str, body: dict) -> float:
         t = time.perf_counter()
         answer = http.post(f"/v1/ops/{name}", content=json.dumps(body))
@@ -165,10 +185,10 @@ def measure(http: httpx.Client, ids: list[str], rounds: int) -> dict:
         return timed("memory.recall", {"space_id": "s1", "subject_id": "u1", "query": {"text": q}})
 
     rnd = random.Random(49)  # noqa: S311 - sampling
-    first = recall(QUERIES[0])
+    first = recall(queries[0])
     recalls, gets = [], []
     for i in range(rounds):
-        recalls.append(recall(QUERIES[i % len(QUERIES)]))
+        recalls.append(recall(queries[(i + 1) % len(queries)]))
         gets.append(timed("memory.records.get", {"space_id": "s1", "record_id": rnd.choice(ids)}))
     after = []
     for i in range(3):
@@ -182,7 +202,7 @@ def measure(http: httpx.Client, ids: list[str], rounds: int) -> dict:
                 "placement": {"scope": "shared"},
             },
         )
-        after.append(recall(QUERIES[i % len(QUERIES)]))
+        after.append(recall(queries[(rounds + 1 + i) % len(queries)]))
         time.sleep(2)  # the write's vector drained meanwhile (or not): the next write follows
     return {
         "first_recall_ms": round(first, 1),
@@ -194,8 +214,15 @@ def measure(http: httpx.Client, ids: list[str], rounds: int) -> dict:
     }
 
 
-def one(tree: Path, url: str, n: int, rounds: int, broker: str, port: int) -> dict:
-    out: dict = {"tree": str(tree), "load_before": load()}
+def one(tree: Path, url: str, n: int, rounds: int, broker: str, port: int, corpus: str) -> dict:
+    out: dict = {"tree": str(tree), "corpus": corpus, "records": n, "load_before": load()}
+    texts_file = None
+    queries = QUERIES
+    if corpus == "locomo":
+        texts, queries = locomo_corpus(LOCOMO)
+        texts_file = ROOT / "var" / "bench-rai" / "locomo-texts.json"
+        texts_file.parent.mkdir(parents=True, exist_ok=True)
+        texts_file.write_text(json.dumps(texts))
     out["commit"] = subprocess.run(  # noqa: S603
         ["git", "rev-parse", "--short", "HEAD"],  # noqa: S607
         cwd=tree,
@@ -203,7 +230,7 @@ def one(tree: Path, url: str, n: int, rounds: int, broker: str, port: int) -> di
         text=True,
     ).stdout.strip()
     fresh_database(url, "")
-    token, imp = setup(tree, url, n)
+    token, imp = setup(tree, url, n, texts_file)
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     log = ROOT / "var" / "bench-rai" / f"{tree.name}.log"
     env = env_for(tree, url, "hybrid/4", broker)
@@ -243,17 +270,17 @@ def one(tree: Path, url: str, n: int, rounds: int, broker: str, port: int) -> di
                     {
                         "space_id": "s1",
                         "subject_id": "u1",
-                        "query": {"text": "item"},
+                        "query": {"text": "item" if corpus == "synthetic" else queries[0]},
                         "budget": {"max_records": 50},
                     }
                 ),
             ).json()["recall"]["results"]
         ]
-        out["hybrid/4"] = measure(http, ids, rounds)
+        out["hybrid/4"] = measure(http, ids, rounds, queries)
     env = env_for(tree, url, "engine/2", broker)
     with served(tree, env, port, log, worker=False) as base:
         http = httpx.Client(base_url=base, headers=headers, timeout=600.0)
-        out["engine/2"] = measure(http, ids, rounds)
+        out["engine/2"] = measure(http, ids, rounds, queries)
     out["load_after"] = load()
     return out
 
@@ -271,10 +298,25 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--broker", default=os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/5")
     )
+    p.add_argument(
+        "--corpus",
+        choices=("synthetic", "locomo"),
+        default="locomo",
+        help="records' texts and queries: LoCoMo's turns and questions (selective, as the issue "
+        "measured), or numbered texts every query matches",
+    )
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
     runs = [
-        one(tree.resolve(), args.database_url, args.records, args.rounds, args.broker, args.port)
+        one(
+            tree.resolve(),
+            args.database_url,
+            args.records,
+            args.rounds,
+            args.broker,
+            args.port,
+            args.corpus,
+        )
         for tree in (args.tree or [ROOT])
     ]
     text = json.dumps(runs, indent=1)

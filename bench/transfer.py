@@ -160,11 +160,15 @@ def bench_record(at, text: str, kind: str = "note", context_id: str | None = Non
 KINDS = ["preference", "fact", "plan", "event", "note"]
 
 
-def numbered(i: int, at, **fields):
-    """Record i of a space `fill` makes: its text, kind and placement follow from i."""
-    text = f"record {i}: the subject mentioned something worth keeping, item {i % 977} " + (
-        "z" * 120
-    )
+def numbered(i: int, at, texts: list[str] | None = None, **fields):
+    """Record i of a space `fill` makes: its text, kind and placement follow from i (the text is
+    `texts[i % len(texts)]` when a corpus is given, e.g. LoCoMo's turns)."""
+    if texts:
+        text = texts[i % len(texts)]
+    else:
+        text = f"record {i}: the subject mentioned something worth keeping, item {i % 977} " + (
+            "z" * 120
+        )
     return bench_record(at, text, KINDS[i % 5], "c1" if i % 2 else None, **fields)
 
 
@@ -202,7 +206,7 @@ def fill(principal, space_id: str, n: int) -> None:
         )
 
 
-def record_objects(n: int) -> Iterator[dict]:
+def record_objects(n: int, texts: list[str] | None = None) -> Iterator[dict]:
     """The export objects of a space `fill` made: subject u1, then n records in id order."""
     from memory.ids import new_id
     from memory.models import Subject
@@ -212,11 +216,13 @@ def record_objects(n: int) -> Iterator[dict]:
     subject = Subject(subject_id="u1", created_at=at, updated_at=at)
     yield {"type": "subject", "data": subject.to_wire(include_space=False)}
     for i, record_id in enumerate(sorted(new_id("record") for _ in range(n))):
-        record = numbered(i, at, record_id=record_id)
+        record = numbered(i, at, texts, record_id=record_id)
         yield {"type": "record", "data": record.to_wire("u1", include_space=False)}
 
 
-def write_import(principal, space_id: str, n: int, like: str | None = None) -> tuple[str, dict]:
+def write_import(
+    principal, space_id: str, n: int, like: str | None = None, texts: list[str] | None = None
+) -> tuple[str, dict]:
     """A verified import of n records into space_id, chunked and digested as an export and
     staging make it; `like`: copy the chunks of that import instead of making new ones."""
     from django.conf import settings
@@ -256,7 +262,7 @@ def write_import(principal, space_id: str, n: int, like: str | None = None) -> t
     digests: list[str] = []
     page: list = []
     for ordinal, (_objects, body) in enumerate(
-        policy.partition(record_objects(n), limit, canonical)
+        policy.partition(record_objects(n, texts), limit, canonical)
     ):
         digests.append(digest_bytes(body))
         page.append(
