@@ -201,9 +201,8 @@ def render_models() -> str:
     out = []
     for n, name in enumerate(MODELS, 1):
         s = _load(SCHEMAS / "components" / f"{name}.json")
-        out.append(f'<a id="model-{name.lower()}"></a>\n#### 3.{n}. {name}\n')
-        out.append(_strip_spec(s.get("description", "")) + "\n")
-        out.append(f"`{members(s)}`\n")
+        out.append(f'#### <a id="model-{name.lower()}"></a>3.{n}. {name}')
+        out.append(f"{_strip_spec(s.get('description', ''))}<br>`{members(s)}`\n")
     return "\n".join(out)
 
 
@@ -227,10 +226,9 @@ def render_ops() -> str:
             )
             errors = ", ".join(f"`{c}`" for c in o.get("errors", [])) or "none of its own"
             out += [
-                f'<a id="{anchor}"></a>\n##### `{o["op"]}`',
+                f'##### <a id="{anchor}"></a>`{o["op"]}`',
                 f"{o['summary']} {'Mutating' if o['mutating'] else 'Read'}; needs "
-                f"{GRANTS[o['op']]}.<br>",
-                f"**Request** `{members(o['request'])}` → {answer}.<br>",
+                f"{GRANTS[o['op']]}.<br>**Request** `{members(o['request'])}` → {answer}.<br>"
                 f"**Errors** {errors}.\n",
             ]
     return "\n".join(out)
