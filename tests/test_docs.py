@@ -289,9 +289,7 @@ def test_every_run_record_has_its_current_machine_readable_form() -> None:
     """Each bench/results/<stem>.md has <stem>.run.json with the figures the tables cite
     (`python -m tools.run_records` writes them; `make lint` checks them)."""
     files = run_records.render()
-    assert len(files) == len(
-        [p for p in run_records.RESULTS.glob("*.md") if p.name != "README.md"]
-    )
+    assert len(files) == len([p for p in run_records.RESULTS.glob("*.md") if p.name != "README.md"])
     stale = [p.name for p, text in files.items() if not p.exists() or p.read_text("utf-8") != text]
     assert stale == []
     cited = {n for r in run_records.rows() for n in r["records"]}
