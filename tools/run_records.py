@@ -72,7 +72,7 @@ def table_rows(text: str, page: str) -> list[dict[str, Any]]:
     header: list[str] | None = None
     for number, line in enumerate(text.splitlines(), 1):
         if line.startswith("#"):
-            section, header = line.lstrip("#").strip(), None
+            section, header = re.sub(r'<a id="[^"]*"></a>', "", line.lstrip("#")).strip(), None
             continue
         if not line.startswith("|"):
             header = None
