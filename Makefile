@@ -66,6 +66,7 @@ lint: $(STAMP)
 	$(BIN)/python -m tools.codegen.wire --check
 	$(BIN)/python -m tools.settings_doc --check
 	$(BIN)/python -m tools.codegen.protocol --check
+	$(BIN)/python -m tools.run_records --check
 	$(BIN)/python -m tools.recite --code --check
 	$(BIN)/python -m tools.lint_rules
 	cd clients/typescript && { test -d node_modules || npm ci --no-audit --no-fund; } && npm run --silent lint
@@ -82,6 +83,7 @@ docs: $(STAMP)
 	$(BIN)/python -m tools.codegen.wire
 	$(BIN)/python -m tools.codegen.protocol
 	$(BIN)/python -m tools.settings_doc
+	$(BIN)/python -m tools.run_records
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -1,12 +1,14 @@
 """The docs state only what the code serves (issue 43): every engine, setting and op a page names
 exists, and the default engine a page names is the one the code picks. Also: every relative link
-between the pages resolves, and the generated reference pages are current.
+between the pages resolves, the generated reference pages are current, and every row of the result
+tables links a run record in bench/results/ that has its machine-readable `.run.json`.
 
 The checks read docs/*.md (the decision records included), README.md and the Makefile; the
 dated run records in bench/results/ are history and may name what no longer exists."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import pytest
 from memory.engine import embed, embed_onnx
 from memory.ops import base as ops_base
 from memory.services.recall_engines import registry
-from tools import settings_doc
+from tools import run_records, settings_doc
 from tools.codegen import protocol
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -254,3 +256,44 @@ def test_the_generated_reference_pages_are_current() -> None:
     assert (ROOT / "docs" / "settings.md").read_text(encoding="utf-8") == settings_doc.render(
         settings_doc.scan()
     )
+
+
+def test_every_result_row_links_a_run_record_that_exists() -> None:
+    """docs/performance.md and docs/reliability.md: each table row names its run record in
+    bench/results/ (not "same", not a record that is gone)."""
+    rows = run_records.rows()
+    assert len(rows) >= 20, "the checker found no rows: its table parsing no longer matches"
+    missing = [
+        f"{r['page']}:{r['line']} {r['what'][:60]!r}"
+        for r in rows
+        if not r["records"] or not all((run_records.RESULTS / n).exists() for n in r["records"])
+    ]
+    assert missing == []
+
+
+def test_a_planted_row_without_its_run_record_is_caught() -> None:
+    page = (
+        "## Recall\n\n| what | figure | floor | command | commit | machine | record |\n"
+        "|---|---|---|---|---|---|---|\n"
+        "| a | 1 ms | 2 ms | `python -m bench x` | abc | dev2 | same |\n"
+        "| b | 1 ms | 2 ms | `python -m bench x` | abc | dev2 |"
+        " [gone](../bench/results/1999-01-01-gone.md) |\n"
+    )
+    rows = run_records.table_rows(page, "planted.md")
+    assert [r["records"] for r in rows] == [[], ["1999-01-01-gone.md"]]
+    assert rows[0]["command"] == "python -m bench x" and rows[0]["floor"] == "2 ms"
+    assert not (run_records.RESULTS / "1999-01-01-gone.md").exists()
+
+
+def test_every_run_record_has_its_current_machine_readable_form() -> None:
+    """Each bench/results/<stem>.md has <stem>.run.json with the figures the tables cite
+    (`python -m tools.run_records` writes them; `make lint` checks them)."""
+    files = run_records.render()
+    assert len(files) == len([p for p in run_records.RESULTS.glob("*.md") if p.name != "README.md"])
+    stale = [p.name for p, text in files.items() if not p.exists() or p.read_text("utf-8") != text]
+    assert stale == []
+    cited = {n for r in run_records.rows() for n in r["records"]}
+    for path, text in files.items():
+        data = json.loads(text)
+        assert data["record"] == path.name.removesuffix(".run.json") + ".md"
+        assert bool(data["figures"]) == (data["record"] in cited)

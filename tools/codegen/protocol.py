@@ -201,9 +201,10 @@ def render_models() -> str:
     out = []
     for n, name in enumerate(MODELS, 1):
         s = _load(SCHEMAS / "components" / f"{name}.json")
-        out.append(f'<a id="model-{name.lower()}"></a>\n#### 3.{n}. {name}\n')
-        out.append(_strip_spec(s.get("description", "")) + "\n")
-        out.append(f"`{members(s)}`\n")
+        out.append(
+            f'- <a id="model-{name.lower()}"></a>**3.{n}. {name}** '
+            f"{_strip_spec(s.get('description', ''))}<br>`{members(s)}`"
+        )
     return "\n".join(out)
 
 
@@ -217,7 +218,6 @@ def render_ops() -> str:
     for flag in FLAG_ORDER:
         fam = [o for o in ops if o["flag"] == flag]
         out.append(f"#### {FAMILY[flag]}\n")
-        out.append(" · ".join(f"[`{o['op']}`](#{o['op'].replace('.', '-')})" for o in fam) + "\n")
         for o in fam:
             anchor = o["op"].replace(".", "-")
             answer = (
@@ -226,13 +226,12 @@ def render_ops() -> str:
                 else f"`{typ(o['response'])}`"
             )
             errors = ", ".join(f"`{c}`" for c in o.get("errors", [])) or "none of its own"
-            out += [
-                f'<a id="{anchor}"></a>\n##### `{o["op"]}`',
-                f"{o['summary']} {'Mutating' if o['mutating'] else 'Read'}; needs "
-                f"{GRANTS[o['op']]}.<br>",
-                f"**Request** `{members(o['request'])}` → {answer}.<br>",
-                f"**Errors** {errors}.\n",
-            ]
+            out.append(
+                f'- <a id="{anchor}"></a>**`{o["op"]}`** {o["summary"]} '
+                f"{'Mutating' if o['mutating'] else 'Read'}; needs {GRANTS[o['op']]}.<br>"
+                f"**Request** `{members(o['request'])}` → {answer}.<br>**Errors** {errors}."
+            )
+        out.append("")
     return "\n".join(out)
 
 
