@@ -6,7 +6,10 @@
   is unauthenticated, so keep it on loopback or a private network). A prefork pool's children
   write to PROMETHEUS_MULTIPROC_DIR when it is set for the worker (a directory of its own,
   not the web's), and the port serves their sum.
-- tracing (`tracing.py`) set up in the worker and again in each forked child."""
+- tracing (`tracing.py`) set up in the worker and again in each forked child.
+- SPOKE_MEMORY_LOG_FORMAT=json: the worker's log lines (Celery's own, the tasks', redirected
+  prints and warnings) in the JSON schema of `logs.py`, and no start-up banner (plain text):
+  `json_celeryd`, `json_handlers`."""
 
 from __future__ import annotations
 
@@ -38,3 +41,30 @@ def child_started(**_: object) -> None:
     from memory.observability import tracing
 
     tracing.setup("worker")
+
+
+def _json() -> bool:
+    from django.conf import settings
+
+    return settings.SPOKE_MEMORY_LOG_FORMAT == "json"
+
+
+def json_celeryd(instance: object = None, **_: object) -> None:
+    """celeryd_init: in the JSON format, no banner (Celery prints it as plain text on stdout;
+    its facts are in the JSON lines that follow, e.g. `... ready.`)."""
+    if instance is not None and _json():
+        instance.quiet = True  # type: ignore[attr-defined]
+
+
+def json_handlers(logger: logging.Logger | None = None, **_: object) -> None:
+    """after_setup_logger / after_setup_task_logger: in the JSON format, the handlers Celery
+    installed on the root, task and multiprocessing loggers write JSON lines."""
+    if logger is None or not _json():
+        return
+    from celery.utils.log import get_multiprocessing_logger
+
+    from memory.observability.logs import JsonFormatter
+
+    for each in (logger, get_multiprocessing_logger()):
+        for handler in each.handlers:
+            handler.setFormatter(JsonFormatter())

@@ -151,6 +151,8 @@ def test_a_scrape_after_a_flow_shows_every_metric_summed_over_the_processes(tmp_
     assert value(m["memory_metrics_database_up"], "memory_metrics_database_up") == 1
     assert value(m["memory_items_total"], "memory_items_total", state="live") == 3
     assert value(m["memory_items_total"], "memory_items_total", state="deleted") == 0
+    stored = 3 * len('{"text": "likes green tea, cup 0"}')  # the stored JSON text's bytes
+    assert value(m["memory_bytes_total"], "memory_bytes_total", space="s1") == stored
     assert value(m["memory_review_queue_size"], "memory_review_queue_size", space="s1") == 1
     age = value(
         m["memory_review_oldest_pending_age_seconds"],
@@ -201,3 +203,33 @@ def test_the_test_client_scrape_is_single_process_and_guarded(client, settings):
     assert client.get("/metrics", REMOTE_ADDR="10.1.2.3").status_code == 200
     assert client.get("/metrics").status_code == 404  # loopback is no longer listed
     assert client.post("/metrics", REMOTE_ADDR="10.1.2.3").status_code == 404
+
+
+@pytest.mark.django_db
+def test_memory_bytes_total_is_the_live_content_bytes_per_space_named_or_other(client, settings):
+    from memory.ops.base import call
+
+    settings.SPOKE_MEMORY_METRICS_BYTES_EVERY_S = 0  # recomputed at each scrape
+    settings.SPOKE_MEMORY_METRICS_MAX_SPACES = 1
+    written: dict[str, list[str]] = {"sa": ["a cup of tea", "to be deleted"], "sb": ["x" * 90]}
+    for space_id, texts in written.items():
+        admin, _ = factories.make_admin(make_space(space_id), f"admin-{space_id}")
+        factories.ensure_subjects(admin, space_id, ["u1"])
+        for text in texts:
+            answer = call(
+                admin,
+                "memory.records.create",
+                {"space_id": space_id, "subject_id": "u1", "kind": "note",
+                 "content": {"text": text}, "placement": {"scope": "shared"}},
+            )  # fmt: skip
+            record_id = answer["receipt"]["refs"][0]["id"]
+        if space_id == "sa":  # a tombstone's content is erased: it counts for nothing
+            body = {"space_id": "sa", "record_id": record_id, "expected_revision": 1}
+            call(admin, "memory.records.delete", body)
+    text = client.get("/metrics").content.decode()
+    samples = parse(text)["memory_bytes_total"]
+    # the stored JSON text of {"text": ...}: 12 bytes around the text
+    assert value(samples, "memory_bytes_total", space="sb") == 12 + 90
+    assert value(samples, "memory_bytes_total", space="_other") == 12 + len("a cup of tea")
+    assert {s.labels["space"] for s in samples} == {"sb", "_other"}
+    assert "a cup of tea" not in text and "u1" not in text
