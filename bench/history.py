@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import (
+    RESULTS,
     ROOT,
     free_port,
     knob,
@@ -146,6 +147,7 @@ def check(
         ),
         "dropped": len({e.candidate_id for e in acked if e.op == REVIEW and e.action == "drop"}),
         "recalls": sum(e.op == RECALL and e.acked for e in events),
+        "recalled": sum(len(e.results or []) for e in acked if e.op == RECALL),
     }
     # replays answer the original receipt
     receipts: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -634,7 +636,8 @@ def _run(pg, redis: Redis) -> dict:
     worker = Worker(server_env(**extra))
     worker.start()
     port = free(WEB_PORT)
-    web = start_gunicorn(port, workers=2, threads=2, app="spokememory.wsgi:application", **extra)
+    web = start_gunicorn(port, workers=2, threads=2, app="spokememory.wsgi:application",
+                         output=RESULTS / "history-web.log", **extra)  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     tokens = {"admin": s.token, "reader": reader_token, "outsider": outsider}
     clients = Clients(url, s.space_id, tokens)
