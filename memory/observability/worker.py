@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 
 log = logging.getLogger("memory.observability")
 
@@ -51,9 +52,29 @@ def _json() -> bool:
 
 def json_celeryd(instance: object = None, **_: object) -> None:
     """celeryd_init: in the JSON format, no banner (Celery prints it as plain text on stdout;
-    its facts are in the JSON lines that follow, e.g. `... ready.`)."""
-    if instance is not None and _json():
-        instance.quiet = True  # type: ignore[attr-defined]
+    its facts are in the JSON lines that follow, e.g. `... ready.`), and the notices Celery
+    writes past logging (`worker: Warm shutdown (MainProcess)`, from its signal handlers, with
+    `safe_say`) written as JSON lines of logger `celery.apps.worker` instead."""
+    if instance is None or not _json():
+        return
+    instance.quiet = True  # type: ignore[attr-defined]
+    from celery.apps import worker as celery_worker
+
+    celery_worker.safe_say = _say_json
+
+
+def _say_json(msg: str, f: object = sys.__stderr__) -> None:
+    """Celery's `safe_say` in the JSON schema: one line written straight to the descriptor, as
+    Celery's does (it runs in signal handlers: no logging lock is taken)."""
+    from memory.observability.logs import JsonFormatter
+
+    record = logging.LogRecord(
+        "celery.apps.worker", logging.WARNING, __file__, 0, "%s", (str(msg).strip(),), None
+    )
+    try:
+        os.write(f.fileno(), (JsonFormatter().format(record) + "\n").encode())  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        pass  # best effort, as Celery's own: a lost notice never aborts the shutdown
 
 
 def json_handlers(logger: logging.Logger | None = None, **_: object) -> None:

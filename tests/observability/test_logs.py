@@ -149,6 +149,8 @@ def test_the_workers_logs_are_json_lines_of_the_schema_with_a_line_per_job_and_n
     for line in lines:
         assert {"time", "level", "logger", "message"} <= set(line), line
     assert any(line["logger"].startswith("celery") for line in lines)  # Celery's own lines too
+    # the notice Celery writes past logging on SIGTERM, as a line of the schema too
+    assert any("Warm shutdown" in line["message"] for line in lines)
     (job,) = [line for line in lines if line["logger"] == "memory.jobs"]
     assert {
         "op": "memory.exports.create",
