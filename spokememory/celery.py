@@ -7,6 +7,15 @@ import os
 from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spokememory.settings")
+# A worker serving its metrics port counts what its pool's children do (they run the tasks):
+# prometheus_client's multiprocess mode, which must be chosen before it is first imported, in a
+# new private directory unless PROMETHEUS_MULTIPROC_DIR names one (memory/observability/worker.py).
+if os.environ.get("SPOKE_MEMORY_WORKER_METRICS_PORT") and not os.environ.get(
+    "PROMETHEUS_MULTIPROC_DIR"
+):
+    import tempfile
+
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="spoke-worker-metrics-")
 
 app = Celery("spokememory")
 app.config_from_object("django.conf:settings", namespace="CELERY")

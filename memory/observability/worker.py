@@ -1,11 +1,12 @@
 """The Celery worker's own metrics and traces (spokememory/celery.py connects these):
 
 - SPOKE_MEMORY_WORKER_METRICS_PORT set: the worker serves its registry (jobs by kind and
-  outcome, job durations, embeddings drained, drain durations, process metrics) at
+  outcome, job durations, embeddings drained, drain durations) at
   http://SPOKE_MEMORY_WORKER_METRICS_ADDR:PORT/metrics (default address 127.0.0.1: the port
   is unauthenticated, so keep it on loopback or a private network). A prefork pool's children
-  write to PROMETHEUS_MULTIPROC_DIR when it is set for the worker (a directory of its own,
-  not the web's), and the port serves their sum.
+  (which run the tasks) write to PROMETHEUS_MULTIPROC_DIR, a new private directory unless it
+  is set for the worker (spokememory/celery.py; a directory of its own, not the web's), and the
+  port serves their sum.
 - tracing (`tracing.py`) set up in the worker and again in each forked child.
 - SPOKE_MEMORY_LOG_FORMAT=json: the worker's log lines (Celery's own, the tasks', redirected
   prints and warnings) in the JSON schema of `logs.py`, and no start-up banner (plain text):

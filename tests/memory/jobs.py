@@ -214,7 +214,9 @@ class Worker:
             "-A",
             "spokememory",
             "worker",
-            "--pool=solo",
+            # CELERY_POOL=prefork: as `make run` starts it (one child runs the tasks)
+            f"--pool={env.pop('CELERY_POOL', 'solo')}",
+            "--concurrency=1",
             f"--loglevel={loglevel}",
             "--without-heartbeat",
             "--without-gossip",

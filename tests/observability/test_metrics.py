@@ -233,3 +233,41 @@ def test_memory_bytes_total_is_the_live_content_bytes_per_space_named_or_other(c
     assert value(samples, "memory_bytes_total", space="_other") == 12 + len("a cup of tea")
     assert {s.labels["space"] for s in samples} == {"sb", "_other"}
     assert "a cup of tea" not in text and "u1" not in text
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_prefork_workers_metrics_port_counts_the_jobs_its_pool_child_ran(start_worker):
+    """`make run`'s worker is prefork: its child runs the tasks, its main process serves the
+    port; the port must show the child's counts (multiprocess mode, chosen by the worker)."""
+    import socket
+
+    from memory.ops.base import call
+    from tests.memory.jobs import receipt_status, wait_for
+
+    admin, _ = factories.make_admin(make_space("s1"), "admin")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start_worker(CELERY_POOL="prefork", SPOKE_MEMORY_WORKER_METRICS_PORT=str(port))
+    receipt = call(admin, "memory.exports.create", {"space_id": "s1"})["receipt"]
+    wait_for(lambda: receipt_status(receipt["receipt_id"]) != "pending", what="the worker")
+    assert receipt_status(receipt["receipt_id"]) == "committed"
+
+    def jobs() -> float:
+        """export.create jobs the port counts (0 while it does not answer yet)."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+                text = answer.read().decode()
+        except OSError:
+            return 0.0
+        samples = parse(text).get("memory_jobs", [])
+        return sum(
+            s.value
+            for s in samples
+            if s.name == "memory_jobs_total" and s.labels.get("kind") == "export.create"
+        )
+
+    # the counter is written when the job ends, just after its receipt commits
+    wait_for(jobs, what="the worker's port to count the export")
+    assert jobs() == 1
