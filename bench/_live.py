@@ -12,7 +12,9 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -47,12 +49,30 @@ def product_env(database_url: str, **extra: str) -> dict[str, str]:
     return env
 
 
-@contextmanager
-def web(env: dict[str, str], log: Path) -> Iterator[str]:
-    """The product's web server on a loopback port; yields its base URL."""
-    port = free_port()
+@dataclass
+class Served:
+    """A running web server: its process and base URL."""
+
+    proc: subprocess.Popen
+    url: str
+
+
+def start_web(
+    env: dict[str, str],
+    log: Path,
+    *,
+    tree: Path = ROOT,
+    port: int | None = None,
+    timeout: float = 180.0,
+    append: bool = False,
+) -> Served:
+    """The product's web server (`gunicorn -c spokememory/gunicorn_conf.py`) run from `tree` (a
+    checkout: this one, or another for a before/after; `env` names its PYTHONPATH) on
+    127.0.0.1:`port` (a free one unless given), its output in `log` (appended to with
+    `append`); returned once /healthz answers, stopped if it does not within `timeout`."""
+    port = port or free_port()
     log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("w") as sink:
+    with log.open("a" if append else "w") as sink:
         proc = subprocess.Popen(  # noqa: S603 - our own interpreter and fixed arguments
             [
                 sys.executable,
@@ -63,26 +83,53 @@ def web(env: dict[str, str], log: Path) -> Iterator[str]:
                 "--bind",
                 f"127.0.0.1:{port}",
             ],
-            cwd=ROOT,
+            cwd=tree,
             env=env,
             start_new_session=True,
             stdout=sink,
             stderr=subprocess.STDOUT,
         )
     try:
-        wait_ready(f"http://127.0.0.1:{port}", timeout=180.0, proc=proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
+        wait_ready(f"http://127.0.0.1:{port}", timeout=timeout, proc=proc)
+    except BaseException:
         stop(proc)
+        raise
+    return Served(proc, f"http://127.0.0.1:{port}")
+
+
+@contextmanager
+def web_process(env: dict[str, str], log: Path, **options: Any) -> Iterator[Served]:
+    """`start_web(env, log, **options)`; yields the server (process and URL) and stops it."""
+    served = start_web(env, log, **options)
+    try:
+        yield served
+    finally:
+        stop(served.proc)
+
+
+@contextmanager
+def web(env: dict[str, str], log: Path, **options: Any) -> Iterator[str]:
+    """The product's web server on a loopback port (`start_web`'s options); yields its base URL."""
+    with web_process(env, log, **options) as served:
+        yield served.url
 
 
 class Worker:
-    """A Celery worker as `make run` starts it (prefork, one child), its log in a file."""
+    """A Celery worker as `make run` starts it (prefork, one child), run from `tree`, its log in
+    a file (appended to with `append`); `name` its node name (default: unique per start)."""
 
-    def __init__(self, env: dict[str, str], log: Path) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        log: Path,
+        *,
+        tree: Path = ROOT,
+        name: str | None = None,
+        append: bool = False,
+    ) -> None:
         log.parent.mkdir(parents=True, exist_ok=True)
         self.log = log
-        with log.open("w") as sink:
+        with log.open("a" if append else "w") as sink:
             self.proc = subprocess.Popen(  # noqa: S603 - our own interpreter and fixed arguments
                 [
                     sys.executable,
@@ -97,9 +144,9 @@ class Worker:
                     "--without-gossip",
                     "--without-mingle",
                     "-n",
-                    f"bench{os.getpid()}-{time.monotonic_ns()}@%h",
+                    name or f"bench{os.getpid()}-{time.monotonic_ns()}@%h",
                 ],
-                cwd=ROOT,
+                cwd=tree,
                 env=env,
                 start_new_session=True,
                 stdout=sink,

@@ -30,12 +30,11 @@ import subprocess
 import sys
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 
-from bench import ROOT, stop, wait_ready
+from bench import ROOT, _live
 
 BEFORE = os.environ.get("BENCH_MCPADM_BEFORE", "")
 ITEMS = int(os.environ.get("BENCH_MCPADM_ITEMS", "250000"))
@@ -112,26 +111,6 @@ def seed(tree: Path, env: dict[str, str]) -> dict:
         if line.startswith("SEED "):
             return json.loads(line[5:])
     raise RuntimeError(f"seed failed: {done.stderr[-2000:]}")
-
-
-@contextmanager
-def web(tree: Path, port: int, env: dict[str, str]):
-    WORK.mkdir(parents=True, exist_ok=True)
-    with (WORK / f"gunicorn-{port}.log").open("w") as sink:
-        proc = subprocess.Popen(  # noqa: S603 - our interpreter, fixed arguments
-            [sys.executable, "-m", "gunicorn", "-c", "spokememory/gunicorn_conf.py"]
-            + ["--bind", f"127.0.0.1:{port}"],
-            cwd=tree,
-            env=env,
-            start_new_session=True,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        wait_ready(f"http://127.0.0.1:{port}", timeout=180.0, proc=proc)
-        yield proc
-    finally:
-        stop(proc)
 
 
 def context_ids() -> list[str]:
@@ -241,7 +220,7 @@ def measure(label: str, tree: Path) -> dict:
     port = PORTS[label]
     url = f"http://127.0.0.1:{port}"
     out: dict = {"tree": str(tree), "database": database, "mcp_bytes": len(mcp)}
-    with web(tree, port, env):
+    with _live.web(env, WORK / f"gunicorn-{port}.log", tree=tree, port=port):
         # warm both workers' first-use paths (the MCP server, the ops) with small calls
         small = json.dumps(
             {

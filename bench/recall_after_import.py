@@ -27,7 +27,7 @@ from pathlib import Path
 
 import httpx
 
-from bench import stop, wait_ready
+from bench import _live
 from bench._hybrid_common import ROOT, fresh_database, percentile
 
 # The synthetic corpus: every record holds "the subject mentioned something worth keeping", so
@@ -90,51 +90,17 @@ def env_for(tree: Path, url: str, engine: str, broker: str) -> dict[str, str]:
 
 @contextmanager
 def served(tree: Path, env: dict[str, str], port: int, log: Path, worker: bool):
-    log.parent.mkdir(parents=True, exist_ok=True)
-    procs = []
-    with log.open("a") as sink:
-        cmd = [sys.executable, "-m", "gunicorn", "-c", "spokememory/gunicorn_conf.py"]
-        procs.append(
-            subprocess.Popen(  # noqa: S603 - our interpreter, fixed arguments
-                [*cmd, "--bind", f"127.0.0.1:{port}"],
-                cwd=tree,
-                env=env,
-                start_new_session=True,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-            )
-        )
-        if worker:
-            procs.append(
-                subprocess.Popen(  # noqa: S603
-                    [
-                        sys.executable,
-                        "-m",
-                        "celery",
-                        "-A",
-                        "spokememory",
-                        "worker",
-                        "--loglevel=INFO",
-                        "--concurrency=1",
-                        "--without-heartbeat",
-                        "--without-gossip",
-                        "--without-mingle",
-                        "-n",
-                        f"rai{port}@%h",
-                    ],
-                    cwd=tree,
-                    env=env,
-                    start_new_session=True,
-                    stdout=sink,
-                    stderr=subprocess.STDOUT,
-                )
-            )
+    """The product from `tree` (bench/_live.py): gunicorn on `port` and, with `worker`, one
+    Celery worker, both appending to `log`; yields the base URL."""
+    started = (
+        _live.Worker(env, log, tree=tree, name=f"rai{port}@%h", append=True) if worker else None
+    )
     try:
-        wait_ready(f"http://127.0.0.1:{port}", timeout=300.0, proc=procs[0])
-        yield f"http://127.0.0.1:{port}"
+        with _live.web(env, log, tree=tree, port=port, timeout=300.0, append=True) as base:
+            yield base
     finally:
-        for proc in procs:
-            stop(proc)
+        if started is not None:
+            started.stop()
 
 
 def setup(tree: Path, url: str, n: int, texts_file: Path | None) -> tuple[str, str]:

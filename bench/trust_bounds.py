@@ -23,13 +23,12 @@ import subprocess
 import sys
 import tarfile
 import time
-from contextlib import contextmanager
 from io import BytesIO
 from pathlib import Path
 
 import httpx
 
-from bench import stop, wait_ready
+from bench import _live, stop
 from bench._hybrid_common import ROOT, fresh_database
 
 WORK = ROOT / "var" / "bench-trust"
@@ -114,33 +113,6 @@ def seed(database_url: str, embed_url: str) -> dict:
     return {"token": token, "session": session.session_key}
 
 
-@contextmanager
-def web(tree: Path, port: int, env: dict[str, str]):
-    log = WORK / f"gunicorn-{port}.log"
-    with log.open("w") as sink:
-        proc = subprocess.Popen(  # noqa: S603 - our interpreter, fixed arguments
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "-c",
-                "spokememory/gunicorn_conf.py",
-                "--bind",
-                f"127.0.0.1:{port}",
-            ],
-            cwd=tree,
-            env={**env, "PYTHONPATH": f"{tree}:{tree / 'clients' / 'python'}"},
-            start_new_session=True,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        wait_ready(f"http://127.0.0.1:{port}", timeout=180.0, proc=proc)
-        yield proc
-    finally:
-        stop(proc)
-
-
 def worker_hwm_mb(master: int) -> float:
     """The peak resident MiB of the gunicorn worker (the master's child)."""
     best = 0.0
@@ -222,7 +194,10 @@ def main() -> None:
             }
             port = PORTS[label]
             url = f"http://127.0.0.1:{port}"
-            with web(tree, port, base_env) as proc:
+            env = {**base_env, "PYTHONPATH": f"{tree}:{tree / 'clients' / 'python'}"}
+            log = WORK / f"gunicorn-{port}.log"
+            with _live.web_process(env, log, tree=tree, port=port) as served:
+                proc = served.proc
                 recall(url, creds["token"], "ok")  # warm: the first recall's own set-up
                 upload(url, creds["session"], small)
                 for mode in ("ok", "trickle", "huge"):

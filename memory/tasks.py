@@ -35,11 +35,13 @@ from django.db.models import Exists, F, OuterRef, Q
 
 from memory.models import Job, JobHeartbeat, Receipt
 from memory.observability import metrics
+from memory.observability.context import OP, PRINCIPAL_ID, SPACE_ID
 from memory.observability.observe import tracer
 from memory.timeutil import now
 from memory.wire.errors import WireError
 
 log = logging.getLogger("memory.tasks")
+jobs_log = logging.getLogger("memory.jobs")  # one line per job (shown in the JSON log format)
 MAX_ATTEMPTS = 3
 
 
@@ -287,6 +289,13 @@ def execute(job: Job) -> None:
     heartbeat = Heartbeat.around(job)
     started = time.perf_counter()
     kind = job.kind if job.kind in JOB_HANDLERS else "other"
+    # every line logged while the job runs names its receipt's principal, space and op
+    receipt = job.receipt
+    tokens = (
+        PRINCIPAL_ID.set(receipt.principal_id),
+        SPACE_ID.set(job.space_id),
+        OP.set(receipt.op),
+    )
     try:
         with tracer.start_as_current_span("memory.job") as span:
             span.set_attribute("memory.job.kind", kind)
@@ -294,8 +303,19 @@ def execute(job: Job) -> None:
     finally:
         if heartbeat is not None:
             heartbeat.stop()
-        metrics.JOB_DURATION.labels(kind=kind).observe(time.perf_counter() - started)
-        metrics.JOBS.labels(kind=kind, outcome=_job_outcome(job)).inc()
+        elapsed = time.perf_counter() - started
+        outcome = _job_outcome(job)
+        metrics.JOB_DURATION.labels(kind=kind).observe(elapsed)
+        metrics.JOBS.labels(kind=kind, outcome=outcome).inc()
+        jobs_log.info(
+            "job %s %s %.1fms",
+            kind,
+            outcome,
+            elapsed * 1000,
+            extra={"kind": kind, "outcome": outcome, "duration_ms": round(elapsed * 1000, 3)},
+        )
+        for var, token in zip((PRINCIPAL_ID, SPACE_ID, OP), tokens, strict=True):
+            var.reset(token)
 
 
 def _job_outcome(job: Job) -> str:

@@ -421,8 +421,12 @@ SPOKE_MEMORY_METRICS_ALLOW_FROM = env_list(
 )
 # The per-space gauges (review queue) name at most this many spaces; the rest sum as "_other".
 SPOKE_MEMORY_METRICS_MAX_SPACES = env_int("SPOKE_MEMORY_METRICS_MAX_SPACES", 50)
+# memory_bytes_total sums the live records' content (a scan of the records, not an index): each
+# process answering /metrics recomputes it at most once per this many seconds.
+SPOKE_MEMORY_METRICS_BYTES_EVERY_S = env_float("SPOKE_MEMORY_METRICS_BYTES_EVERY_S", 60.0)
 # Log format: "text" (the plain lines below) or "json" (one JSON object per line, with one
-# `memory.ops` line per op and one `memory.http` line per request: memory/observability/logs.py).
+# `memory.ops` line per op, one `memory.http` line per request and one `memory.jobs` line per
+# job: memory/observability/logs.py; the worker's too: memory/observability/worker.py).
 SPOKE_MEMORY_LOG_FORMAT = os.environ.get("SPOKE_MEMORY_LOG_FORMAT", "text").strip().lower()
 if SPOKE_MEMORY_LOG_FORMAT not in ("text", "json"):
     raise ImproperlyConfigured("SPOKE_MEMORY_LOG_FORMAT must be text or json.")
@@ -449,6 +453,7 @@ LOGGING = {
         "memory": {"level": os.environ.get("LOG_LEVEL", "INFO")},
         "memory.ops": {"level": _PER_REQUEST_LEVEL},
         "memory.http": {"level": _PER_REQUEST_LEVEL},
+        "memory.jobs": {"level": _PER_REQUEST_LEVEL},
     },
 }
 if CELERY_BROKER_URL.startswith("filesystem://"):

@@ -92,6 +92,7 @@ def test_the_dashboard_loads_and_queries_only_exposed_metrics():
         "memory_recall_results_count_bucket",
         "memory_recall_top_similarity_bucket",
         "memory_db_connections",
+        "memory_bytes_total",
     ):
         assert name in used, name
 

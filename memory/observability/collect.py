@@ -1,22 +1,25 @@
 """The gauges read from the database when /metrics is scraped (once per scrape, by the process
 that answers it, so gunicorn's processes never double-count them): items stored, the embedding
 backlog, the job queue's depth and oldest age by kind, the review queue's size and oldest
-pending age per space, and the database's connections. Cross-space scans, like the job
-sweeper's: each an aggregate over an index (candidate_queue, job_state_age).
+pending age per space, the content bytes stored per space, and the database's connections.
+Cross-space scans, like the job sweeper's: each an aggregate over an index (candidate_queue,
+job_state_age), except the content bytes (a sum over the live records' content), which each
+process recomputes at most once per SPOKE_MEMORY_METRICS_BYTES_EVERY_S.
 
 The per-space gauges carry the space id, an operator-made name (never a subject, a principal or
-content), for the SPOKE_MEMORY_METRICS_MAX_SPACES spaces with the most pending candidates; the
-rest are summed under `space="_other"`. A database that cannot be reached makes
+content), for the SPOKE_MEMORY_METRICS_MAX_SPACES spaces with the most pending candidates (the
+most bytes, for memory_bytes_total); the rest are summed under `space="_other"`. A database that cannot be reached makes
 `memory_metrics_database_up` 0 and leaves the other gauges out: the scrape still answers."""
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 
 from django.conf import settings
 from django.db import DatabaseError, connection
-from django.db.models import Count, Min, Q
+from django.db.models import BigIntegerField, Count, Func, Min, Q, Sum
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -24,6 +27,47 @@ from memory.timeutil import now
 
 log = logging.getLogger("memory.observability")
 OTHER = "_other"
+
+
+class StoredJsonBytes(Func):
+    """The bytes of a JSON column's value in the text form the database gives it (PostgreSQL's
+    jsonb output, Django's json.dumps on SQLite: `{"text": "a"}` is 13 bytes on both)."""
+
+    template = "length(%(expressions)s)"
+    output_field = BigIntegerField()
+
+    def as_postgresql(self, compiler, connection, **extra):
+        return self.as_sql(
+            compiler, connection, template="octet_length((%(expressions)s)::text)", **extra
+        )
+
+    def as_sqlite(self, compiler, connection, **extra):
+        return self.as_sql(
+            compiler, connection, template="length(CAST(%(expressions)s AS BLOB))", **extra
+        )
+
+
+# (monotonic time computed, [(space id, bytes)] largest first) of this process's last sum
+_bytes: tuple[float, list[tuple[str, int]]] | None = None
+
+
+def content_bytes() -> list[tuple[str, int]]:
+    """Live records' content bytes per space, largest first; recomputed at most once per
+    SPOKE_MEMORY_METRICS_BYTES_EVERY_S in this process."""
+    global _bytes
+    from memory.models import Record
+
+    at = time.monotonic()
+    if _bytes is not None and at - _bytes[0] < settings.SPOKE_MEMORY_METRICS_BYTES_EVERY_S:
+        return _bytes[1]
+    rows = (
+        Record.objects.filter(deleted_at__isnull=True)
+        .values("space_id")
+        .annotate(n=Sum(StoredJsonBytes("content")))
+        .order_by("-n", "space_id")
+    )
+    _bytes = (at, [(row["space_id"], int(row["n"] or 0)) for row in rows])
+    return _bytes[1]
 
 
 class DatabaseCollector(Collector):
@@ -120,6 +164,18 @@ class DatabaseCollector(Collector):
             oldest.add_metric([OTHER], max(0.0, (at - first).total_seconds()))
         yield size
         yield oldest
+
+        stored = GaugeMetricFamily(
+            "memory_bytes_total",
+            "Bytes of live records' content, per space (the largest; the rest as _other).",
+            labels=["space"],
+        )
+        spaces = content_bytes()
+        for space_id, n in spaces[:keep]:
+            stored.add_metric([space_id], n)
+        if spaces[keep:]:
+            stored.add_metric([OTHER], sum(n for _, n in spaces[keep:]))
+        yield stored
 
         if connection.vendor == "postgresql":
             conns = GaugeMetricFamily(

@@ -12,6 +12,10 @@ object per line, the schema docs/observability.md documents:
   outcome      ok, or the wire error code              on the `memory.ops` line of each op
   duration_ms  the op's (or request's) duration        on `memory.ops` and `memory.http` lines
   route, status  the route class and HTTP status       on the `memory.http` line of each request
+  kind         the job's kind                          on the `memory.jobs` line of each job
+               (outcome there: committed, failed or again; principal_id, space and op: the
+               job's receipt's, on every line logged while the job runs)
+  task, task_id  the Celery task's name and id         on a worker, inside a task
   trace_id, span_id  the current span's                when tracing is on
   exc_type, stack  an exception's class and frames     when one is logged (its message is left
                                                        out: a database error's message can quote
@@ -27,7 +31,7 @@ from datetime import UTC, datetime
 
 from memory.observability.context import OP, PRINCIPAL_ID, REQUEST_ID, SPACE_ID
 
-_EXTRA = ("outcome", "duration_ms", "route", "status")
+_EXTRA = ("outcome", "duration_ms", "route", "status", "kind")
 
 
 class JsonFormatter(logging.Formatter):
@@ -51,6 +55,9 @@ class JsonFormatter(logging.Formatter):
             value = getattr(record, key, None)
             if value is not None:
                 out[key] = value
+        task = _current_task()
+        if task is not None:
+            out["task"], out["task_id"] = task
         span = _current_span()
         if span is not None:
             out["trace_id"], out["span_id"] = span
@@ -67,3 +74,15 @@ def _current_span() -> tuple[str, str] | None:
     if not ctx.is_valid:
         return None
     return format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
+
+
+def _current_task() -> tuple[str, str] | None:
+    """The Celery task this worker thread runs now (name, id), or None (a web process, or a
+    worker between tasks)."""
+    from celery import current_task
+
+    request = getattr(current_task, "request", None) if current_task else None
+    task_id = getattr(request, "id", None)
+    if not task_id:
+        return None
+    return str(current_task.name), str(task_id)

@@ -214,7 +214,9 @@ class Worker:
             "-A",
             "spokememory",
             "worker",
-            "--pool=solo",
+            # CELERY_POOL=prefork: as `make run` starts it (one child runs the tasks)
+            f"--pool={env.pop('CELERY_POOL', 'solo')}",
+            "--concurrency=1",
             f"--loglevel={loglevel}",
             "--without-heartbeat",
             "--without-gossip",
@@ -228,14 +230,19 @@ class Worker:
                 "-s",
                 str(Path(tempfile.gettempdir()) / f"spoke-celerybeat-test-{os.getpid()}-{n}"),
             ]
+        # CELERY_OUTPUT: a file for the worker's stdout and stderr (its log lines)
+        output = env.pop("CELERY_OUTPUT", None)
+        sink = open(output, "w") if output else None  # noqa: SIM115 - the child holds its own
         self.proc = subprocess.Popen(  # noqa: S603 (our own interpreter and fixed arguments)
             args,
             cwd=str(ROOT),
             env=worker_env(**env),
             start_new_session=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stdout=sink or subprocess.DEVNULL,
+            stderr=subprocess.STDOUT if sink else subprocess.PIPE,
         )
+        if sink is not None:
+            sink.close()
 
     def kill(self) -> None:
         if self.proc.poll() is None:

@@ -117,3 +117,47 @@ def test_an_exception_is_logged_by_class_and_frames_never_its_message():
 def test_the_plain_format_is_the_default(settings):
     assert settings.SPOKE_MEMORY_LOG_FORMAT == "text"
     assert settings.LOGGING["handlers"]["console"]["formatter"] == "plain"
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_the_workers_logs_are_json_lines_of_the_schema_with_a_line_per_job_and_no_content(
+    start_worker, tmp_path
+):
+    from memory.ops.base import call
+    from tests.memory.jobs import make_record, receipt_status, subject_row, wait_for
+
+    space = make_space("s1")
+    admin, _ = factories.make_admin(space, "admin")
+    make_record(subject_row("s1", "u1"), f"the code is {PLANTED}", context_id=None)
+    output = tmp_path / "worker.log"
+    worker = start_worker(
+        SPOKE_MEMORY_LOG_FORMAT="json",
+        LOG_LEVEL="INFO",
+        CELERY_LOGLEVEL="INFO",
+        CELERY_OUTPUT=str(output),
+    )
+    receipt = call(admin, "memory.exports.create", {"space_id": "s1"})["receipt"]
+    assert receipt["status"] == "pending"
+    wait_for(lambda: receipt_status(receipt["receipt_id"]) != "pending", what="the worker")
+    assert receipt_status(receipt["receipt_id"]) == "committed"
+    wait_for(lambda: "memory.jobs" in output.read_text(), what="the job's log line")
+    worker.stop()
+    text = output.read_text()
+    assert PLANTED not in text
+    lines = [json.loads(line) for line in text.splitlines() if line.strip()]  # all JSON: no banner
+    for line in lines:
+        assert {"time", "level", "logger", "message"} <= set(line), line
+    assert any(line["logger"].startswith("celery") for line in lines)  # Celery's own lines too
+    # the notice Celery writes past logging on SIGTERM, as a line of the schema too
+    assert any("Warm shutdown" in line["message"] for line in lines)
+    (job,) = [line for line in lines if line["logger"] == "memory.jobs"]
+    assert {
+        "op": "memory.exports.create",
+        "space": "s1",
+        "principal_id": admin.principal_id,
+        "kind": "export.create",
+        "outcome": "committed",
+        "task": "memory.tasks.run_job",
+    }.items() <= job.items(), job
+    assert job["task_id"] and job["duration_ms"] >= 0

@@ -151,6 +151,8 @@ def test_a_scrape_after_a_flow_shows_every_metric_summed_over_the_processes(tmp_
     assert value(m["memory_metrics_database_up"], "memory_metrics_database_up") == 1
     assert value(m["memory_items_total"], "memory_items_total", state="live") == 3
     assert value(m["memory_items_total"], "memory_items_total", state="deleted") == 0
+    stored = 3 * len('{"text": "likes green tea, cup 0"}')  # the stored JSON text's bytes
+    assert value(m["memory_bytes_total"], "memory_bytes_total", space="s1") == stored
     assert value(m["memory_review_queue_size"], "memory_review_queue_size", space="s1") == 1
     age = value(
         m["memory_review_oldest_pending_age_seconds"],
@@ -201,3 +203,71 @@ def test_the_test_client_scrape_is_single_process_and_guarded(client, settings):
     assert client.get("/metrics", REMOTE_ADDR="10.1.2.3").status_code == 200
     assert client.get("/metrics").status_code == 404  # loopback is no longer listed
     assert client.post("/metrics", REMOTE_ADDR="10.1.2.3").status_code == 404
+
+
+@pytest.mark.django_db
+def test_memory_bytes_total_is_the_live_content_bytes_per_space_named_or_other(client, settings):
+    from memory.ops.base import call
+
+    settings.SPOKE_MEMORY_METRICS_BYTES_EVERY_S = 0  # recomputed at each scrape
+    settings.SPOKE_MEMORY_METRICS_MAX_SPACES = 1
+    written: dict[str, list[str]] = {"sa": ["a cup of tea", "to be deleted"], "sb": ["x" * 90]}
+    for space_id, texts in written.items():
+        admin, _ = factories.make_admin(make_space(space_id), f"admin-{space_id}")
+        factories.ensure_subjects(admin, space_id, ["u1"])
+        for text in texts:
+            answer = call(
+                admin,
+                "memory.records.create",
+                {"space_id": space_id, "subject_id": "u1", "kind": "note",
+                 "content": {"text": text}, "placement": {"scope": "shared"}},
+            )  # fmt: skip
+            record_id = answer["receipt"]["refs"][0]["id"]
+        if space_id == "sa":  # a tombstone's content is erased: it counts for nothing
+            body = {"space_id": "sa", "record_id": record_id, "expected_revision": 1}
+            call(admin, "memory.records.delete", body)
+    text = client.get("/metrics").content.decode()
+    samples = parse(text)["memory_bytes_total"]
+    # the stored JSON text of {"text": ...}: 12 bytes around the text
+    assert value(samples, "memory_bytes_total", space="sb") == 12 + 90
+    assert value(samples, "memory_bytes_total", space="_other") == 12 + len("a cup of tea")
+    assert {s.labels["space"] for s in samples} == {"sb", "_other"}
+    assert "a cup of tea" not in text and "u1" not in text
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_prefork_workers_metrics_port_counts_the_jobs_its_pool_child_ran(start_worker):
+    """`make run`'s worker is prefork: its child runs the tasks, its main process serves the
+    port; the port must show the child's counts (multiprocess mode, chosen by the worker)."""
+    import socket
+
+    from memory.ops.base import call
+    from tests.memory.jobs import receipt_status, wait_for
+
+    admin, _ = factories.make_admin(make_space("s1"), "admin")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start_worker(CELERY_POOL="prefork", SPOKE_MEMORY_WORKER_METRICS_PORT=str(port))
+    receipt = call(admin, "memory.exports.create", {"space_id": "s1"})["receipt"]
+    wait_for(lambda: receipt_status(receipt["receipt_id"]) != "pending", what="the worker")
+    assert receipt_status(receipt["receipt_id"]) == "committed"
+
+    def jobs() -> float:
+        """export.create jobs the port counts (0 while it does not answer yet)."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+                text = answer.read().decode()
+        except OSError:
+            return 0.0
+        samples = parse(text).get("memory_jobs", [])
+        return sum(
+            s.value
+            for s in samples
+            if s.name == "memory_jobs_total" and s.labels.get("kind") == "export.create"
+        )
+
+    # the counter is written when the job ends, just after its receipt commits
+    wait_for(jobs, what="the worker's port to count the export")
+    assert jobs() == 1
