@@ -8,8 +8,9 @@ fixed seed. For each space it times, in the same run and on the same queries:
 - recall: `memory.ops.base.call(principal, "memory.recall", ...)` in-process (schema gates,
   coverage, the lexical narrowing, the engine ranking and budget, the wire records), on
   `--engine` (default engine/2; the records' term rows are written as they are loaded);
-- floor: the raw SQL full-text query recall is built on (the subject's live records whose
-  `spoke_recall_lexemes(text)` match the tsquery, fetching id, record_id, created_at and text).
+- floor: the raw read recall is built on (the postings of the query's terms in the subject's
+  term rows, `memory_recordterm`: the distinct records holding any of them). Before engine/1
+  was retired (issue 42) it was the GIN-indexed full-text match over `spoke_recall_lexemes`.
 
 and prints p50/p95 in milliseconds and the p50/p95 ratio recall/floor, as a Markdown table."""
 # ruff: noqa: S311 -- seeded pseudo-random data for a reproducible benchmark, not secrets
@@ -146,13 +147,13 @@ def queries(count: int, broad: bool = False) -> list[str]:
 def floor_sql(subject_pk: int, query: str) -> int:
     from django.db import connection
 
-    from memory.engine import rank
+    from memory.engine import lexicon
 
     with connection.cursor() as cur:
         cur.execute(
-            "SELECT id, record_id, created_at, text FROM memory_record WHERE subject_id = %s "
-            "AND deleted_at IS NULL AND spoke_recall_lexemes(text) @@ %s::tsquery",
-            [subject_pk, rank.tsquery_text(rank.query_terms(query))],
+            "SELECT DISTINCT record_id FROM memory_recordterm WHERE subject_id = %s "
+            "AND term = ANY(%s)",
+            [subject_pk, lexicon.query_terms(query)],
         )
         return len(cur.fetchall())
 

@@ -7,19 +7,13 @@ class MemoryConfig(AppConfig):
 
     def ready(self) -> None:
         from django.db.backends.signals import connection_created
-        from django.db.models.signals import post_migrate
 
         # Importing the ops package registers every op handler with the registry.
         from memory import ops, statements  # noqa: F401
-        from memory.services.recall_engines import lexeme_index, registry
+        from memory.services.recall_engines import registry
 
         # The configured recall engine must be registered and runnable here (else start-up
         # fails: ImproperlyConfigured); its derived-copy hooks are registered.
         registry.install()
         # Every PostgreSQL session runs without JIT compilation (statements.session_settings).
         connection_created.connect(statements.session_settings, dispatch_uid="spoke-session")
-        # engine/1's GIN index exists while the configured engine reads it (built or dropped by
-        # `migrate`, after the migrations).
-        post_migrate.connect(
-            lexeme_index.after_migrate, sender=self, dispatch_uid=lexeme_index.NAME
-        )

@@ -32,12 +32,8 @@ settings.STORAGES = {
 }
 settings.WHITENOISE_USE_FINDERS = True
 settings.STATIC_ROOT = None
-# The suite runs on engine/1 unless SPOKE_MEMORY_ENGINE says otherwise: most recall tests state
-# engine/1 scores, and the installed default (hybrid/4 with the semantic extra) would embed every
-# record written. engine/2 and hybrid/2 have their own tests (tests/memory/recall/test_engine2.py,
-# tests/memory/hybrid/test_hybrid2.py), which switch the setting themselves.
-os.environ.setdefault("SPOKE_MEMORY_ENGINE", "engine/1")
-settings.SPOKE_MEMORY_ENGINE = os.environ["SPOKE_MEMORY_ENGINE"]
+# The engine the suite serves is chosen before Django starts (tests/pytest_env.py): the PostgreSQL
+# leg on the installed default (hybrid/4), the SQLite leg on engine/2.
 
 from memory.flags import ALL_FLAGS  # noqa: E402  (re-exported for the tests)
 
@@ -326,24 +322,6 @@ requires_postgres = pytest.mark.skipif(
     not os.environ.get("DATABASE_URL", "").startswith(("postgres", "postgresql")),
     reason="needs PostgreSQL (set DATABASE_URL=postgres://...)",
 )
-
-
-@pytest.fixture(params=["kept", "dropped"])
-def lexeme_index(request, db) -> str:
-    """A test using this runs twice on PostgreSQL: with engine/1's GIN index (the suite serves
-    engine/1, so `migrate` built it) and without it, dropped inside the test's transaction, as
-    `migrate` leaves a deployment serving another engine (memory.services.recall_engines.
-    lexeme_index). Once on other databases, which have no such index."""
-    from django.db import connection
-
-    from memory.services.recall_engines.lexeme_index import NAME
-
-    if request.param == "dropped":
-        if connection.vendor != "postgresql":
-            pytest.skip("no lexical index outside PostgreSQL")
-        with connection.cursor() as cur:
-            cur.execute(f"DROP INDEX {NAME}")
-    return request.param
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,19 @@ os.environ.setdefault("SECRET_KEY", "test-suite-only-" + "k" * 48)
 # to a request carrying it (tests.conftest.OPERATOR_HEALTH) or a console superuser.
 os.environ.setdefault("SPOKE_MEMORY_HEALTH_TOKEN", "test-suite-health-token")
 
+# The suite runs what ships (issue 42): the PostgreSQL leg on the default engine of the installed
+# extras (hybrid/4 with the semantic extra), the SQLite leg on engine/2 (the default of an
+# install without the extra); SPOKE_MEMORY_ENGINE, when set, decides. Set before Django starts,
+# so the registry installs that engine's derived-copy hooks; subprocess servers and workers
+# inherit it.
+if "SPOKE_MEMORY_ENGINE" not in os.environ:
+    if os.environ.get("DATABASE_URL", "").startswith(("postgres", "postgresql")):
+        from memory.engine.embed import default_engine
+
+        os.environ["SPOKE_MEMORY_ENGINE"] = default_engine()
+    else:
+        os.environ["SPOKE_MEMORY_ENGINE"] = "engine/2"
+
 # The limiter (memory/limits.py) is on in the whole suite. Its cap on requests in flight counts
 # the server's threads; the suite's in-process tests race requests of one principal as threads
 # of this process, so the suite's default cap is generous (tests of the cap set their own).

@@ -45,9 +45,6 @@ SQL_ALLOWED = {
     # Import activation's bulk load: psycopg 3's COPY ... FROM STDIN and SET LOCAL
     # session_replication_role on the cursor itself (no statements.execute form for COPY).
     "memory/services/transfer_load.py": "COPY FROM STDIN bulk load needs the cursor's copy()",
-    # DDL of engine/1's GIN index (CREATE/DROP INDEX CONCURRENTLY, outside a transaction);
-    # goes with engine/1 (issue 42, part 1).
-    "memory/services/recall_engines/lexeme_index.py": "engine/1's index DDL, retired with it",
     # The connection_created hook that sets statement_timeout on each new PostgreSQL
     # connection; it runs before the app registry is usable by statements.py's callers.
     "spokememory/warm.py": "per-connection set_config(statement_timeout) at connect",

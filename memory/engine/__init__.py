@@ -3,6 +3,7 @@
 
 # The engine policies whose classification this package defines (memory.engine.classify). Which
 # policies the provider serves is the recall engine registry's to say
-# (memory.services.recall_engines.registry; docs/architecture.md). Older ones stay byte-identical
-# when a newer one becomes the default.
-ENGINE_POLICIES = ("engine/1", "hybrid/1", "engine/2", "hybrid/2", "hybrid/3", "hybrid/4")
+# (memory.services.recall_engines.registry; docs/architecture.md). A served one stays
+# byte-identical when a newer one becomes the default; engine/1 and hybrid/1–3 are retired
+# (docs/decisions/two-served-engines.md).
+ENGINE_POLICIES = ("engine/2", "hybrid/4")

@@ -100,8 +100,8 @@ def _classify_v1(content: Mapping[str, object]) -> tuple[str, float, list[str]]:
     return best, round(confidence, 2), signals
 
 
-# Every engine policy this provider serves classifies with the same rules so far: engine/2,
-# hybrid/1 and hybrid/2 changed recall, not classification (the classification still names the
+# Every engine policy this provider serves classifies with the same rules so far (engine/1's):
+# engine/2 and hybrid/4 changed recall, not classification (the classification still names the
 # policy version it was made under).
 POLICIES: dict[str, Callable[[Mapping[str, object]], tuple[str, float, list[str]]]] = {
     version: _classify_v1 for version in ENGINE_POLICIES

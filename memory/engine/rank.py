@@ -7,8 +7,8 @@ ASCII other than letters and digits — so `_`, `-`, `'`, `@`, `.` all split —
 and symbols U+0080–U+00BF, `×` `÷`, General Punctuation U+2000–U+206F, arrows/maths/box/misc
 symbols U+2190–U+2BFF, CJK punctuation U+3000–U+3003 and U+FEFF). Tokens longer than
 `MAX_TOKEN_CHARS` characters are dropped (they are blobs, not words). The table and ranges are
-fixed data, independent of any locale, so the database computes exactly the same tokens
-(PostgreSQL: `spoke_recall_lexemes(text)`, made from this module by `lexemes_function_sql()`).
+fixed data, independent of any locale. (engine/1 is retired; its tokenizer and ranking stay
+here as the newest-first order and budget every served engine uses, and as history.)
 
 **Relevance.** BM25 (k1 = 1.2, b = 0.75) over the distinct query tokens, with the statistics
 taken over the candidate set (the eligible records that contain at least one query token):
@@ -87,35 +87,6 @@ def _token_count(text: str, raw: list[str]) -> int:
 def query_terms(text: str) -> list[str]:
     """The distinct tokens of a query, sorted (the order never matters to a score)."""
     return sorted(set(tokens(text)))
-
-
-def tsquery_text(terms: Sequence[str]) -> str:
-    """A PostgreSQL tsquery literal matching a document holding ANY of the terms. Tokens never hold
-    a quote or a backslash (both are separators), so quoting them is safe."""
-    return " | ".join(f"'{t}'" for t in terms)
-
-
-def lexemes_function_sql() -> str:
-    """`CREATE FUNCTION spoke_recall_lexemes(text) RETURNS tsvector`: this tokenizer in SQL.
-    Texts without a character in U+00C0–U+052F (the only non-ASCII part of `FOLD_FROM`) fold with
-    `lower(... COLLATE "C")` (A–Z only, locale-free and fast); others go through `translate()`
-    with the whole table. The folded text is split on separator runs, and the empty pieces (at
-    the ends) and the pieces over `MAX_TOKEN_CHARS` are dropped, as `tokens()` does. PL/pgSQL
-    with a high COST, so the planner neither inlines it nor evaluates it per row when the GIN
-    index over it can answer. (Migration 0019 made it this shape; why it equals 0002's for
-    every text is in that migration.)"""
-    sep = "".join(f"\\u{max(lo, 1):04x}-\\u{hi:04x}" for lo, hi in SEPARATOR_RANGES)
-    # fixed data only (the fold table, the separator ranges, a constant): no input reaches it
-    return (
-        "CREATE OR REPLACE FUNCTION spoke_recall_lexemes(doc text) RETURNS tsvector "  # noqa: S608
-        "LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE COST 10000 AS $fn$ BEGIN RETURN "
-        "array_to_tsvector(ARRAY(SELECT t FROM unnest(regexp_split_to_array("
-        "CASE WHEN doc ~ '[\\u00c0-\\u052f]' "
-        f"THEN translate(doc, '{FOLD_FROM}', '{FOLD_TO}') "
-        'ELSE lower(doc COLLATE "C") END, '
-        f"'[{sep}]+')) t WHERE t <> '' AND length(t) <= {MAX_TOKEN_CHARS})); "
-        "END $fn$"
-    )
 
 
 class Doc(NamedTuple):

@@ -2,8 +2,7 @@
 
 Eligible = read coverage through `recall` ∩ selection ∩ provenance filter ∩ cognition filter ∩
 kinds ∩ the engine's match, tombstones excluded; an archived subject recalls nothing. The
-configured engine (memory.services.recall_engines: engine/1, hybrid/1, engine/2, hybrid/2, hybrid/3, each
-its own module) ranks the authorized, filtered set; its retrieval reads are in
+configured engine (memory.services.recall_engines: engine/2 or hybrid/4, each its own module) ranks the authorized, filtered set; its retrieval reads are in
 memory.selectors. The budget (memory.engine.rank.budget) takes the longest prefix that fits."""
 
 from __future__ import annotations

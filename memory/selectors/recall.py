@@ -1,7 +1,6 @@
 """The reads recall engines rank from (memory.services.recall_engines): the eligible rows as
-engine documents, the newest head of an empty query, the PostgreSQL lexical narrowing of
-engine/1, the term-row candidates of engine/2 under a cognition filter, and the stored vectors of
-a subject. The engine/2 head in SQL is memory.selectors.lexical.
+engine documents, the newest head of an empty query, the term-row candidates of engine/2 under a
+cognition filter, and the stored vectors of a subject. The engine/2 head in SQL is memory.selectors.lexical.
 
 The statements a hybrid recall runs on every call are written by hand (`holding_any`,
 `live_records`, `vector_marker`): their shape never changes, and the ORM's compilation of each
@@ -14,8 +13,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection
-from django.db.models import BooleanField, QuerySet
-from django.db.models.expressions import RawSQL
+from django.db.models import QuerySet
 
 from memory import rows as hand
 from memory.engine import rank
@@ -23,17 +21,6 @@ from memory.models import Record, RecordEmbedding, RecordTerm, Subject, VectorGe
 from memory.selectors.selection import ReadFilter, matching
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def lexical_q(terms: list[str]) -> RawSQL:
-    """PostgreSQL: records whose text holds any of the terms, through the GIN index."""
-    table = connection.ops.quote_name(Record._meta.db_table)
-    # The tsquery is a bound parameter; only quoted identifiers are formatted in.
-    return RawSQL(  # noqa: S611
-        f"spoke_recall_lexemes({table}.{connection.ops.quote_name('text')}) @@ %s::tsquery",
-        [rank.tsquery_text(terms)],
-        output_field=BooleanField(),
-    )
 
 
 def ms(value: datetime) -> int:

@@ -14,8 +14,8 @@ The order: `citus.enable_local_reference_table_foreign_keys` off (else making a 
 first turns every table with a foreign key to it into a Citus local table, which can then
 not be distributed), and each table after every table its foreign keys point at. A table already
 distributed as it should be is left alone; a Citus local table (left by an earlier attempt in
-another order) is turned back into a plain one first. The SQL functions the schema's indexes
-use (`spoke_recall_lexemes`) are propagated to the workers first."""
+another order) is turned back into a plain one first. The schema has no SQL function of its own
+to propagate (migration 0023 dropped engine/1's `spoke_recall_lexemes` with its index)."""
 
 from __future__ import annotations
 
@@ -29,8 +29,6 @@ ANCHOR = "memory_space"
 REFERENCE_APPS = {"auth", "contenttypes", "guardian", "admin"}
 REFERENCE_MODELS = {"memory.Principal", "memory.ApiToken"}
 OWN_KEY = {"memory_wiresession": "session_id", "django_session": "session_key"}
-# The schema's own SQL functions (migrations 0002, 0019): an index on memory_record uses it.
-FUNCTIONS = ["spoke_recall_lexemes(text)"]
 
 
 class CitusError(Exception):
@@ -138,17 +136,6 @@ def setup(shard_count: int | None = None) -> dict:
         cur.execute("SET citus.enable_local_reference_table_foreign_keys = off")
         if shard_count is not None:
             cur.execute("SELECT set_config('citus.shard_count', %s, false)", [str(shard_count)])
-        for fn in FUNCTIONS:
-            if _one(cur, "SELECT to_regprocedure(%s)", [fn]) is None:
-                continue
-            known = _one(
-                cur,
-                "SELECT count(*) FROM pg_dist_object WHERE classid = 'pg_proc'::regclass"
-                " AND objid = to_regprocedure(%s)",
-                [fn],
-            )
-            if not known:
-                cur.execute("SELECT create_distributed_function(%s)", [fn])
         tables = [*plan.reference, *plan.by_space, *plan.own_key]
         present = set(
             _table for _table in tables if _one(cur, "SELECT to_regclass(%s)", [_table]) is not None

@@ -1,7 +1,7 @@
-"""Storage side of the hybrid recall engines (hybrid/1, hybrid/2, hybrid/3): the derived embeddings of
-record content (the copy `VECTORS` they declare) and the per-subject vector cache recall scores
-against. The policies themselves are `memory.engine.hybrid` and `memory.engine.hybrid2`; the
-model that makes the vectors is the setting `SPOKE_MEMORY_EMBED_MODEL` (memory.engine.embed).
+"""Storage side of the hybrid recall engine (hybrid/4): the derived embeddings of record content
+(the copy `VECTORS` it declares) and the per-subject vector cache recall scores against. The
+policy itself is `memory.engine.hybrid3` (its cosine side `memory.engine.hybrid`); the model that
+makes the vectors is the setting `SPOKE_MEMORY_EMBED_MODEL` (memory.engine.embed).
 
 - Embeddings are made off the write path: a write queues a PendingEmbedding row (record,
   revision) in its own transaction, and after COMMIT a worker task (`memory.tasks.drain_derived`)
@@ -37,7 +37,7 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 
 from memory import statements
-from memory.engine import embed, hybrid, hybrid2
+from memory.engine import embed, hybrid
 from memory.models import (
     PendingEmbedding,
     Record,
@@ -55,12 +55,10 @@ from memory.services.recall_engines.base import DerivedCopy, Insert, LoadedRecor
 CACHE_SUBJECTS = 16
 log = logging.getLogger("memory.embeddings")
 
-HYBRID = (hybrid.VERSION, hybrid2.VERSION)
-
 
 def enabled() -> bool:
-    """The configured engine ranks with embeddings (hybrid/1, hybrid/2, or a registered engine
-    that declares it)."""
+    """The configured engine ranks with embeddings (hybrid/4, or a registered engine that
+    declares it)."""
     from memory.services.recall_engines import registry
 
     try:
@@ -506,7 +504,7 @@ def semantic_ranking(
     min_cosine: float = hybrid.MIN_COSINE,
     vectors: SubjectVectors | None = None,
 ) -> list[tuple[str, float]]:
-    """The hybrid/1 cosine ranking of the subject's records that are in `eligible_ids` (a callable
+    """The cosine ranking of the subject's records that are in `eligible_ids` (a callable
     taking a list of record ids and returning the eligible subset: authorization ∩ filters),
     at most SEMANTIC_TOP_N, each at least MIN_COSINE from the query. Empty when the embeddings
     server cannot embed the query (recall is then lexical). `vectors`: the subject's, when the
@@ -572,18 +570,6 @@ def _every_id(vectors: SubjectVectors, pks: dict[str, int]):
     return eligible_ids
 
 
-def fused_ranking(
-    subject: Subject, query_text: str, lexical: list[tuple[str, float]], eligible, flt
-):
-    """hybrid/1 for memory.recall: the lexical ranking (record_id, score) of engine/1 fused with
-    the cosine ranking over `eligible` (the queryset of authorized ∩ filtered records of the
-    subject, before any lexical narrowing). Returns the fused ranking and record_id → pk of the
-    records the semantic side added."""
-    pks: dict[str, int] = {}
-    semantic = semantic_ranking(subject, query_text, _eligible_ids(eligible, flt, pks))
-    return hybrid.fuse(lexical, semantic), pks
-
-
 def semantic_side(
     vectors: SubjectVectors,
     subject: Subject,
@@ -595,7 +581,7 @@ def semantic_side(
     top_n: int,
     min_cosine: float,
 ) -> tuple[list[tuple[str, float]], dict[str, int]]:
-    """hybrid/2 and hybrid/3's cosine side: the `top_n` records of `eligible` nearest the query
+    """The hybrid engines' cosine side: the `top_n` records of `eligible` nearest the query
     at `min_cosine` or more (`whole`: `eligible` is every live record of the subject,
     selection.whole_subject, and is not read; `vectors`: the subject's, read by the caller with
     subject_vectors in this request), and record_id → pk of each."""
@@ -618,7 +604,7 @@ def fused_head(
     matched: Callable[[list[int]], Collection[int]],
     fuse: Callable[[list[tuple[str, float]], list[tuple[str, float]]], list[tuple[str, float]]],
 ) -> tuple[list[tuple[str, float]], int]:
-    """hybrid/2 and hybrid/3 for memory.recall: the head of the engine/2 ranking fused by `fuse`
+    """The hybrid engines for memory.recall: the head of the engine/2 ranking fused by `fuse`
     with the cosine side (`semantic_side`: its ranking and record_id → pk). Returns the fused
     ranking and how many of the semantic side's records are not lexical matches (to add to the
     lexical total: eligible = lexical matches ∪ the semantic side); `matched(pks)`: those of

@@ -130,7 +130,7 @@ def make_candidate(
             "label": "fact",
             "confidence": 0.5,
             "signals": [],
-            "policy_version": "engine/1",
+            "policy_version": "engine/2",
         },
         captured_by_principal_id="prn_test",
         captured_at=now(),

@@ -1,7 +1,7 @@
 """Every statement on a space-scoped table names its space (issue 30, docs/scaling.md "Citus
 layout"): the 33 ops through the HTTP edge (the suite's `api()`), their jobs run in-process as a
-worker runs them, the embedding drain and the sweepers, under engine/1, engine/2 and hybrid/2,
-with every SQL statement recorded (`connection.execute_wrapper`; the import loader's COPY
+worker runs them, the embedding drain and the sweepers, under engine/2 and hybrid/4 (the served
+engines), with every SQL statement recorded (`connection.execute_wrapper`; the import loader's COPY
 statements through its `insert_rows`). A statement touching a space-scoped table without an
 equality predicate on its `space_id` (or a co-located join to one that has it, or `space_id` in an
 INSERT's column list) fails the test, unless it is one of EXCEPTIONS: the genuinely cross-space
@@ -292,7 +292,7 @@ def play(s: Scenario) -> bool:
     return erased_in_transit
 
 
-ENGINES = ["engine/1", "engine/2", "hybrid/2"]
+ENGINES = ["engine/2", "hybrid/4"]
 
 
 @pytest.mark.postgres
@@ -304,7 +304,7 @@ def test_every_statement_on_a_space_scoped_table_names_its_space(
     if engine.startswith("hybrid"):
         from memory.engine import embed
 
-        if not embed.available():
+        if embed.unavailable(embed.INT8_NAME):
             pytest.skip("the semantic extra is not installed")
     rec = Recorder()
     original = transfer_load.insert_rows

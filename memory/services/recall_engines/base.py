@@ -13,10 +13,7 @@
 - `embedder`: whether it ranks with the configured embedding model (whose identity reflections
   then pin);
 - `embed_model`: the model it ranks with when `SPOKE_MEMORY_EMBED_MODEL` is empty (part of the
-  policy: hybrid/1–hybrid/3 the bundled torch model, hybrid/4 its int8 ONNX form);
-- `lexeme_index`: whether it narrows its candidates through the GIN index over
-  `spoke_recall_lexemes(text)` (PostgreSQL), which then exists while it is the configured engine
-  (memory.services.recall_engines.lexeme_index)."""
+  policy: hybrid/4 the bundled model's int8 ONNX form)."""
 
 from __future__ import annotations
 
@@ -107,5 +104,4 @@ class Engine:
     describe: Callable[[], dict] = _nothing
     embedder: bool = False
     embed_model: str = ""
-    lexeme_index: bool = False
     tags: tuple[str, ...] = field(default=())

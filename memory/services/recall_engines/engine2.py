@@ -29,7 +29,7 @@ def lexical_head_holding(
     ranking statement could say it (None: with a cognition filter, or an empty query)."""
     terms = lexicon.query_terms(q.text)
     if not terms:
-        # An empty (or stop-words-only) query: newest first, as engine/1.
+        # An empty (or stop-words-only) query: newest first (memory.engine.rank).
         if q.flt.cognition is None:
             docs, total = reads.newest_head(q.eligible, q.flt, q.max_records)
         else:

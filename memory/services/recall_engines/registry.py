@@ -21,13 +21,13 @@ from memory.services.recall_engines.base import DerivedCopy, Engine
 from memory.tasks import DRAINS
 
 MODULES = (
-    "memory.services.recall_engines.engine1",
-    "memory.services.recall_engines.hybrid1",
     "memory.services.recall_engines.engine2",
-    "memory.services.recall_engines.hybrid2",
-    "memory.services.recall_engines.hybrid3",
     "memory.services.recall_engines.hybrid4",
 )
+# Policies served once and retired (docs/decisions/two-served-engines.md): configuring one fails
+# at start-up with a message naming the served ones; migration 0023 dropped their derived copies,
+# and a reflection pinned to one reads stale.
+RETIRED = ("engine/1", "hybrid/1", "hybrid/2", "hybrid/3")
 
 REGISTRY: dict[str, Engine] = {}
 _loaded = False
@@ -36,7 +36,7 @@ _loaded = False
 def register(engine: Engine) -> Engine:
     """Serve `engine` under its version (classifying captures as every policy so far does)."""
     REGISTRY[engine.version] = engine
-    classify.POLICIES.setdefault(engine.version, classify.POLICIES["engine/1"])
+    classify.POLICIES.setdefault(engine.version, classify.POLICIES["engine/2"])
     return engine
 
 
@@ -56,6 +56,11 @@ def policies() -> tuple[str, ...]:
 def get(version: str) -> Engine:
     load()
     engine = REGISTRY.get(version)
+    if engine is None and version in RETIRED:
+        raise ImproperlyConfigured(
+            f"SPOKE_MEMORY_ENGINE={version} is retired (docs/decisions/two-served-engines.md); "
+            f"this provider serves {', '.join(REGISTRY)}"
+        )
     if engine is None:
         raise ImproperlyConfigured(
             f"SPOKE_MEMORY_ENGINE must be one of {', '.join(REGISTRY)}, not {version!r}"

@@ -63,7 +63,7 @@ def test_a_model_change_stales_reflections_and_a_worker_reembeds_everything(
     def stale() -> bool:
         return reflection_stale(api, admin, session)
 
-    with embedding_writer(settings, "hybrid/2"):
+    with embedding_writer(settings, "hybrid/4"):
         rid = {text: write(api, admin, session, text) for text in CORPUS}
         hybrid_store.drain()  # the old model's vectors, in-process
         assert recall(PARAPHRASE)[0] == rid[CORPUS[0]]
@@ -83,7 +83,7 @@ def test_a_model_change_stales_reflections_and_a_worker_reembeds_everything(
             assert recall("quarterly tax return") == [rid[CORPUS[4]]]
 
             worker = start_worker(
-                SPOKE_MEMORY_ENGINE="hybrid/2",
+                SPOKE_MEMORY_ENGINE="hybrid/4",
                 SPOKE_MEMORY_EMBED_MODEL=str(other),
                 CELERY_LOGLEVEL="INFO",
             )
@@ -116,12 +116,13 @@ def test_a_model_change_stales_reflections_and_a_worker_reembeds_everything(
 
 
 @pytest.mark.skipif(not embed_onnx.installed(), reason="onnxruntime/onnx not installed")
-def test_switching_hybrid3_to_hybrid4_is_a_model_change_to_the_int8_form(
+def test_switching_engine2_to_hybrid4_embeds_in_the_background(
     api, admin, settings, start_worker, client
 ):
-    """hybrid/3 ranks with the torch model, hybrid/4 (the default) with its int8 ONNX form: a
-    provider switching from one to the other re-embeds in the background like after any model
-    change, recalling lexically until a record's int8 vector exists."""
+    """A provider switched from engine/2 (no vectors) to hybrid/4 (the default, the int8 ONNX
+    form's vectors) embeds every live record in the background like after any model change,
+    recalling lexically until a record's int8 vector exists; switched back, it answers as
+    engine/2 at once and a reflection made under engine/2 is fresh again."""
     session = api.connect(admin)
     assert (
         api(admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"}).status == 200
@@ -133,21 +134,20 @@ def test_switching_hybrid3_to_hybrid4_is_a_model_change_to_the_int8_form(
     def stale() -> bool:
         return reflection_stale(api, admin, session)
 
-    with embedding_writer(settings, "hybrid/3"):
-        rid = {text: write(api, admin, session, text) for text in CORPUS}
-        hybrid_store.drain()
-        assert embed.identity().name == "all-MiniLM-L6-v2"
-        torch_key = embed.identity().key
-        assert top(api, admin, session, PARAPHRASE)[0] == rid[CORPUS[0]]
-        generated = api(
-            admin, "memory.reflections.generate", {"space_id": "s1", "subject_id": "u1"}, session
-        )
-        assert run_pending(generated.receipt["receipt_id"]).status == "committed"
-        assert stale() is False
+    settings.SPOKE_MEMORY_ENGINE = "engine/2"
+    rid = {text: write(api, admin, session, text) for text in CORPUS}
+    hybrid_store.drain()
+    assert not RecordEmbedding.objects.exists()  # engine/2 queues no vector
+    assert top(api, admin, session, PARAPHRASE) == []  # lexical: no word in common
+    generated = api(
+        admin, "memory.reflections.generate", {"space_id": "s1", "subject_id": "u1"}, session
+    )
+    assert run_pending(generated.receipt["receipt_id"]).status == "committed"
+    assert stale() is False
 
     with embedding_writer(settings, "hybrid/4"):
         int8 = embed.identity()
-        assert int8.name == "all-MiniLM-L6-v2-int8" and int8.key != torch_key
+        assert int8.name == "all-MiniLM-L6-v2-int8"
         described = api(admin, "memory.describe", {}).body["provider"]
         assert described["engine_policy_version"] == "hybrid/4"
         assert described["extensions"]["spoke-recall"]["embedding_model"] == int8.wire()
@@ -179,9 +179,8 @@ def test_switching_hybrid3_to_hybrid4_is_a_model_change_to_the_int8_form(
         log = worker.proc.stderr.read().decode()
         assert f"{len(CORPUS)} live records queued for a vector of it" in log
         assert f"{len(CORPUS)} records embedded with all-MiniLM-L6-v2-int8, 0 left" in log
-        # the torch vectors are kept: switching back is immediate
-        assert RecordEmbedding.objects.filter(model_id=torch_key).count() == live
 
-    settings.SPOKE_MEMORY_ENGINE = "hybrid/3"
-    assert top(api, admin, session, PARAPHRASE)[0] == rid[CORPUS[0]]
+    settings.SPOKE_MEMORY_ENGINE = "engine/2"
+    assert top(api, admin, session, PARAPHRASE) == []
+    assert top(api, admin, session, "quarterly tax return") == [rid[CORPUS[4]]]
     assert stale() is False

@@ -136,12 +136,12 @@ def test_assemble_is_deterministic_and_sectioned():
             "created_at": "2026-01-03T00:00:00.000Z",
         },
     ]
-    out = assemble(subject_id="u1", records=records, profiles=[], engine_policy_version="engine/1")
+    out = assemble(subject_id="u1", records=records, profiles=[], engine_policy_version="engine/2")
     assert out == assemble(
         subject_id="u1",
         records=list(reversed(records)),
         profiles=[],
-        engine_policy_version="engine/1",
+        engine_policy_version="engine/2",
     )
     assert "Prefers:\n- likes tea [rec_a@2]" in out["text"]
     assert "Holds:\n- believes X [rec_b@1]" in out["text"]

@@ -96,7 +96,7 @@ def sess(api, admin):
 @pytest.fixture
 def queued_embeddings(settings):
     """A hybrid engine's writer registered (it queues; nothing here embeds)."""
-    with embedding_writer(settings, "hybrid/2"):
+    with embedding_writer(settings, "hybrid/4"):
         yield
 
 
@@ -275,9 +275,7 @@ def snapshot(space_id: str) -> dict:
     }
 
 
-def test_a_fault_mid_activation_loses_nothing(
-    api, admin, sess, source, run_job_now, monkeypatch, lexeme_index
-):
+def test_a_fault_mid_activation_loses_nothing(api, admin, sess, source, run_job_now, monkeypatch):
     monkeypatch.setattr(load, "BATCH", 3)
     bundle, chunks = export(api, admin, sess, run_job_now)
     fresh_target(api, admin)

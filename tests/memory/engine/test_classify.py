@@ -1,4 +1,5 @@
-"""engine/1 classification (docs/protocol.md#engine-policy): pure, deterministic, versioned, advisory."""
+"""Capture classification (docs/protocol.md#engine-policy; engine/1's rules, which every served
+policy keeps): pure, deterministic, versioned, advisory."""
 
 import ast
 from pathlib import Path
@@ -33,30 +34,30 @@ COG = {
     ],
 )
 def test_labels(text, label):
-    out = classify({"text": text}, "engine/1")
+    out = classify({"text": text}, "engine/2")
     assert out["label"] == label
     assert (
         out["label"] in LABELS
         and 0 <= out["confidence"] <= 1
-        and out["policy_version"] == "engine/1"
+        and out["policy_version"] == "engine/2"
     )
 
 
 def test_a_non_empty_cognition_array_is_a_signal_and_empty_is_not():
-    with_cog = classify({"text": "x", "cognition": [COG]}, "engine/1")
+    with_cog = classify({"text": "x", "cognition": [COG]}, "engine/2")
     assert with_cog["label"] == "cognition" and "cognition_present" in with_cog["signals"]
-    empty = classify({"text": "x", "cognition": []}, "engine/1")
+    empty = classify({"text": "x", "cognition": []}, "engine/2")
     assert "cognition_present" not in empty["signals"] and empty["label"] == "noise"
 
 
 def test_structured_content_is_a_fact_signal():
-    out = classify({"text": "x", "structured": {"plan": "pro"}}, "engine/1")
+    out = classify({"text": "x", "structured": {"plan": "pro"}}, "engine/2")
     assert out["label"] == "fact" and "structured_present" in out["signals"]
 
 
 def test_signals_name_every_rule_that_fired_and_confidence_grows_with_them():
-    one = classify({"text": "Ada likes tea"}, "engine/1")
-    two = classify({"text": "Ada likes tea over coffee"}, "engine/1")
+    one = classify({"text": "Ada likes tea"}, "engine/2")
+    two = classify({"text": "Ada likes tea over coffee"}, "engine/2")
     assert one["signals"] == ["preference_verb"] and two["signals"] == [
         "preference_verb",
         "preference_marker",
@@ -67,7 +68,7 @@ def test_signals_name_every_rule_that_fired_and_confidence_grows_with_them():
 def test_deterministic_and_does_not_mutate_its_input():
     content = {"text": "Ada will move to Porto next year", "cognition": [COG]}
     snapshot = repr(content)
-    assert classify(content, "engine/1") == classify(content, "engine/1")
+    assert classify(content, "engine/2") == classify(content, "engine/2")
     assert repr(content) == snapshot
 
 
@@ -103,19 +104,23 @@ contents = st.fixed_dictionaries(
 
 @given(contents)
 def test_any_content_gets_a_label_a_bounded_confidence_and_the_same_answer_twice(content):
-    out = classify(content, "engine/1")
-    assert out == classify(content, "engine/1")
+    out = classify(content, "engine/2")
+    assert out == classify(content, "engine/2")
     assert out["label"] in LABELS and 0 <= out["confidence"] <= 1
     assert all(isinstance(s, str) for s in out["signals"])
     assert ("cognition_present" in out["signals"]) == bool(content.get("cognition"))
 
 
-@pytest.mark.parametrize(
-    "version", ["engine/1", "engine/2", "hybrid/1", "hybrid/2", "hybrid/3", "hybrid/4"]
-)
+@pytest.mark.parametrize("version", ["engine/2", "hybrid/4"])
 def test_every_served_engine_policy_classifies(version):
-    """Capture classifies under whatever engine is configured (engine/2 and the hybrids keep
+    """Capture classifies under whatever engine is configured (both served policies keep
     engine/1's rules and name their own version)."""
     out = classify({"text": "I prefer green tea over coffee"}, version)
     assert out["policy_version"] == version
-    assert out["label"] == classify({"text": "I prefer green tea over coffee"}, "engine/1")["label"]
+    assert out["label"] == classify({"text": "I prefer green tea over coffee"}, "engine/2")["label"]
+
+
+@pytest.mark.parametrize("version", ["engine/1", "hybrid/1", "hybrid/2", "hybrid/3"])
+def test_a_retired_policy_classifies_nothing(version):
+    with pytest.raises(ValueError, match="no classification policy"):
+        classify({"text": "I prefer green tea over coffee"}, version)

@@ -1,4 +1,5 @@
-"""Recall ranking and budget policy (engine/1): pure, deterministic, stated."""
+"""Recall ranking and budget policy (memory.engine.rank; engine/1's, retired: its newest-first
+order and budget serve every engine): pure, deterministic, stated."""
 
 import random
 
@@ -31,10 +32,6 @@ def test_tokenizer_folds_case_and_splits_on_separators():
 
 def test_query_terms_are_distinct_and_sorted():
     assert query_terms("Tea tea COFFEE, tea") == ["coffee", "tea"]
-
-
-def test_tsquery_is_an_or_of_quoted_terms():
-    assert rank.tsquery_text(["a", "über"]) == "'a' | 'über'"
 
 
 def test_non_matching_docs_are_not_ranked():

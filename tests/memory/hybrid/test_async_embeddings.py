@@ -1,4 +1,4 @@
-"""Embeddings off the write path: a write under hybrid/1 queues its record (PendingEmbedding, in
+"""Embeddings off the write path: a write under hybrid/4 queues its record (PendingEmbedding, in
 the write's transaction) and answers without embedding; the worker's drain embeds the backlog in
 batches after commit. Until then the record is recalled lexically, and the answer is a function
 of the stored state (which vectors exist): the same state answers the same."""
@@ -21,10 +21,10 @@ PARAPHRASE = "canine companion"  # no token in common with any record
 
 @pytest.fixture
 def queued_engine(settings):
-    """hybrid/1 as the provider runs it: the writer queues, nothing drains until asked."""
+    """hybrid/4 as the provider runs it: the writer queues, nothing drains until asked."""
     if hybrid_store.drain not in DRAINS:
         DRAINS.append(hybrid_store.drain)
-    with embedding_writer(settings, "hybrid/1"):
+    with embedding_writer(settings, "hybrid/4"):
         yield
 
 
@@ -135,8 +135,8 @@ def test_readyz_shows_no_count_without_a_health_token_set(queued_engine, client,
     }
 
 
-def test_readyz_has_no_backlog_under_engine_1(settings, client):
-    settings.SPOKE_MEMORY_ENGINE = "engine/1"
+def test_readyz_has_no_backlog_under_engine_2(settings, client):
+    settings.SPOKE_MEMORY_ENGINE = "engine/2"
     assert "embedding_backlog" not in json.loads(client.get("/readyz").content)
 
 

@@ -1,4 +1,5 @@
-"""hybrid/1 cosine ranking (pure; needs numpy, part of the semantic extra)."""
+"""The cosine ranking of the hybrid engines' semantic side (pure; needs numpy, part of the
+semantic extra)."""
 
 import pytest
 

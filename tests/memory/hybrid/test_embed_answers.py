@@ -77,7 +77,7 @@ def test_a_bad_answer_is_refused_by_the_client(hostile, mode):
 @needs_semantic
 @pytest.mark.parametrize("mode", ["dim768", "nan", "trickle", "huge"])
 def test_the_drain_and_recall_refuse_a_bad_answer_and_keep_the_backlog(
-    hybrid2_engine, hostile, write, recall, mode
+    hybrid_engine, hostile, write, recall, mode
 ):
     with configured(url=hostile.url("ok")):
         first = write(CORPUS[4])  # "The quarterly tax return is due next week"
@@ -98,7 +98,7 @@ def test_the_drain_and_recall_refuse_a_bad_answer_and_keep_the_backlog(
 
 
 @needs_semantic
-def test_stored_vectors_of_another_dimension_are_never_mixed(hybrid2_engine, write, recall):
+def test_stored_vectors_of_another_dimension_are_never_mixed(hybrid_engine, write, recall):
     """What a server that changed its dimension left before its answers were checked: one
     record's vector of 768 dimensions under the model's label. Recall uses the model's
     dimension only (before: `cannot reshape array` and a 500 on every recall of the subject)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.engine import embed
+from memory.engine import embed, embed_onnx
 from memory.models import RecordEmbedding
 from memory.services import hybrid_store
 from tests.conftest import OPERATOR_HEALTH, free_port
@@ -69,12 +69,13 @@ def configured(**settings):
 
 @needs_semantic
 @pytest.mark.django_db
-def test_the_server_path_embeds_and_recalls_by_meaning(hybrid2_engine, server, write, recall):
+def test_the_server_path_embeds_and_recalls_by_meaning(hybrid_engine, server, write, recall):
     import numpy as np
 
-    with configured(url=server.url):
+    # the server runs the bundled model's torch form; hybrid/4 is told that model by name
+    with configured(url=server.url, model=embed.BUNDLED_NAME):
         assert embed.identity().source == "server"
-        # the default model: its files identify it, whoever runs the forward pass
+        # the bundled model: its files identify it, whoever runs the forward pass
         assert embed.identity().digest == embed.files_digest(embed.bundled_dir())
         rid = {text: write(text) for text in CORPUS}
         assert hybrid_store.backlog() == 0
@@ -82,16 +83,17 @@ def test_the_server_path_embeds_and_recalls_by_meaning(hybrid2_engine, server, w
         assert ids(answer)[0] == rid[CORPUS[0]]
     stored = RecordEmbedding.objects.get(record__record_id=rid[CORPUS[0]])
     assert stored.model_id == embed.MODEL_ID
-    local = embed.encode_local([CORPUS[0]])[0]
+    with configured(model=embed.BUNDLED_NAME):
+        local = embed.encode_local([CORPUS[0]])[0]
     assert np.allclose(np.frombuffer(stored.vector, dtype="<f4"), local, atol=1e-6)
 
 
 @needs_semantic
 @pytest.mark.django_db
 def test_a_server_down_recalls_lexically_and_keeps_the_backlog(
-    hybrid2_engine, server, write, recall, client
+    hybrid_engine, server, write, recall, client
 ):
-    with configured(url=server.url):
+    with configured(url=server.url, model=embed.BUNDLED_NAME):
         first = write(CORPUS[0])
         assert hybrid_store.backlog() == 0
         server.stop()
@@ -113,12 +115,12 @@ def test_a_server_down_recalls_lexically_and_keeps_the_backlog(
 
 @needs_semantic
 @pytest.mark.django_db
-def test_describe_publishes_the_model_identity(hybrid2_engine, api, admin, settings, tmp_path):
+def test_describe_publishes_the_model_identity(hybrid_engine, api, admin, settings, tmp_path):
     answer = api(admin, "memory.describe", {}).body["provider"]
     model = answer["extensions"]["spoke-recall"]["embedding_model"]
     assert model == {
-        "name": "all-MiniLM-L6-v2",
-        "digest": embed.files_digest(embed.bundled_dir()),
+        "name": "all-MiniLM-L6-v2-int8",  # hybrid/4's own model
+        "digest": embed.files_digest(embed_onnx.ensure()),
         "source": "local",
     }
     other = copy_of_the_bundled_model(tmp_path)
@@ -167,7 +169,31 @@ def test_an_unknown_engine_policy_refuses_to_start(tmp_path):
     )
     assert done.returncode != 0
     assert "ImproperlyConfigured" in done.stderr and "engine/9" in done.stderr
-    assert "hybrid/2" in done.stderr  # it says which policies are served
+    assert "engine/2, hybrid/4" in done.stderr  # it says which policies are served
+
+
+def test_a_retired_engine_policy_refuses_to_start_naming_the_served_ones(tmp_path):
+    """A deployment still configured with a retired policy (issue 42) does not start: the message
+    says it is retired and names the served ones (each retired one in process, below)."""
+    retired = "engine/1"
+    env = {
+        **os.environ,
+        "SPOKE_MEMORY_ENGINE": retired,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "SPOKE_MEMORY_VAR_DIR": str(tmp_path),
+        "PYTHONPATH": str(ROOT),
+    }
+    done = subprocess.run(  # noqa: S603 - our interpreter, our manage.py
+        [sys.executable, "manage.py", "check"],
+        cwd=str(ROOT),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode != 0
+    assert f"ImproperlyConfigured: SPOKE_MEMORY_ENGINE={retired} is retired" in done.stderr
+    assert "this provider serves engine/2, hybrid/4" in done.stderr
 
 
 def test_the_registry_refuses_an_unknown_policy_in_process(settings):
@@ -178,4 +204,9 @@ def test_the_registry_refuses_an_unknown_policy_in_process(settings):
     settings.SPOKE_MEMORY_ENGINE = "hybrid/9"
     with pytest.raises(ImproperlyConfigured):
         registry.install()
-    assert set(registry.policies()) >= {"engine/1", "hybrid/1", "engine/2", "hybrid/2"}
+    assert set(registry.policies()) >= {"engine/2", "hybrid/4"}
+    assert not set(registry.policies()) & set(registry.RETIRED)
+    for retired in ("engine/1", "hybrid/1", "hybrid/2", "hybrid/3"):
+        settings.SPOKE_MEMORY_ENGINE = retired
+        with pytest.raises(ImproperlyConfigured, match=f"{retired} is retired"):
+            registry.install()

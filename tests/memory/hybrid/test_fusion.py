@@ -1,4 +1,6 @@
-"""hybrid/1 policy functions: reciprocal rank fusion and the cosine ranking (pure, no database)."""
+"""Fusion and cosine functions (memory.engine.hybrid: reciprocal rank fusion, which hybrid/2 used
+and the benches read; the cosine ranking every hybrid engine's semantic side uses): pure, no
+database."""
 
 import random
 

@@ -2,7 +2,7 @@
 27): its vectors against the torch model's, one vector per text whatever it is batched with, the
 export byte-for-byte deterministic (so the identity survives a re-export), several processes
 using it first at once exporting it once, and an install without ONNX Runtime falling back to
-hybrid/3 by default and refusing hybrid/4 at start-up."""
+engine/2 by default and refusing hybrid/4 at start-up."""
 
 from __future__ import annotations
 
@@ -162,7 +162,7 @@ if os.environ.get("SPOKE_MEMORY_ENGINE"):
 """
 
 
-def test_without_onnxruntime_the_default_is_hybrid3_and_hybrid4_refuses_to_start(tmp_path):
+def test_without_onnxruntime_the_default_is_engine2_and_hybrid4_refuses_to_start(tmp_path):
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
@@ -180,7 +180,7 @@ def test_without_onnxruntime_the_default_is_hybrid3_and_hybrid4_refuses_to_start
         timeout=300,
     )
     assert default.returncode == 0, default.stderr
-    assert "default hybrid/3" in default.stdout
+    assert "default engine/2" in default.stdout
     refused = subprocess.run(  # noqa: S603 - our interpreter
         [sys.executable, "-c", WITHOUT_ORT],
         cwd=str(ROOT),

@@ -66,7 +66,7 @@ def same_as_full_load() -> hybrid_store.SubjectVectors:
 
 
 def test_a_write_reads_only_the_changed_vectors(
-    hybrid4_engine, api, admin, session, write, recall, counted
+    hybrid_engine, api, admin, session, write, recall, counted
 ):
     made = [write(text) for text in TEXTS]
     counted()
@@ -113,7 +113,7 @@ def test_a_write_reads_only_the_changed_vectors(
 
 
 def test_a_write_waiting_for_its_vector_changes_nothing_read(
-    hybrid4_engine, write, recall, counted, monkeypatch
+    hybrid_engine, write, recall, counted, monkeypatch
 ):
     for text in TEXTS[:6]:
         write(text)

@@ -4,6 +4,7 @@ advisory classification, coverage, state gates, content rules; every error write
 import json
 
 import pytest
+from django.conf import settings
 from django.test import override_settings
 
 from memory.models import Candidate, IdempotencyKey, Subject
@@ -47,7 +48,7 @@ def test_capture_makes_one_pending_candidate_per_item_in_item_order(world, admin
     assert first["classification"]["label"] == "preference"
     assert second["classification"]["label"] == "plan"
     assert third["classification"]["label"] == "noise"
-    assert first["classification"]["policy_version"] == "engine/1"
+    assert first["classification"]["policy_version"] == settings.SPOKE_MEMORY_ENGINE
     assert Subject.objects.get(subject_id="u1").revision == before + 1
     listed = world.api(
         admin, "memory.candidates.list", {"space_id": "s1", "subject_id": "u1"}
@@ -56,9 +57,10 @@ def test_capture_makes_one_pending_candidate_per_item_in_item_order(world, admin
 
 
 def test_classification_uses_the_configured_policy_version(world):
-    with override_settings(SPOKE_MEMORY_ENGINE="engine/1"):
+    other = "hybrid/4" if settings.SPOKE_MEMORY_ENGINE == "engine/2" else "engine/2"
+    with override_settings(SPOKE_MEMORY_ENGINE=other):
         [cid] = world.candidate_ids(texts=["Ada moved to Porto last year."])
-    assert Candidate.objects.get(candidate_id=cid).classification["policy_version"] == "engine/1"
+    assert Candidate.objects.get(candidate_id=cid).classification["policy_version"] == other
 
 
 def test_non_empty_cognition_is_a_classification_signal(world):

@@ -2,6 +2,7 @@
 from pinned revisions, staleness at read time, coverage-gated visibility, exact filter match."""
 
 import pytest
+from django.conf import settings
 
 from memory.engine.reflect import basis_digest
 from memory.models import Job, Receipt, Reflection, Space, Subject
@@ -70,7 +71,7 @@ def test_state_digest_is_sha256_of_the_canonical_basis(api, admin, sess, three):
     basis = {
         "record_refs": refs,
         "profile_refs": [],
-        "engine_policy_version": "engine/1",
+        "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
         "selection": {"mode": "all"},
         "coverage": {"all_contexts": True, "context_ids": [], "shared": True},
     }
@@ -179,18 +180,43 @@ def test_stale_once_the_basis_moves(api, admin, sess, subject, three, run_job_no
     assert wire["stale"] is True
 
 
-@pytest.mark.parametrize("new_engine", ["engine/2", "hybrid/2"])
 def test_switching_the_engine_makes_it_stale(
-    api, admin, sess, subject, three, run_job_now, settings, new_engine
+    api, admin, sess, subject, three, run_job_now, settings
 ):
-    settings.SPOKE_MEMORY_ENGINE = "engine/1"
+    made_under, new_engine = "engine/2", "hybrid/4"  # the two served engines
+    settings.SPOKE_MEMORY_ENGINE = made_under
     reflection = generated(api, admin, sess, run_job_now)
-    assert reflection.basis["engine_policy_version"] == "engine/1"
+    assert reflection.basis["engine_policy_version"] == made_under
     assert state(api, admin, sess)["latest_reflection"]["stale"] is False
     settings.SPOKE_MEMORY_ENGINE = new_engine
     assert state(api, admin, sess)["latest_reflection"]["stale"] is True
-    settings.SPOKE_MEMORY_ENGINE = "engine/1"
+    settings.SPOKE_MEMORY_ENGINE = made_under
     assert state(api, admin, sess)["latest_reflection"]["stale"] is False
+
+
+@pytest.mark.parametrize("retired", ["engine/1", "hybrid/1", "hybrid/2", "hybrid/3"])
+def test_a_reflection_pinned_to_a_retired_engine_reads_stale(
+    api, admin, sess, subject, three, run_job_now, settings, retired
+):
+    """A reflection a provider made while it served a policy now retired (issue 42), on this very
+    state: its basis pins that policy, which no served engine is, so it reads stale (through
+    state and list alike) and nothing else about it changes."""
+    settings.SPOKE_MEMORY_ENGINE = "engine/2"
+    reflection = generated(api, admin, sess, run_job_now)
+    basis = {k: v for k, v in reflection.basis.items() if k != "state_digest"}
+    assert state(api, admin, sess)["latest_reflection"]["stale"] is False
+    basis["engine_policy_version"] = retired
+    reflection.basis = {"state_digest": basis_digest(basis), **basis}
+    reflection.save()
+    assert state(api, admin, sess)["latest_reflection"] == {
+        "reflection_id": reflection.reflection_id,
+        "stale": True,
+    }
+    [wire] = api(
+        admin, "memory.reflections.list", {"space_id": "s1", "subject_id": "u1"}, sess
+    ).body["reflections"]
+    assert wire["stale"] is True
+    assert wire["basis"]["engine_policy_version"] == retired
 
 
 def test_a_new_profile_revision_makes_it_stale(api, admin, sess, subject, three, run_job_now):

@@ -213,7 +213,7 @@ def import_and_activate(api, who, session, bundle, chunks, run_job_now, space_id
     return import_id
 
 
-def test_round_trip_is_lossless(api, admin, sess, filled, run_job_now, lexeme_index):
+def test_round_trip_is_lossless(api, admin, sess, filled, run_job_now):
     from memory.ops.reflections import JOB_KIND  # noqa: F401  (reflections are part of the bundle)
 
     make_record(filled["u2"], "a fact", kind="fact", context_id=None)

@@ -1,5 +1,7 @@
 """Records made directly with the ORM (the capture/records ops are built elsewhere), so recall can
-be tested on exact, fixed state: ids, times, placements and provenance chosen by the test."""
+be tested on exact, fixed state: ids, times, placements and provenance chosen by the test; each
+with the served engine's derived copies (term rows; under hybrid/4 its vector queued), as every
+content write path writes them."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import pytest
 
 from memory.models import Record, RecordRevision, Subject
 from memory.models.records import CONTEXT, SHARED
+from memory.services import derived
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -78,6 +81,10 @@ def make_record(admin, space, ensure_subject):
             placement_context_id=record.placement_context_id,
             created_at=created,
         )
+        if not deleted:
+            # the served engine's derived copies (term rows; hybrid/4: its vector queued), as
+            # every content write path keeps them
+            derived.content_written([record])
         return record
 
     return make

@@ -129,8 +129,6 @@ def test_recall_ranks_by_stems_and_ignores_stop_words(engine2, make_record, admi
     make_record("I went running in the garden", record_id="rec_a")
     make_record("the the the what is it", record_id="rec_b")
     make_record("Gardens and tea", record_id="rec_c")
-    for r in Record.objects.all():
-        term_store.write_terms([r])
     answer = _recall(admin, "what about the runs?")
     assert [r["record"]["record_id"] for r in answer["results"]] == ["rec_a"]
     assert answer["engine_policy_version"] == "engine/2"
@@ -147,8 +145,6 @@ def test_total_eligible_is_exact_beyond_the_head_and_respects_coverage(
         make_record(f"tea number {i}", record_id=f"rec_{i:02d}", context_id="c1")
     for i in range(5):
         make_record(f"tea elsewhere {i}", record_id=f"rec_o{i}", context_id="c2")
-    for r in Record.objects.all():
-        term_store.write_terms([r])
     answer = _recall(admin, "tea", budget={"max_records": 3})
     assert answer["total_eligible"] == 35
     assert answer["truncation"] == {"truncated": True, "reason": "max_records", "omitted_count": 32}
@@ -162,8 +158,6 @@ def test_total_eligible_is_exact_beyond_the_head_and_respects_coverage(
 def test_recall_fetches_only_the_rows_it_returns(engine2, make_record, admin):
     for i in range(200):
         make_record(f"garden tea {i} " + "blue " * (i % 7), record_id=f"rec_{i:03d}")
-    for r in Record.objects.all():
-        term_store.write_terms([r])
     with CaptureQueriesContext(connection) as small:
         _recall(admin, "blue garden", budget={"max_records": 2})
     with CaptureQueriesContext(connection) as large:
@@ -248,25 +242,6 @@ def test_the_database_ranking_is_the_oracle(
         assert got == expected[:max_records]
 
 
-def test_engine_1_answers_are_unchanged_by_the_term_rows(make_record, admin, settings):
-    """engine/1 ranks the text itself (memory.engine.rank), whatever the term rows hold."""
-    from memory.engine import rank
-
-    settings.SPOKE_MEMORY_ENGINE = "engine/1"
-    for i, text in enumerate(["running in the garden", "the garden", "the"]):
-        make_record(text, record_id=f"rec_{i}")
-    RecordTerm.objects.all().delete()
-    answer = _recall(admin, "the garden")
-    docs = [
-        Doc(r.record_id, term_store.epoch_ms(r.created_at), r.text) for r in Record.objects.all()
-    ]
-    assert [(r["record"]["record_id"], r["score"]) for r in answer["results"]] == [
-        (r.record_id, r.score) for r in rank.rank(docs, "the garden")
-    ]
-    assert answer["total_eligible"] == 3
-    assert answer["engine_policy_version"] == "engine/1"
-
-
 def test_deleting_a_record_leaves_no_trace_of_its_words_in_term_rows(
     engine2, api, admin, ensure_subject
 ):
@@ -290,7 +265,7 @@ def test_clearing_a_space_for_an_import_erases_its_term_rows(engine2, make_recor
     from memory.services.transfer_load import clear_space
 
     for i in range(3):
-        term_store.write_terms([make_record(f"garden {i}")])
+        make_record(f"garden {i}")  # its term rows with it
     assert RecordTerm.objects.exists()
     clear_space(space)
     assert not RecordTerm.objects.exists()
@@ -306,7 +281,7 @@ def test_odd_texts_are_stored_and_found(engine2, make_record, admin):
         "rec_zw": "zero\u200bwidth\u200djoin",
     }
     for rid, text in texts.items():
-        term_store.write_terms([make_record(text, record_id=rid)])
+        make_record(text, record_id=rid)
     for query, expected in (
         ("東京", "rec_ja"),
         ("दुनिया", "rec_hi"),
@@ -326,9 +301,10 @@ def test_the_default_engine_is_hybrid_4_with_the_semantic_extra_and_engine_2_wit
     monkeypatch.setattr(embed, "installed", lambda: True)
     monkeypatch.setattr(embed_onnx, "installed", lambda: True)
     assert embed.default_engine() == "hybrid/4"
-    # torch but no ONNX Runtime (an install made before the extra gained it): the torch model
+    # torch but no ONNX Runtime (an install made before the extra gained it): lexical, as the
+    # torch-form engines that served it are retired
     monkeypatch.setattr(embed_onnx, "installed", lambda: False)
-    assert embed.default_engine() == "hybrid/3"
+    assert embed.default_engine() == "engine/2"
     monkeypatch.setattr(embed, "installed", lambda: False)
     assert embed.default_engine() == "engine/2"
 
@@ -382,8 +358,6 @@ def test_recall_through_a_narrower_grant_ranks_only_what_it_covers(
     make_record("tea garden", record_id="rec_c1", context_id="c1")
     make_record("tea tea", record_id="rec_c2", context_id="c2")
     make_record("tea blue", record_id="rec_sh", shared=True)
-    for r in Record.objects.all():
-        term_store.write_terms([r])
     reader, _ = grant_to(capabilities=["recall"], **grant)
     answer = _recall(reader, "tea")
     assert {r["record"]["record_id"] for r in answer["results"]} == visible

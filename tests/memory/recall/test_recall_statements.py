@@ -9,7 +9,7 @@ import pytest
 from memory.engine import embed
 from memory.models import Record, RecordTerm, Subject
 from memory.selectors import recall as reads
-from memory.services import hybrid_store, term_store
+from memory.services import hybrid_store
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +27,6 @@ def records(make_record, space):
         make_record("nothing in common here"),
         make_record("a race that was erased", deleted=True),
     ]
-    term_store.write_terms([r for r in made if r.deleted_at is None])
     return made
 
 
@@ -114,7 +113,6 @@ def test_the_lexical_head_says_which_of_also_hold_a_term_and_is_the_same_head(
     from memory.selectors import lexical
 
     more = [make_record(f"race number {i}", context_id="c2" if i % 2 else "c1") for i in range(12)]
-    term_store.write_terms(more)
     u1 = Subject.objects.get(space=space, subject_id="u1")
     eligible = Record.objects.filter(space=space, subject=u1, deleted_at__isnull=True)
     if narrowed:

@@ -1,18 +1,19 @@
-"""hybrid/2 (docs/recall-quality.md): the head of the engine/2 ranking (its first
-`LEXICAL_TOP_N`) fused by RRF (k = 2) with the cosine ranking of the configured embedding
-model's vectors (memory.engine.hybrid2)."""
+"""The shape of the hybrid engines (hybrid/4, docs/recall.md): the head of the engine/2 ranking
+(at least the policy's `LEXICAL_TOP_N` deep) fused by the policy's `fuse` with the cosine ranking
+of the configured embedding model's vectors. `register_fused` registers one; `register_embedder`
+any engine that ranks with the embedding model."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from types import ModuleType
 
-from memory.engine import embed, hybrid2, lexicon, rank
+from memory.engine import embed, lexicon, rank
 from memory.selectors import recall as reads
-from memory.services import hybrid_store
+from memory.services import hybrid_store, term_store
 from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
 from memory.services.recall_engines.engine2 import lexical_head, lexical_head_holding
-from memory.services.recall_engines.hybrid1 import register_embedder
+from memory.services.recall_engines.registry import register
 
 
 def fused_ranking(
@@ -24,7 +25,7 @@ def fused_ranking(
     fuse: Callable[[list[tuple[str, float]], list[tuple[str, float]]], list[tuple[str, float]]],
 ) -> Ranking:
     """The engine/2 head (at least `lexical_top_n` deep) fused by `fuse` with the cosine side
-    (hybrid/2, hybrid/3); an empty query is engine/2's (newest first)."""
+    (hybrid/4); an empty query is engine/2's (newest first)."""
     terms = lexicon.query_terms(q.text)
     if not terms:
         return lexical_head(q, q.max_records)
@@ -62,6 +63,29 @@ def fused_ranking(
     )
 
 
+def register_embedder(
+    version: str,
+    ranking: Callable[[RecallQuery], Ranking],
+    summary: str,
+    embed_model: str = embed.BUNDLED_NAME,
+) -> Engine:
+    """Register a hybrid engine: it keeps the term rows and the vectors of the configured
+    embedding model (`embed_model` when none is configured), needs the semantic extra, and names
+    that model in `memory.describe`."""
+    return register(
+        Engine(
+            version=version,
+            rank=ranking,
+            summary=summary,
+            copies=(term_store.TERMS, hybrid_store.VECTORS),
+            needs=lambda: hybrid_store.needs(embed_model),
+            describe=hybrid_store.describe,
+            embedder=True,
+            embed_model=embed_model,
+        )
+    )
+
+
 def register_fused(
     version: str,
     policy: ModuleType,
@@ -69,7 +93,7 @@ def register_fused(
     summary: str,
     embed_model: str = embed.BUNDLED_NAME,
 ) -> Engine:
-    """Register an engine that fuses the engine/2 head with the cosine side (hybrid/2, hybrid/3):
+    """Register an engine that fuses the engine/2 head with the cosine side (hybrid/4):
     its depths and cosine floor are the policy module's LEXICAL_TOP_N, SEMANTIC_TOP_N and
     MIN_COSINE, its fusion `fuse`."""
 
@@ -83,11 +107,3 @@ def register_fused(
         )
 
     return register_embedder(version, ranking, summary, embed_model)
-
-
-ENGINE = register_fused(
-    "hybrid/2",
-    hybrid2,
-    hybrid2.fuse2,
-    "engine/2's head fused with a cosine ranking over sentence embeddings (RRF k = 2)",
-)

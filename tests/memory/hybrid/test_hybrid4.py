@@ -1,16 +1,15 @@
-"""hybrid/3 through the wire: the engine/2 head and the cosine side fused by min-max normalised
-scores (CombSUM); its answers equal the plain policy (engine/2's oracle ranking and the cosine
-ranking of the stored vectors, fused by memory.engine.hybrid3.fuse3); paraphrases found; a
-record without a vector ranked by its lexical side alone; total_eligible exact; the filters
-bound the semantic side; an empty query and an unreachable embeddings server answer lexically;
-the fusion function's stated rule. The oracle test runs hybrid/4 too (the same policy over the
-int8 ONNX form's vectors)."""
+"""hybrid/4 through the wire: the engine/2 head and the cosine side (the int8 ONNX form's
+vectors) fused by min-max normalised scores (CombSUM, memory.engine.hybrid3); its answers equal
+the plain policy (engine/2's oracle ranking and the cosine ranking of the stored vectors, fused
+by memory.engine.hybrid3.fuse3); paraphrases found; a record without a vector ranked by its
+lexical side alone; total_eligible exact; the filters bound the semantic side; an empty query
+and an unreachable embeddings server answer lexically; the fusion function's stated rule."""
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memory.engine import embed, embed_onnx, hybrid, hybrid3, lexical
+from memory.engine import embed, hybrid, hybrid3, lexical
 from memory.engine.rank import Doc
 from memory.models import Record, RecordEmbedding
 from memory.selectors.recall import ms
@@ -38,7 +37,7 @@ QUERIES = [
 
 
 def oracle(space, query: str) -> list[tuple[str, float]]:
-    """hybrid/3 stated plainly: engine/2's pure ranking of every live record, the cosine ranking
+    """hybrid/4 stated plainly: engine/2's pure ranking of every live record, the cosine ranking
     of the stored vectors, fuse3."""
     records = list(Record.objects.filter(space=space, deleted_at__isnull=True))
     docs = [Doc(r.record_id, ms(r.created_at), r.text) for r in records]
@@ -64,35 +63,19 @@ def oracle(space, query: str) -> list[tuple[str, float]]:
 @pytest.mark.django_db
 @pytest.mark.parametrize("query", QUERIES)
 @pytest.mark.parametrize(
-    ("engine", "model"),
-    [
-        ("hybrid/3", "all-MiniLM-L6-v2"),  # the torch model
-        pytest.param(
-            "hybrid/4",
-            "all-MiniLM-L6-v2-int8",  # its int8 ONNX form: hybrid/3's policy over its vectors
-            marks=pytest.mark.skipif(
-                not embed_onnx.installed(), reason="onnxruntime/onnx not installed"
-            ),
-        ),
-    ],
-)
-@pytest.mark.parametrize(
     "selection",
     [
         None,  # the whole subject: no eligibility statement on either side
         {"mode": "contexts", "context_ids": ["c1"]},  # every record, through the eligibility checks
     ],
 )
-def test_hybrid3_answers_as_the_plain_policy(
-    engine, model, request, space, write, recall, query, selection
-):
-    request.getfixturevalue("hybrid3_engine" if engine == "hybrid/3" else "hybrid4_engine")
-    assert embed.identity().name == model
+def test_hybrid4_answers_as_the_plain_policy(hybrid_engine, space, write, recall, query, selection):
+    assert embed.identity().name == embed.INT8_NAME  # hybrid/4's own model: the int8 form
     for text in CORPUS + MORE:
         write(text)  # all in context c1
     extra = {} if selection is None else {"selection": selection}
     answer = recall(query, budget={"max_records": 20}, **extra)
-    assert answer["engine_policy_version"] == engine
+    assert answer["engine_policy_version"] == "hybrid/4"
     expected = oracle(space, query)
     got = [(r["record"]["record_id"], r["score"]) for r in answer["results"]]
     assert got == expected[:20]
@@ -101,16 +84,12 @@ def test_hybrid3_answers_as_the_plain_policy(
 
 @needs_semantic
 @pytest.mark.django_db
-@pytest.mark.parametrize("engine", ["hybrid3_engine", "hybrid4_engine"])
 def test_a_whole_subject_recall_reads_no_eligibility_for_its_semantic_side(
-    engine, request, write, recall
+    hybrid_engine, write, recall
 ):
     """A caller who may read every live record of the subject (selection.whole_subject): the
     subject's cached vectors are exactly its live records', so the semantic side's records need
     no eligibility statement (their pks come with the vectors)."""
-    if engine == "hybrid4_engine" and not embed_onnx.installed():
-        pytest.skip("onnxruntime/onnx not installed")
-    request.getfixturevalue(engine)
     for text in CORPUS + MORE:
         write(text)
     recall("dog")  # fills the vector cache
@@ -128,7 +107,7 @@ def test_a_whole_subject_recall_reads_no_eligibility_for_its_semantic_side(
 
 @needs_semantic
 @pytest.mark.django_db
-def test_hybrid3_recalls_a_paraphrase_engine2_misses(hybrid3_engine, settings, write, recall):
+def test_hybrid4_recalls_a_paraphrase_engine2_misses(hybrid_engine, settings, write, recall):
     rid = {text: write(text) for text in CORPUS}
     answer = recall(PARAPHRASE, budget={"max_records": 3})
     assert ids(answer)[0] == rid[CORPUS[0]]
@@ -139,7 +118,7 @@ def test_hybrid3_recalls_a_paraphrase_engine2_misses(hybrid3_engine, settings, w
 @needs_semantic
 @pytest.mark.django_db
 def test_total_eligible_counts_lexical_matches_and_the_semantic_side_once(
-    hybrid3_engine, write, recall
+    hybrid_engine, write, recall
 ):
     for text in CORPUS + MORE:
         write(text)
@@ -153,7 +132,7 @@ def test_total_eligible_counts_lexical_matches_and_the_semantic_side_once(
 @needs_semantic
 @pytest.mark.django_db
 def test_a_record_without_a_vector_is_ranked_by_its_lexical_side_alone(
-    hybrid3_engine, write, recall
+    hybrid_engine, write, recall
 ):
     rid = write("The quarterly tax return is due next week")
     write("I adopted a golden retriever puppy last spring")
@@ -166,7 +145,7 @@ def test_a_record_without_a_vector_is_ranked_by_its_lexical_side_alone(
 
 @needs_semantic
 @pytest.mark.django_db
-def test_selection_bounds_the_semantic_side(hybrid3_engine, write, recall):
+def test_selection_bounds_the_semantic_side(hybrid_engine, write, recall):
     puppy = write(CORPUS[0], context_id="c2")
     nurse = write(CORPUS[2], context_id="c1")
     answer = recall(PARAPHRASE, selection={"mode": "contexts", "context_ids": ["c1"]})
@@ -176,7 +155,7 @@ def test_selection_bounds_the_semantic_side(hybrid3_engine, write, recall):
 
 @needs_semantic
 @pytest.mark.django_db
-def test_an_empty_query_is_newest_first(hybrid3_engine, write, recall):
+def test_an_empty_query_is_newest_first(hybrid_engine, write, recall):
     first = write(CORPUS[0])
     second = write(CORPUS[1])
     assert ids(recall("")) == [second, first]
@@ -185,7 +164,7 @@ def test_an_empty_query_is_newest_first(hybrid3_engine, write, recall):
 
 @needs_semantic
 @pytest.mark.django_db
-def test_an_unreachable_embeddings_server_recalls_lexically(hybrid3_engine, write, recall):
+def test_an_unreachable_embeddings_server_recalls_lexically(hybrid_engine, write, recall):
     rid = write("The quarterly tax return is due next week")
     write(CORPUS[0])
     embed.configure(embed.Config(url="http://127.0.0.1:9/v1", timeout_s=0.5))
