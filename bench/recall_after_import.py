@@ -29,6 +29,7 @@ import httpx
 
 from bench import _live
 from bench._hybrid_common import ROOT, fresh_database, percentile
+from bench._live import HEALTH_TOKEN
 
 # The synthetic corpus: every record holds "the subject mentioned something worth keeping", so
 # these queries' terms match the whole subject (the lexical head ranks every record).
@@ -84,6 +85,9 @@ def env_for(tree: Path, url: str, engine: str, broker: str) -> dict[str, str]:
         # measured, not killed
         GUNICORN_TIMEOUT="600",
         HF_HUB_OFFLINE="1",
+        # /readyz shows the embedding backlog only to the monitoring system's token: without it
+        # the field is absent, and the bench measured while the drain was still embedding
+        SPOKE_MEMORY_HEALTH_TOKEN=HEALTH_TOKEN,
     )
     return env
 
@@ -135,7 +139,14 @@ def setup(tree: Path, url: str, n: int, texts_file: Path | None) -> tuple[str, s
 
 
 def backlog(base: str) -> int:
-    return httpx.get(base + "/readyz", timeout=30.0).json().get("embedding_backlog") or 0
+    """`embedding_backlog` from /readyz, as the monitoring system reads it (hybrid/4 embeds:
+    the field's absence is an error, not an empty backlog)."""
+    body = httpx.get(
+        base + "/readyz", timeout=30.0, headers={"Authorization": f"Bearer {HEALTH_TOKEN}"}
+    ).json()
+    if "embedding_backlog" not in body:
+        raise SystemExit(f"/readyz shows no embedding backlog: {body}")
+    return int(body["embedding_backlog"])
 
 
 def measure(http: httpx.Client, ids: list[str], rounds: int, queries: list[str]) -> dict:
@@ -180,12 +191,21 @@ def measure(http: httpx.Client, ids: list[str], rounds: int, queries: list[str])
     }
 
 
-def one(tree: Path, url: str, n: int, rounds: int, broker: str, port: int, corpus: str) -> dict:
+def one(
+    tree: Path,
+    url: str,
+    n: int,
+    rounds: int,
+    broker: str,
+    port: int,
+    corpus: str,
+    locomo: Path = LOCOMO,
+) -> dict:
     out: dict = {"tree": str(tree), "corpus": corpus, "records": n, "load_before": load()}
     texts_file = None
     queries = QUERIES
     if corpus == "locomo":
-        texts, queries = locomo_corpus(LOCOMO)
+        texts, queries = locomo_corpus(locomo)
         texts_file = ROOT / "var" / "bench-rai" / "locomo-texts.json"
         texts_file.parent.mkdir(parents=True, exist_ok=True)
         texts_file.write_text(json.dumps(texts))
@@ -271,6 +291,12 @@ def main(argv: list[str] | None = None) -> None:
         help="records' texts and queries: LoCoMo's turns and questions (selective, as the issue "
         "measured), or numbered texts every query matches",
     )
+    p.add_argument(
+        "--locomo",
+        type=Path,
+        default=LOCOMO,
+        help="the LoCoMo dev file (shared/data beside the repo)",
+    )
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
     runs = [
@@ -282,6 +308,7 @@ def main(argv: list[str] | None = None) -> None:
             args.broker,
             args.port,
             args.corpus,
+            args.locomo,
         )
         for tree in (args.tree or [ROOT])
     ]
