@@ -50,7 +50,7 @@ SQL_ALLOWED = {
     "spokememory/warm.py": "per-connection set_config(statement_timeout) at connect",
     # ANALYZE of the tables a bulk write filled, and the planner's row counts from pg_class
     # (issue 49): maintenance statements on the catalog, not queries of the product's rows.
-    "memory/services/table_stats.py": "ANALYZE and pg_class reads after a bulk write",
+    "memory/services/table_stats.py": "ANALYZE, VACUUM and pg_class reads after a bulk write",
     # The scrape-time gauges of the database itself (pg_stat_activity, SHOW max_connections),
     # not the product's rows (those go through the ORM).
     "memory/observability/collect.py": "pg_stat_activity and max_connections at scrape time",

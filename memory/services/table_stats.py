@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 
-from django.db import connection, models
+from django.db import DatabaseError, connection, models, transaction
 
 log = logging.getLogger("memory.stats")
 
@@ -88,3 +88,29 @@ def analyze_grown(written: Mapping[type[models.Model], int]) -> list[str]:
             cur.execute(f"ANALYZE {connection.ops.quote_name(table)}")
     log.info("statistics gathered for %s after a bulk write", ", ".join(sorted(grown)))
     return sorted(grown)
+
+
+def vacuum_after_commit(tables: list[str]) -> None:
+    """Once the caller's transaction commits, VACUUM those tables (PostgreSQL; VACUUM cannot run
+    inside a transaction block). Recall reads the term rows through a covering index, and an
+    index-only scan skips the heap only for pages the visibility map marks all-visible: a table
+    just filled by a bulk write has none marked until a VACUUM, so every posting costs a heap
+    fetch (issue 49: 10,414 of them per query at 20,000 records, the lexical head ~25 % slower)
+    until autovacuum comes round — or never, where it is off. Runs after the receipt commits: a
+    failure is logged, never the job's."""
+    if connection.vendor != "postgresql" or not tables:
+        return
+
+    def run() -> None:
+        if connection.in_atomic_block:  # called inside an outer transaction: nothing to do now
+            return
+        try:
+            with connection.cursor() as cur:
+                for table in sorted(tables):
+                    cur.execute(f"VACUUM {connection.ops.quote_name(table)}")
+        except DatabaseError:
+            log.warning("VACUUM after a bulk write failed (autovacuum will come round)")
+            return
+        log.info("vacuumed %s after a bulk write", ", ".join(sorted(tables)))
+
+    transaction.on_commit(run)

@@ -354,7 +354,9 @@ def run_activate(job: Job) -> list[dict]:
         raise reject(COUNTS_MISMATCH)
     # The planner's statistics of the tables the load filled, before the receipt commits: the
     # first recall after an import must not be planned for the empty tables they were.
-    table_stats.analyze_grown(written + loader.written)
+    filled = table_stats.analyze_grown(written + loader.written)
+    # and their visibility maps once it has committed (index-only scans skip the heap)
+    table_stats.vacuum_after_commit(filled)
     at = now()
     Space.objects.filter(pk=space.pk).update(
         authority_generation=F("authority_generation") + 1,

@@ -117,3 +117,39 @@ def test_activation_off_postgresql_still_commits(api, admin, sess, source, run_j
     fresh_target(api, admin)
     import_and_activate(api, admin, sess, bundle, chunks, run_job_now)
     assert Record.objects.filter(space_id="s2").count() == N
+
+
+def all_visible_pages(model) -> int:
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT relallvisible FROM pg_class WHERE oid = %s::regclass", [model._meta.db_table]
+        )
+        return int(cur.fetchone()[0])
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_activation_vacuums_what_it_filled_once_its_receipt_commits(
+    api, admin, sess, source, run_job_now
+):
+    # A table a bulk write just filled has no page marked all-visible until a VACUUM, so recall's
+    # index-only scan of the term rows fetches the heap for every posting (issue 49).
+    bundle, chunks = export(api, admin, sess, run_job_now)
+    fresh_target(api, admin)
+    seen: list[str] = []
+    with connection.execute_wrapper(capture(seen)):
+        import_and_activate(api, admin, sess, bundle, chunks, run_job_now)
+    vacuumed = [sql.split()[-1].strip('"') for sql in seen if sql.startswith("VACUUM")]
+    assert "memory_recordterm" in vacuumed and "memory_record" in vacuumed, vacuumed
+    assert all_visible_pages(RecordTerm) > 0
+    assert Record.objects.filter(space_id="s2").count() == N
+
+
+@requires_postgres
+def test_no_vacuum_runs_inside_an_outer_transaction(space):
+    # The suite's own transaction stands for a caller's: on_commit never fires inside it, and a
+    # VACUUM there would be an error ("cannot run inside a transaction block").
+    seen: list[str] = []
+    with connection.execute_wrapper(capture(seen)):
+        table_stats.vacuum_after_commit(["memory_recordterm"])
+    assert not [sql for sql in seen if sql.startswith("VACUUM")]
