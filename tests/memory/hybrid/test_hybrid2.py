@@ -5,7 +5,7 @@ the semantic side, exact; the fusion function's stated rule."""
 import pytest
 
 from memory.engine import hybrid2
-from memory.models import RecordEmbedding
+from memory.models import Record, RecordEmbedding
 
 from .conftest import ids, needs_semantic
 from .test_hybrid_recall import CORPUS, PARAPHRASE
@@ -43,7 +43,7 @@ def test_total_eligible_counts_lexical_matches_and_the_semantic_side_once(
 def test_a_record_without_a_vector_is_ranked_by_its_lexical_rank(hybrid2_engine, write, recall):
     rid = write("The quarterly tax return is due next week")
     write("I adopted a golden retriever puppy last spring")
-    RecordEmbedding.objects.filter(record__record_id=rid).delete()
+    RecordEmbedding.objects.filter(record=Record.objects.get(record_id=rid)).delete()
     answer = recall("quarterly tax return")
     assert ids(answer)[0] == rid
     assert answer["results"][0]["score"] == round(1 / (hybrid2.RRF_K + 1), 6)

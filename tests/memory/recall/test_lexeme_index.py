@@ -77,6 +77,10 @@ def test_a_flush_leaves_the_index_alone(settings):
     assert lexeme_index.state() == "absent"
 
 
+@pytest.mark.single_node(
+    reason="plays `migrate memory 0001` (drops the index and the distributed function in one"
+    " transaction); migrations are replayed on one node"
+)
 @pytest.mark.django_db
 def test_a_database_migrated_back_before_the_function_is_left_without_an_index(settings):
     """`migrate memory 0001` unapplies 0002, which drops the function and the index: the

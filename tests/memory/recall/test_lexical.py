@@ -11,7 +11,7 @@ import memory.migrations
 from memory.engine import rank
 from memory.models import Record
 from memory.selectors.recall import lexical_q
-from tests.conftest import requires_postgres
+from tests.conftest import CITUS, requires_postgres
 from tests.memory.recall.conftest import ids
 
 pytestmark = pytest.mark.django_db
@@ -78,11 +78,12 @@ def test_postgres_uses_the_gin_index(make_record):
     with connection.cursor() as cur:
         cur.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'record_recall_lexemes'")
         assert "gin (spoke_recall_lexemes(text))" in cur.fetchone()[0]
-        cur.execute("SET enable_seqscan = off")
+        if CITUS:  # the workers plan each shard's statement: the setting must reach them
+            cur.execute("SET LOCAL citus.propagate_set_commands = 'local'")
+        cur.execute("SET LOCAL enable_seqscan = off")
         sql, params = Record.objects.filter(lexical_q(["tea"])).query.sql_with_params()
         cur.execute("EXPLAIN " + sql, params)
         plan = "\n".join(row[0] for row in cur.fetchall())
-        cur.execute("RESET enable_seqscan")
     assert "record_recall_lexemes" in plan
 
 
