@@ -240,10 +240,15 @@ class Stats:
 
 
 def closed_loop(
-    name: str, clients: int, seconds: float, make_worker: Callable[[int], Callable[[], str | None]]
+    name: str,
+    clients: int,
+    seconds: float,
+    make_worker: Callable[[int], Callable[[], str | None]],
+    until: threading.Event | None = None,
 ) -> Stats:
-    """`clients` threads, each calling its worker back to back until the time is up. A worker
-    returns None on success or an error label; exceptions count as errors by type."""
+    """`clients` threads, each calling its worker back to back until the time is up (or `until`
+    is set, if given). A worker returns None on success or an error label; exceptions count as
+    errors by type."""
     stats = Stats(name)
     lock = threading.Lock()
     stop_at = time.monotonic() + seconds
@@ -251,7 +256,7 @@ def closed_loop(
     def run(i: int) -> None:
         work = make_worker(i)
         local, errs = [], {}
-        while time.monotonic() < stop_at:
+        while time.monotonic() < stop_at and not (until is not None and until.is_set()):
             t = time.perf_counter()
             try:
                 err = work()

@@ -9,7 +9,8 @@
 #      distributed one (`manage.py spoke citus-setup`), one after the other in the same run.
 # Output: bench/results/2026-12-06-citus.md (override with BENCH_CITUS_OUT).
 #   3. move: `python -m bench citus_move` on a distributed database: a space's shards moved to
-#      the other worker (citus_move_shard_placement) while clients write to it, then the audit.
+#      the other worker and back (citus_move_shard_placement) while clients run bench.mixed_load's
+#      mix in it, then mixed_load's audit (BENCH_MOVE_MODE, BENCH_SECONDS, BENCH_PORT apply).
 #   usage: bench/citus.sh [plans] [writes] [move]      (all by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -76,7 +77,7 @@ for part in "${parts[@]}"; do
     {
       echo; echo "## move: a space's shards to the other worker while clients write"; echo
       echo '```'
-      BENCH_DATABASE_URL=$url "$py" -m bench citus_move 2>&1 | grep -v "UserWarning\|mw_instance" | tail -8
+      BENCH_DATABASE_URL=$url "$py" -m bench citus_move 2>&1 | grep -v "UserWarning\|mw_instance"
       echo '```'
     } >>"$out"
     ;;

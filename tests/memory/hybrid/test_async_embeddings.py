@@ -62,10 +62,12 @@ def test_an_update_requeues_the_new_revision_and_a_delete_drops_the_row(
         session=session,
     )
     assert answer.status == 200, answer.body
-    assert PendingEmbedding.objects.get(record__record_id=rid).revision == 2
+    assert PendingEmbedding.objects.get(record=Record.objects.get(record_id=rid)).revision == 2
     hybrid_store.drain()
     assert sorted(
-        RecordEmbedding.objects.filter(record__record_id=rid).values_list("revision", flat=True)
+        RecordEmbedding.objects.filter(record=Record.objects.get(record_id=rid)).values_list(
+            "revision", flat=True
+        )
     ) == [1, 2]
     write("Another note to embed")
     answer = api(
@@ -77,7 +79,7 @@ def test_an_update_requeues_the_new_revision_and_a_delete_drops_the_row(
     assert answer.status == 200
     assert hybrid_store.drain() == 1
     assert hybrid_store.backlog() == 0
-    assert not RecordEmbedding.objects.filter(record__record_id=rid).exists()
+    assert not RecordEmbedding.objects.filter(record=Record.objects.get(record_id=rid)).exists()
 
 
 def test_a_refused_write_queues_nothing(queued_engine, api, admin, space, write, session):

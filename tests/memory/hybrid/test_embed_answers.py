@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from memory.engine import embed
-from memory.models import RecordEmbedding
+from memory.models import Record, RecordEmbedding
 from memory.services import hybrid_store
 from tests.conftest import free_port
 
@@ -104,7 +104,7 @@ def test_stored_vectors_of_another_dimension_are_never_mixed(hybrid_engine, writ
     dimension only (before: `cannot reshape array` and a 500 on every recall of the subject)."""
     rid = {text: write(text) for text in CORPUS}
     assert ids(recall(PARAPHRASE, budget={"max_records": 1})) == [rid[CORPUS[0]]]
-    odd = RecordEmbedding.objects.get(record__record_id=rid[CORPUS[1]])
+    odd = RecordEmbedding.objects.get(record=Record.objects.get(record_id=rid[CORPUS[1]]))
     RecordEmbedding.objects.filter(pk=odd.pk).update(dim=768, vector=b"\0\0\x80\x3f" * 768)
     hybrid_store.vectors_changed([odd.record])
     answer = recall(PARAPHRASE, budget={"max_records": 1})

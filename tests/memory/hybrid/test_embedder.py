@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memory.engine import embed, embed_onnx
-from memory.models import RecordEmbedding
+from memory.models import Record, RecordEmbedding
 from memory.services import hybrid_store
 from tests.conftest import OPERATOR_HEALTH, free_port
 
@@ -81,7 +81,7 @@ def test_the_server_path_embeds_and_recalls_by_meaning(hybrid_engine, server, wr
         assert hybrid_store.backlog() == 0
         answer = recall(PARAPHRASE, budget={"max_records": 3})
         assert ids(answer)[0] == rid[CORPUS[0]]
-    stored = RecordEmbedding.objects.get(record__record_id=rid[CORPUS[0]])
+    stored = RecordEmbedding.objects.get(record=Record.objects.get(record_id=rid[CORPUS[0]]))
     assert stored.model_id == embed.MODEL_ID
     with configured(model=embed.BUNDLED_NAME):
         local = embed.encode_local([CORPUS[0]])[0]
@@ -99,7 +99,9 @@ def test_a_server_down_recalls_lexically_and_keeps_the_backlog(
         server.stop()
         second = write("The quarterly tax return is due next week")  # the drain cannot embed it
         assert hybrid_store.backlog() == 1
-        assert not RecordEmbedding.objects.filter(record__record_id=second).exists()
+        assert not RecordEmbedding.objects.filter(
+            record=Record.objects.get(record_id=second)
+        ).exists()
         lexical = recall("quarterly tax return")
         assert ids(lexical) == [second]
         by_meaning = recall(PARAPHRASE)

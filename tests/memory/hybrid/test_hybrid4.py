@@ -44,14 +44,13 @@ def oracle(space, query: str) -> list[tuple[str, float]]:
     lex = [(x.record_id, x.score) for x in lexical.rank(docs, query)]
     import numpy as np
 
-    rows = RecordEmbedding.objects.filter(
-        record__in=records, model_id=embed.identity().key
-    ).select_related("record")
-    current = [row for row in rows if row.revision == row.record.revision]
+    by_pk = {r.pk: r for r in records}
+    rows = RecordEmbedding.objects.filter(record__in=records, model_id=embed.identity().key)
+    current = [row for row in rows if row.revision == by_pk[row.record_id].revision]
     matrix = np.stack([np.frombuffer(row.vector, dtype="<f4") for row in current])
     semantic = hybrid.cosine_ranking(
         embed.embed([query])[0],
-        [row.record.record_id for row in current],
+        [by_pk[row.record_id].record_id for row in current],
         matrix,
         hybrid3.SEMANTIC_TOP_N,
         hybrid3.MIN_COSINE,
@@ -136,7 +135,7 @@ def test_a_record_without_a_vector_is_ranked_by_its_lexical_side_alone(
 ):
     rid = write("The quarterly tax return is due next week")
     write("I adopted a golden retriever puppy last spring")
-    RecordEmbedding.objects.filter(record__record_id=rid).delete()
+    RecordEmbedding.objects.filter(record=Record.objects.get(record_id=rid)).delete()
     answer = recall("quarterly tax return")
     assert ids(answer)[0] == rid
     # the only lexical match: normalised lexical score 1, no semantic term

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from memory.engine import lexical, lexicon
 from memory.engine.rank import Doc
-from memory.models import Record, RecordTerm
+from memory.models import Record, RecordTerm, Subject
 from memory.ops.base import call
 from memory.services import record_store, term_store
 from tests.memory.recall.conftest import T0
@@ -68,7 +68,8 @@ def _recall(admin, query: str, subject_id: str = "u1", **extra) -> dict:
 
 
 def _oracle(subject_id: str, query: str, context_ids=None) -> list[tuple[str, float]]:
-    records = Record.objects.filter(subject__subject_id=subject_id, deleted_at__isnull=True)
+    subject = Subject.objects.get(space_id="s1", subject_id=subject_id)
+    records = Record.objects.filter(space_id="s1", subject=subject, deleted_at__isnull=True)
     if context_ids is not None:
         records = records.filter(placement_context_id__in=context_ids)
     docs = [Doc(r.record_id, term_store.epoch_ms(r.created_at), r.text) for r in records]

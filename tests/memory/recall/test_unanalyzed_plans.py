@@ -212,6 +212,10 @@ def hybrid4(settings):
     hybrid_store._cache.clear()
 
 
+@pytest.mark.single_node(
+    reason="sets the tables' statistics in the coordinator's catalog and reads its executed plans"
+    " (auto_explain); on Citus each worker plans its shard from the shard's own statistics"
+)
 @requires_postgres
 @needs_semantic
 @pytest.mark.parametrize("state", ["never", "empty"])

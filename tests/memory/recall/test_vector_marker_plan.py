@@ -9,7 +9,7 @@ from django.db import connection
 
 from memory.models import Subject
 from memory.selectors.recall import vector_marker
-from tests.conftest import requires_postgres
+from tests.conftest import CITUS, requires_postgres
 
 pytestmark = pytest.mark.django_db
 
@@ -31,11 +31,11 @@ def test_the_subject_vector_check_is_one_probe_of_the_generation_index(make_reco
     with connection.cursor() as cur:
         # Whatever the statistics of a test database, only an index path may be chosen: it must
         # be the generation's own index, and the vectors' table is not read at all.
-        cur.execute("SET enable_seqscan = off")
-        cur.execute("SET enable_bitmapscan = off")
+        if CITUS:  # the worker plans the shard's statement: the settings must reach it
+            cur.execute("SET LOCAL citus.propagate_set_commands = 'local'")
+        cur.execute("SET LOCAL enable_seqscan = off")
+        cur.execute("SET LOCAL enable_bitmapscan = off")
         cur.execute("EXPLAIN " + sql, params)
         plan = "\n".join(row[0] for row in cur.fetchall())
-        cur.execute("RESET enable_seqscan")
-        cur.execute("RESET enable_bitmapscan")
     assert "vector_generation_subject" in plan, plan
     assert "memory_recordembedding" not in plan, plan
