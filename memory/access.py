@@ -277,14 +277,14 @@ class Coverage:
             place = (None if contexts is None else frozenset(contexts), shared)
             groups.setdefault(place, []).append(subject_id)
         if len(groups) <= GROUPS:
-            for (contexts, shared), subjects in sorted(groups.items(), key=_place_key):
+            for (in_contexts, shared), subjects in sorted(groups.items(), key=_place_key):
                 q |= self._subjects_q(subject_field, subjects) & placed_q(
-                    _listed(contexts), shared, scope_field, context_field
+                    _listed(in_contexts), shared, scope_field, context_field
                 )
             return q
         in_shared = sorted(s for s, (_, shared) in reach.items() if shared)
         in_every_context = sorted(s for s, (contexts, _) in reach.items() if contexts is None)
-        limited = {s: contexts for s, (contexts, _) in reach.items() if contexts}
+        limited: dict[str, set[str]] = {s: c for s, (c, _) in reach.items() if c}
         if in_shared:
             q |= self._subjects_q(subject_field, in_shared) & Q(**{scope_field: SHARED})
         if in_every_context:
@@ -299,9 +299,9 @@ class Coverage:
         by_contexts: dict[frozenset[str], list[str]] = {}
         for subject_id, contexts in sorted(limited.items()):
             by_contexts.setdefault(frozenset(contexts), []).append(subject_id)
-        for contexts, subjects in sorted(by_contexts.items(), key=lambda i: sorted(i[0])):
+        for some, subjects in sorted(by_contexts.items(), key=lambda i: sorted(i[0])):
             q |= self._subjects_q(subject_field, subjects) & placed_q(
-                sorted(contexts), False, scope_field, context_field
+                sorted(some), False, scope_field, context_field
             )
         return q
 
@@ -443,7 +443,7 @@ class _PairsIn(Expression):
     def get_source_expressions(self) -> list[Any]:
         return self.columns
 
-    def set_source_expressions(self, exprs: list[Any]) -> None:
+    def set_source_expressions(self, exprs: Any) -> None:
         self.columns = list(exprs)
 
     def as_sql(self, compiler, connection, **extra) -> tuple[str, list]:  # noqa: ANN001
