@@ -53,8 +53,9 @@ def server_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def setup_django() -> None:
-    """Configure Django in this (driver) process against the bench database, migrated."""
+def setup_django(migrate: bool = True) -> None:
+    """Configure Django in this (driver) process against the bench database, migrated (unless
+    `migrate` is False: a database another code tree migrated, which it serves)."""
     for k, v in server_env().items():
         os.environ.setdefault(k, v)
     os.environ["DATABASE_URL"] = DATABASE_URL
@@ -64,7 +65,8 @@ def setup_django() -> None:
     from django.core.management import call_command
 
     _ensure_database()
-    call_command("migrate", verbosity=0, interactive=False)
+    if migrate:
+        call_command("migrate", verbosity=0, interactive=False)
 
 
 def _ensure_database() -> None:

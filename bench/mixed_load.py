@@ -6,19 +6,43 @@ subjects.get / ensure and grants.grant. Every mutation carries an idempotency ke
 every acknowledged write is present exactly once (its receipt, its key, every object it names,
 at least at the acknowledged revision; reviewed candidates no longer pending).
 
-    python -m bench mixed_load"""
+    python -m bench mixed_load
+
+Before/after in one run: `python -m bench.mixed_load --tree BEFORE --tree AFTER --rounds 2`
+serves each code tree in turn, interleaved (BEFORE AFTER BEFORE AFTER), so the machine's load
+falls on both alike; each tree has a database of its own (BENCH_DATABASE_URL with `_0`, `_1`
+appended, made afresh and migrated by that tree's code, since the trees' migrations may differ),
+and each run's seeding, load and audit run in a child process of this bench against it. The
+servers count their limits in the Redis of BENCH_CACHE_URL (default BENCH_BROKER_URL), as
+deployed. `--out FILE.md` writes the record (each run's figures and the load around it) and a
+`.json` beside it."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
+import subprocess
+import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import httpx
 
-from bench import closed_loop, gunicorn, save, seed, setup_django, table
+from bench import (
+    BROKER_URL,
+    DATABASE_URL,
+    ROOT,
+    closed_loop,
+    gunicorn,
+    save,
+    seed,
+    setup_django,
+    table,
+)
 
 CLIENTS = int(os.environ.get("BENCH_MIXED_CLIENTS", "32"))
 SECONDS = float(os.environ.get("BENCH_MIXED_SECONDS", "120"))
@@ -28,6 +52,8 @@ THREADS = int(os.environ.get("BENCH_THREADS", "4"))
 # The served app: the REST API alone (`bench:wsgi_app()`) or with MCP mounted beside it
 # (`bench:mcp_wsgi_app()`, as the product serves since issue 28).
 APP = os.environ.get("BENCH_APP", "bench:mcp_wsgi_app()")
+# The servers' cache (the limiter's counters and semaphores), a Redis as deployed.
+CACHE_URL = os.environ.get("BENCH_CACHE_URL", BROKER_URL)
 
 
 class Ledger:
@@ -259,8 +285,9 @@ def audit(ledger: Ledger) -> dict:
     }
 
 
-def main() -> dict:
-    setup_django()
+def run(root: Path = ROOT, migrate: bool = True) -> dict:
+    """One run: seed, serve `root`'s code under the load, audit."""
+    setup_django(migrate=migrate)
     from django.db import connection
 
     from memory.ops.base import HANDLERS
@@ -277,7 +304,9 @@ def main() -> dict:
     connection.close()
     ledger = Ledger()
     served = set(HANDLERS)
-    with gunicorn(workers=WORKERS, threads=THREADS, app=APP) as url:
+    with gunicorn(
+        workers=WORKERS, threads=THREADS, app=APP, root=root, SPOKE_MEMORY_CACHE_URL=CACHE_URL
+    ) as url:
         stats = closed_loop("mixed", CLIENTS, SECONDS, make_workers(url, seeds, ledger, served))
     result = audit(ledger)
     result["committed_but_unacknowledged"] -= len(baseline)
@@ -298,6 +327,8 @@ def main() -> dict:
     print(table(per_op, ["op", "count", "p50_ms", "p95_ms", "p99_ms"]))
     print(f"audit: {result}")
     out = {
+        "tree": str(root),
+        "commit": commit(root),
         "clients": CLIENTS,
         "seconds": SECONDS,
         "spaces": SPACES,
@@ -309,10 +340,109 @@ def main() -> dict:
         "audit": result,
     }
     save("mixed_load", out)
-    if result["problem_count"]:
+    return out
+
+
+def commit(root: Path) -> str:
+    found = subprocess.run(  # noqa: S603
+        ["git", "rev-parse", "--short", "HEAD"],  # noqa: S607
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return found.stdout.strip()
+
+
+def loadavg() -> list[float]:
+    return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+
+
+def prepare(tree: Path, url: str) -> None:
+    """A fresh database for the tree, migrated by the tree's own code."""
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    env = {**os.environ, "DATABASE_URL": url, "PYTHONPATH": str(tree)}
+    env.setdefault("SECRET_KEY", "bench-only-secret-key-not-for-production-use")
+    subprocess.run(  # noqa: S603 - our interpreter, fixed arguments
+        [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=tree, env=env, check=True
+    )
+
+
+def compare(trees: list[Path], rounds: int, out: Path | None) -> list[dict]:
+    """The trees in turn, `rounds` times (A B A B ...), each on its own database."""
+    urls = {tree: f"{DATABASE_URL}_{i}" for i, tree in enumerate(trees)}
+    for tree, url in urls.items():
+        prepare(tree, url)
+    runs = []
+    for n in range(rounds):
+        for tree in trees:
+            with tempfile.NamedTemporaryFile(suffix=".json") as sink:
+                before = loadavg()
+                subprocess.run(  # noqa: S603 - our interpreter, fixed arguments
+                    [sys.executable, "-m", "bench.mixed_load", "--serve", str(tree)]
+                    + ["--json", sink.name],
+                    cwd=ROOT,
+                    env={**os.environ, "BENCH_DATABASE_URL": urls[tree]},
+                    check=False,  # a failed audit is a figure of the record, not a crash
+                )
+                got = json.loads(Path(sink.name).read_text())  # the run's own, or it failed
+            runs.append({"round": n + 1, "load_before": before, "load_after": loadavg(), **got})
+    rows = [
+        {
+            "round": r["round"],
+            "tree": f"{Path(r['tree']).name} ({r['commit']})",
+            "rps": r["total"]["rps"],
+            "p50_ms": r["total"]["p50_ms"],
+            "p95_ms": r["total"]["p95_ms"],
+            "errors": r["total"]["errors"],
+            "audit_problems": r["audit"]["problem_count"],
+            "load": f"{r['load_before'][0]:.1f} → {r['load_after'][0]:.1f}",
+        }
+        for r in runs
+    ]
+    columns = ["round", "tree", "rps", "p50_ms", "p95_ms", "errors", "audit_problems", "load"]
+    text = table(rows, columns)
+    means = {
+        tree: round(sum(r["total"]["rps"] for r in runs if r["tree"] == str(tree)) / rounds, 1)
+        for tree in trees
+    }
+    summary = ", ".join(f"{tree.name}: {rps} req/s" for tree, rps in means.items())
+    print(text)
+    print(f"mean of {rounds} rounds: {summary}")
+    if out is not None:
+        out.write_text(
+            f"# bench.mixed_load, {' vs '.join(t.name for t in trees)}, interleaved\n\n"
+            f"{CLIENTS} clients, {SECONDS:.0f} s a run, {SPACES} spaces, gunicorn "
+            f"{WORKERS} x {THREADS}, PostgreSQL, the limiter's Redis {CACHE_URL}; "
+            f"load = /proc/loadavg (1 min) before → after each run.\n\n{text}\n\n"
+            f"Mean of {rounds} rounds: {summary}.\n"
+        )
+        out.with_suffix(".json").write_text(json.dumps(runs, indent=1) + "\n")
+    return runs
+
+
+def main(argv: list[str] | None = None) -> dict | list[dict]:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--tree", action="append", type=Path, help="code trees to serve in turn")
+    p.add_argument("--rounds", type=int, default=1, help="how many times each tree, interleaved")
+    p.add_argument("--out", type=Path, help="a markdown record of a --tree comparison")
+    p.add_argument("--serve", type=Path, help=argparse.SUPPRESS)  # one run, for `compare`
+    p.add_argument("--json", type=Path, help=argparse.SUPPRESS)
+    args = p.parse_args(argv or [])
+    if args.tree:
+        return compare([t.resolve() for t in args.tree], args.rounds, args.out)
+    out = run(args.serve.resolve(), migrate=False) if args.serve else run()
+    if args.json:
+        args.json.write_text(json.dumps(out))
+    if out["audit"]["problem_count"]:
         raise SystemExit("audit failed")
     return out
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

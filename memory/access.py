@@ -6,12 +6,14 @@ caller cannot read answer NOT_FOUND exactly as absent ones do."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import get_args
+from typing import Any, get_args
 
 from django.db import connection
-from django.db.models import Q
+from django.db.models import BooleanField, Expression, F, Q
 
 from memory import rows, statements
 from memory.models import Candidate, Grant, Principal, Receipt, Record, Space, Subject
@@ -69,6 +71,14 @@ def effective_q(at: datetime) -> Q:
     return Q(state=Grant.ACTIVE, ancestor_revoked=False) & (
         Q(expires_at__isnull=True) | Q(expires_at__gt=at)
     )
+
+
+# The coverage filter (`Coverage.placement_q`): up to this many groups of subjects reaching the
+# same placements, a term per group; past it, three terms whatever the grants, the last one a
+# look-up of (subject, context) pairs, up to MAX_PAIRS of them (past that, a term per distinct
+# set of contexts: at most the grant count, limits.max_grants_per_principal).
+GROUPS = 3
+MAX_PAIRS = 16_384
 
 
 # From this many effective grants on, the coverage query carries the space and subject columns
@@ -250,43 +260,96 @@ class Coverage:
         context_field: str = "placement_context_id",
     ) -> Q:
         """SQL filter for the objects one of these capabilities covers (a union over grants).
-        Matches nothing when no grant holds the capability. The grants are merged first, so
-        the filter does not grow with their count (issue 26: 2,000 grants made 2,000 ORs in
-        every query): those covering every subject become one term (the union of their
-        placements), those naming subjects one term per distinct placement (the union of their
-        subjects), and a term the every-subject term already covers is left out."""
+        Matches nothing when no grant holds the capability. Neither its size nor its cost per
+        row grows with the grant count (issue 26: 2,000 grants made 2,000 ORs in every query;
+        issue 39: 64 grants of 64 shapes still made 64): the grants covering every subject are
+        one term (the union of their placements); the others are merged per subject (less what
+        that term covers), and the subjects grouped by what they reach, a term per group while
+        there are at most GROUPS; past that at most three terms whatever the grants: the
+        subjects reached in their shared scope, those reached in every context, and the
+        (subject, context) pairs of the rest (one hashed look-up per row, `_PairsIn`)."""
+        every, reach = self.reach(capabilities)
+        q = Q(pk__in=[])
+        if every is not None:
+            q |= placed_q(_listed(every[0]), every[1], scope_field, context_field)
+        groups: dict[tuple[frozenset[str] | None, bool], list[str]] = {}
+        for subject_id, (contexts, shared) in sorted(reach.items()):
+            place = (None if contexts is None else frozenset(contexts), shared)
+            groups.setdefault(place, []).append(subject_id)
+        if len(groups) <= GROUPS:
+            for (in_contexts, shared), subjects in sorted(groups.items(), key=_place_key):
+                q |= self._subjects_q(subject_field, subjects) & placed_q(
+                    _listed(in_contexts), shared, scope_field, context_field
+                )
+            return q
+        in_shared = sorted(s for s, (_, shared) in reach.items() if shared)
+        in_every_context = sorted(s for s, (contexts, _) in reach.items() if contexts is None)
+        limited: dict[str, set[str]] = {s: c for s, (c, _) in reach.items() if c}
+        if in_shared:
+            q |= self._subjects_q(subject_field, in_shared) & Q(**{scope_field: SHARED})
+        if in_every_context:
+            q |= self._subjects_q(subject_field, in_every_context) & Q(**{scope_field: CONTEXT})
+        relation, _, field_name = subject_field.rpartition("__")
+        pairs = sorted((s, c) for s, contexts in limited.items() for c in contexts)
+        if pairs and len(pairs) <= MAX_PAIRS and relation and field_name == "subject_id":
+            q |= Q(**{scope_field: CONTEXT}) & Q(
+                _PairsIn(relation, context_field, self.space_id, pairs)
+            )
+            return q
+        by_contexts: dict[frozenset[str], list[str]] = {}
+        for subject_id, contexts in sorted(limited.items()):
+            by_contexts.setdefault(frozenset(contexts), []).append(subject_id)
+        for some, subjects in sorted(by_contexts.items(), key=lambda i: sorted(i[0])):
+            q |= self._subjects_q(subject_field, subjects) & placed_q(
+                sorted(some), False, scope_field, context_field
+            )
+        return q
+
+    def reach(
+        self, capabilities: list[str]
+    ) -> tuple[tuple[set[str] | None, bool] | None, dict[str, tuple[set[str] | None, bool]]]:
+        """What these capabilities reach, merged: the placement of every subject (contexts,
+        None for every one; shared), None when no grant covering every subject holds one; and
+        per named subject, what its grants reach beyond that (subjects it adds nothing to left
+        out). The union of the two is the union of the grants."""
         every: tuple[set[str] | None, bool] | None = None
-        named: dict[tuple[frozenset[str] | None, bool], set[str]] = {}
+        reach: dict[str, tuple[set[str] | None, bool]] = {}
         for g in self.grants:
             if not any(grant_has(g, c) for c in capabilities):
                 continue
-            shared = bool(g.shared_access)
+            contexts = None if g.context_ids is None else set(g.context_ids)
             if g.subject_ids is None:
-                contexts, was_shared = every if every is not None else (set(), False)
-                if g.context_ids is None or contexts is None:
-                    contexts = None
-                else:
-                    contexts = contexts | set(g.context_ids)
-                every = (contexts, was_shared or shared)
+                every = _joined(every, contexts, bool(g.shared_access))
             else:
-                place = (None if g.context_ids is None else frozenset(g.context_ids), shared)
-                named.setdefault(place, set()).update(g.subject_ids)
-        q = Q(pk__in=[])
-        if every is not None:
-            contexts, shared = every
-            q |= placed_q(
-                None if contexts is None else sorted(contexts), shared, scope_field, context_field
-            )
-        for (place_contexts, place_shared), subjects in sorted(named.items(), key=_place_key):
-            if every is not None and _place_within(place_contexts, place_shared, *every):
-                continue
-            q |= self._subjects_q(subject_field, sorted(subjects)) & placed_q(
-                None if place_contexts is None else sorted(place_contexts),
-                place_shared,
-                scope_field,
-                context_field,
-            )
-        return q
+                for subject_id in g.subject_ids:
+                    reach[subject_id] = _joined(
+                        reach.get(subject_id), contexts, bool(g.shared_access)
+                    )
+        all_contexts, all_shared = every if every is not None else (set(), False)
+        for subject_id, (contexts, shared) in list(reach.items()):
+            if all_contexts is None:
+                contexts = set()
+            elif contexts is not None:
+                contexts = contexts - all_contexts
+            shared = shared and not all_shared
+            if contexts == set() and not shared:
+                del reach[subject_id]  # nothing beyond what every subject gets (or nothing)
+            else:
+                reach[subject_id] = (contexts, shared)
+        return every, reach
+
+    def subject_q(
+        self,
+        capabilities: list[str],
+        subject_id: str,
+        scope_field: str = "placement_scope",
+        context_field: str = "placement_context_id",
+    ) -> Q:
+        """`placement_q` for the objects of one subject (the caller filters on it): that
+        subject's reach through these capabilities, one term."""
+        view = self.subject_view(capabilities, subject_id)
+        contexts = None if view["all_contexts"] else view["context_ids"]
+        return placed_q(contexts, view["shared"], scope_field, context_field)
 
     def _subjects_q(self, subject_field: str, subject_ids: list[str]) -> Q:
         """The objects of these subjects of the space. Through the subject relation, a subquery
@@ -347,15 +410,62 @@ def _place_key(item) -> tuple:
     return (contexts is None, sorted(contexts or []), shared)
 
 
-def _place_within(
-    contexts: frozenset[str] | None, shared: bool, outer: set[str] | None, outer_shared: bool
-) -> bool:
-    """Is the placement (contexts, shared) inside (outer, outer_shared)? None: every context."""
-    if shared and not outer_shared:
-        return False
-    if outer is None:
-        return True
-    return contexts is not None and contexts <= outer
+def _listed(contexts: Collection[str] | None) -> list[str] | None:
+    return None if contexts is None else sorted(contexts)
+
+
+def _joined(
+    reach: tuple[set[str] | None, bool] | None, contexts: set[str] | None, shared: bool
+) -> tuple[set[str] | None, bool]:
+    """A reach (contexts, None for every one; shared) widened by one grant's placement."""
+    if reach is None:
+        return (None if contexts is None else set(contexts)), shared
+    was, was_shared = reach
+    return (None if was is None or contexts is None else was | contexts), was_shared or shared
+
+
+class _PairsIn(Expression):
+    """`(subject, context) IN (the (subject row, context) pairs named, of the space)`: PostgreSQL
+    hashes the sub-select's rows once (a hashed SubPlan) and looks each row up once, SQLite
+    builds an index of them; the pairs are one array parameter each (PostgreSQL) or one JSON
+    parameter (SQLite), so neither the statement nor a row's cost grows with their number. The
+    sub-select names the space (one shard on Citus, docs/scaling.md)."""
+
+    output_field = BooleanField()
+
+    def __init__(
+        self, subject: str, context: str, space_id: str, pairs: list[tuple[str, str]]
+    ) -> None:
+        super().__init__(output_field=BooleanField())
+        self.columns: list[Any] = [F(subject), F(context)]
+        self.space_id, self.pairs = space_id, pairs
+
+    def get_source_expressions(self) -> list[Any]:
+        return self.columns
+
+    def set_source_expressions(self, exprs: Any) -> None:
+        self.columns = list(exprs)
+
+    def as_sql(self, compiler, connection, **extra) -> tuple[str, list]:  # noqa: ANN001
+        subject, subject_params = compiler.compile(self.columns[0])
+        context, context_params = compiler.compile(self.columns[1])
+        qn = connection.ops.quote_name
+        if connection.vendor == "postgresql":
+            source = "unnest(CAST(%s AS text[]), CAST(%s AS text[])) AS pq_v(s, c)"
+            named, placed = "pq_v.s", "pq_v.c"
+            params: list[Any] = [[s for s, _ in self.pairs], [c for _, c in self.pairs]]
+        else:
+            source = "json_each(%s) AS pq_v"
+            named, placed = "json_extract(pq_v.value, '$[0]')", "json_extract(pq_v.value, '$[1]')"
+            params = [json.dumps(self.pairs)]
+        # Only compiled columns and quoted identifiers are formatted in; the pairs are bound.
+        table = qn(Subject._meta.db_table)
+        sql = (
+            f"({subject}, {context}) IN (SELECT pq_s.{qn('id')}, {placed}"  # noqa: S608
+            f" FROM {table} pq_s JOIN {source} ON {named} = pq_s.{qn('subject_id')}"
+            f" WHERE pq_s.{qn('space_id')} = %s)"
+        )
+        return sql, [*subject_params, *context_params, *params, self.space_id]
 
 
 def canonical_str(value: object) -> str:
@@ -370,6 +480,8 @@ def placed_q(
 ) -> Q:
     """Objects placed in these contexts (`None`: every context) or, with `shared`, in the
     subject's shared scope: the placement half of a grant, and of a subject view."""
+    if context_ids is not None and not context_ids:
+        return Q(**{scope_field: SHARED}) if shared else Q(pk__in=[])
     place = Q(**{scope_field: CONTEXT})
     if context_ids is not None:
         place &= Q(**{f"{context_field}__in": context_ids})

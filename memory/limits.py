@@ -17,10 +17,14 @@ What is counted, each per principal and per space:
   expire after LEASE_S, so a process that dies holding one frees it.
 
 Where: with a Redis cache (SPOKE_MEMORY_CACHE_URL, else REDIS_URL), in Redis: the `limits`
-package's sliding window counters (one Lua script each) and a small Lua semaphore, atomic across
-every process and host. Without one (the embedded default), in this process. Redis unreachable:
-this process's own store counts instead for FALLBACK_S, then Redis is tried again, with a
-warning logged: limits keep holding, per process, and nothing answers 5xx for it.
+package's sliding window counters and a small Lua semaphore, atomic across every process and
+host. A request's admission (`admit`: its rate unit, its bytes, its place in flight) is one Lua
+script (ADMIT: the package's window script once per counter, then the semaphore), one round
+trip; giving the place back is another; the rest of an op's cost, once its body is parsed, one
+more per counter through the package itself, on the same keys. Without Redis (the embedded
+default), in this process. Redis unreachable: this process's own store counts instead for
+FALLBACK_S, then Redis is tried again, with a warning logged: limits keep holding, per process,
+and nothing answers 5xx for it.
 
 Refusal: `429 rate_limited` with Retry-After, the request's body unread."""
 
@@ -58,22 +62,87 @@ OVER_BYTES = (
 )
 IN_FLIGHT = "Too many requests of this caller in flight at once: wait for an answer first."
 
-# KEYS: the semaphores; ARGV: the holder, the lease (s), then each key's cap. All or nothing:
-# answers 0 when a place was taken in every one, else the number of the first one that is full.
-ACQUIRE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local lease = tonumber(ARGV[2])
-for i, key in ipairs(KEYS) do
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-  if redis.call('ZCARD', key) >= tonumber(ARGV[i + 2]) then return i end
+# The semaphore: KEYS the semaphores, `caps` each one's cap. All or nothing: 0 when a place was
+# taken in every one, else the number of the first one that is full.
+_PLACES = """
+local function places(keys, caps, holder, lease)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+  for i, key in ipairs(keys) do
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+    if redis.call('ZCARD', key) >= caps[i] then return i end
+  end
+  for _, key in ipairs(keys) do
+    redis.call('ZADD', key, now + lease, holder)
+    redis.call('EXPIRE', key, math.ceil(lease) + 1)
+  end
+  return 0
 end
-for _, key in ipairs(KEYS) do
-  redis.call('ZADD', key, now + lease, ARGV[1])
-  redis.call('EXPIRE', key, math.ceil(lease) + 1)
+"""
+# ARGV: the holder, the lease (s), then each key's cap.
+ACQUIRE = (
+    _PLACES
+    + """
+local caps = {}
+for i = 3, #ARGV do caps[#caps + 1] = tonumber(ARGV[i]) end
+return places(KEYS, caps, ARGV[1], tonumber(ARGV[2]))
+"""
+)
+# One sliding window counter: the `limits` package's own script (5.x,
+# resources/redis/lua_scripts/acquire_sliding_window.lua, MIT) as a function, on the package's
+# keys (`_window_keys`), so `SlidingWindowCounterRateLimiter` reads and spends the same counts.
+_WINDOW = """
+local function window(previous, current, limit, expiry, amount)
+  if amount > limit then return false end
+  local current_ttl = tonumber(redis.call('pttl', current))
+  if current_ttl > 0 and current_ttl < expiry then
+    redis.call('rename', current, previous)
+    redis.call('set', current, 0, 'PX', current_ttl + expiry)
+  end
+  local previous_count = tonumber(redis.call('get', previous)) or 0
+  local previous_ttl = tonumber(redis.call('pttl', previous)) or 0
+  local current_count = tonumber(redis.call('get', current)) or 0
+  current_ttl = tonumber(redis.call('pttl', current)) or 0
+  if previous_ttl <= 0 then previous_ttl = 0 end
+  if current_ttl <= 0 then current_ttl = 0 end
+  local weighted = math.floor(previous_count * previous_ttl / expiry) + current_count
+  if (weighted + amount) > limit then return false end
+  if redis.call('exists', current) == 1 then
+    redis.call('incrby', current, amount)
+  else
+    redis.call('set', current, amount, 'PX', expiry * 2)
+  end
+  return true
 end
+"""
+# A request's admission in one round trip. KEYS: each counter's previous and current window,
+# then the semaphores; ARGV: the number of counters, the holder, the lease (s), each counter's
+# limit, window (s) and amount, then each semaphore's cap. In order, as `charge`, `charge_bytes`
+# and `enter` one after the other: 0 when all passed, else the number of the first counter short
+# (the ones before it stay spent), or the number of counters plus that of the first full
+# semaphore.
+ADMIT = (
+    _WINDOW
+    + _PLACES
+    + """
+local n = tonumber(ARGV[1])
+for i = 1, n do
+  local at = 3 + 3 * (i - 1)
+  local limit, expiry = tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2]) * 1000
+  if not window(KEYS[2 * i - 1], KEYS[2 * i], limit, expiry, tonumber(ARGV[at + 3])) then
+    return i
+  end
+end
+local keys, caps = {}, {}
+for j = 2 * n + 1, #KEYS do
+  keys[#keys + 1] = KEYS[j]
+  caps[#caps + 1] = tonumber(ARGV[3 + 3 * n + #keys])
+end
+local full = places(keys, caps, ARGV[2], tonumber(ARGV[3]))
+if full > 0 then return n + full end
 return 0
 """
+)
 
 
 def rate_limited(wait: float | None, message: str = OVER_RATE) -> RateLimited:
@@ -126,11 +195,28 @@ class Local:
 
 
 class Shared:
-    """The semaphores in Redis (`ACQUIRE`), each hold a lease."""
+    """The semaphores in Redis (`ACQUIRE`), each hold a lease; and a whole admission (`ADMIT`)."""
 
     def __init__(self, client: redis.Redis) -> None:
         self._client = client
         self._acquire = client.register_script(ACQUIRE)
+        self._admit = client.register_script(ADMIT)
+
+    def admit(
+        self,
+        windows: list[tuple[RateLimitItem, str, int]],
+        keys: list[str],
+        caps: list[int],
+        holder: str,
+    ) -> int:
+        """ADMIT: each (limit, key, amount) window spent in order, then a place in each
+        semaphore; 0, or the number of the first one short (windows first)."""
+        names: list[str] = []
+        args: list[Any] = [len(windows), holder, LEASE_S]
+        for item, key, amount in windows:
+            names += _window_keys(item, key)
+            args += [item.amount, item.get_expiry(), amount]
+        return int(self._admit(keys=[*names, *keys], args=[*args, *caps]))
 
     def acquire(self, keys: list[str], caps: list[int], holder: str) -> int:
         return int(self._acquire(keys=keys, args=[holder, LEASE_S, *caps]))
@@ -179,7 +265,7 @@ class Limiter:
             return self._local
         with self._lock:
             if self._shared is None:
-                self._shared = _shared_store(url)
+                self._shared = _shared_store(url, _prefix())
         return self._shared
 
     def _down(self, exc: BaseException) -> Store:
@@ -234,23 +320,12 @@ class Limiter:
 
     def charge(self, principal: Principal, cost: int) -> None:
         """`cost` units of the principal's and its space's request rates; 429 when over."""
-        items = [(parse_rate(principal.rate or settings.SPOKE_MEMORY_RATE), _who(principal))]
-        space = principal.home_space_id
-        if space:
-            items.append((parse_rate(settings.SPOKE_MEMORY_SPACE_RATE), f"space:{space}"))
-        self._hit(items, cost, OVER_RATE)
+        self._hit(_rates(principal), cost, OVER_RATE)
 
     def charge_bytes(self, principal: Principal, size: int, saturate: bool = False) -> None:
         """`size` bytes of the principal's and its space's minute (0: no budget); 429 when
         over. Counted from the declared length, before the body is read."""
-        budget = settings.SPOKE_MEMORY_LIMITS["max_request_bytes_per_min"]
-        if budget <= 0:
-            return
-        item: RateLimitItem = RateLimitItemPerMinute(budget)
-        items = [(item, "bytes:" + _who(principal))]
-        if principal.home_space_id:
-            items.append((item, f"bytes:space:{principal.home_space_id}"))
-        self._hit(items, size, OVER_BYTES, saturate)
+        self._hit(_byte_budgets(principal), size, OVER_BYTES, saturate)
 
     def refused_body(self, principal: Principal, size: int) -> None:
         """A body refused as invalid (400, 413) costs REFUSED_BODY_WEIGHT times its size in
@@ -261,15 +336,11 @@ class Limiter:
 
     def enter(self, principal: Principal) -> Hold:
         """A place among the principal's and its space's requests in flight, or 429."""
-        cap = settings.SPOKE_MEMORY_MAX_IN_FLIGHT
-        keys = [f"flight:{_who(principal)}"]
-        if principal.home_space_id:
-            keys.append(f"flight:space:{principal.home_space_id}")
-        if cap <= 0:
+        keys, caps = _places(principal)
+        if not caps:
             return Hold(keys, "", None, released=True)
         holder = str(ULID())
         store = self.store()
-        caps = [cap] * len(keys)
         try:
             full = store.places.acquire(_prefixed(keys), caps, holder)
         except (redis.RedisError, OSError) as exc:
@@ -278,6 +349,49 @@ class Limiter:
         if full:
             raise rate_limited(1, IN_FLIGHT)
         return Hold(keys, holder, store)
+
+    def admit(self, principal: Principal, size: int) -> Hold:
+        """A request's admission, before its body is read: a unit of the principal's and its
+        space's rates (`charge`), its `size` bytes of their minutes (`charge_bytes`), a place
+        among their requests in flight (`enter`), in that order; 429 at the first one short.
+        With Redis one round trip (ADMIT), with the same outcome as the three one after the
+        other, which is what the embedded store (and Redis's stand-in while it is down) runs."""
+        store = self.store()
+        if store.shared and isinstance(store.places, Shared):
+            windows = [(item, key, 1, OVER_RATE) for item, key in _rates(principal)]
+            if size > 0:
+                windows += [
+                    (item, key, min(size, item.amount), OVER_BYTES)
+                    for item, key in _byte_budgets(principal)
+                ]
+            keys, caps = _places(principal)
+            holder = str(ULID()) if caps else ""
+            try:
+                short = store.places.admit(
+                    [(item, key, amount) for item, key, amount, _ in windows],
+                    _prefixed(keys) if caps else [],
+                    caps,
+                    holder,
+                )
+            except (redis.RedisError, OSError) as exc:
+                self._down(exc)
+            else:
+                if not short:
+                    return Hold(keys, holder, store, released=not caps)
+                if short > len(windows):
+                    raise rate_limited(1, IN_FLIGHT)
+                item, key, _, message = windows[short - 1]
+                raise rate_limited(self._wait(store, item, key), message)
+        self.charge(principal, 1)
+        self.charge_bytes(principal, size)
+        return self.enter(principal)
+
+    def _wait(self, store: Store, item: RateLimitItem, key: str) -> float | None:
+        """Seconds until the counter has room again (the 429's Retry-After)."""
+        try:
+            return store.windows.get_window_stats(item, key).reset_time - time.time()
+        except (StorageError, redis.RedisError, OSError):
+            return None
 
     def leave(self, hold: Hold) -> None:
         if hold.released or hold.store is None:
@@ -293,6 +407,44 @@ def _who(principal: Principal) -> str:
     return f"principal:{principal.principal_id}"
 
 
+def _rates(principal: Principal) -> list[tuple[RateLimitItem, str]]:
+    """The principal's rate (its own `set-rate`, else SPOKE_MEMORY_RATE) and its space's."""
+    items = [(parse_rate(principal.rate or settings.SPOKE_MEMORY_RATE), _who(principal))]
+    if principal.home_space_id:
+        items.append(
+            (parse_rate(settings.SPOKE_MEMORY_SPACE_RATE), f"space:{principal.home_space_id}")
+        )
+    return items
+
+
+def _byte_budgets(principal: Principal) -> list[tuple[RateLimitItem, str]]:
+    """The principal's and its space's bytes a minute (none when the budget is 0)."""
+    budget = settings.SPOKE_MEMORY_LIMITS["max_request_bytes_per_min"]
+    if budget <= 0:
+        return []
+    item: RateLimitItem = RateLimitItemPerMinute(budget)
+    items = [(item, "bytes:" + _who(principal))]
+    if principal.home_space_id:
+        items.append((item, f"bytes:space:{principal.home_space_id}"))
+    return items
+
+
+def _places(principal: Principal) -> tuple[list[str], list[int]]:
+    """The principal's and its space's semaphores (unprefixed) and their caps (none: no cap)."""
+    cap = settings.SPOKE_MEMORY_MAX_IN_FLIGHT
+    keys = [f"flight:{_who(principal)}"]
+    if principal.home_space_id:
+        keys.append(f"flight:space:{principal.home_space_id}")
+    return keys, ([cap] * len(keys) if cap > 0 else [])
+
+
+def _window_keys(item: RateLimitItem, key: str) -> list[str]:
+    """The previous and the current window of a sliding window counter in Redis, named as the
+    `limits` package's Redis storage names them (tests/hostile/test_limiter.py checks)."""
+    name = f"{_prefix()}:limits:{{{item.key_for(key)}}}"
+    return [f"{name}/-1", name]
+
+
 def _prefix() -> str:
     cache: dict[str, Any] = settings.CACHES["default"]
     return str(cache.get("KEY_PREFIX") or "spoke-memory")
@@ -303,13 +455,13 @@ def _prefixed(keys: list[str]) -> list[str]:
 
 
 @cache
-def _shared_store(url: str) -> Store:
+def _shared_store(url: str, prefix: str) -> Store:
     timeout = settings.SPOKE_MEMORY_CACHE_OPTIONS["socket_timeout"]
     storage = storage_from_string(
         url,
         socket_connect_timeout=timeout,
         socket_timeout=timeout,
-        key_prefix=f"{_prefix()}:limits",
+        key_prefix=f"{prefix}:limits",
         wrap_exceptions=True,
     )
     if not isinstance(storage, Storage):  # pragma: no cover - a redis:// URL is never async

@@ -32,9 +32,7 @@ _admitted = threading.local()
 def admit(principal: Principal, size: int) -> Hold:
     """One request's admission (a unit of rate, `size` bytes, a place in flight); raises the
     429 (`RateLimited`, with Retry-After). `leave` gives the place back."""
-    LIMITER.charge(principal, 1)
-    LIMITER.charge_bytes(principal, size)
-    hold = LIMITER.enter(principal)
+    hold = LIMITER.admit(principal, size)
     _admitted.principal_id = principal.principal_id
     return hold
 

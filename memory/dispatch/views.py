@@ -161,9 +161,7 @@ class WireView(APIView):
         # A body longer than max_request_bytes never gets here (spokememory/body_limits.py).
         size = declared_length(request)
         try:
-            LIMITER.charge(request.user, 1)
-            LIMITER.charge_bytes(request.user, size)
-            self.hold = LIMITER.enter(request.user)
+            self.hold = LIMITER.admit(request.user, size)
         except WireError:
             # Read and discard the unread body first: answered with it unread, gunicorn closes
             # the connection under a client still sending it, which then sees a broken pipe

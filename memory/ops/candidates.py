@@ -67,7 +67,12 @@ def candidates_list(ctx: OpContext, req: t.CandidatesListRequest) -> t.Candidate
         qs, revision = qs.filter(subject=subject), subject.revision
     require_read(cov, READ, subject)
     placement = {"scope_field": "scope_placement_scope", "context_field": "scope_context_id"}
-    qs = qs.filter(cov.placement_q(READ, **placement)).filter(selection_q(selection, **placement))
+    covered = (
+        cov.placement_q(READ, **placement)
+        if subject is None
+        else cov.subject_q(READ, subject.subject_id, **placement)
+    )
+    qs = qs.filter(covered).filter(selection_q(selection, **placement))
     qs = qs.filter(state__in=req.get("states", [Candidate.PENDING]))
     if "labels" in req:
         qs = qs.filter(classification__label__in=req["labels"])

@@ -146,9 +146,10 @@ def records_queryset(
     """Records the caller may read through `capabilities`, narrowed by the filter. The
     cognition filter is only narrowed here: pass results through `matching()`."""
     qs = Record.objects.filter(space_id=cov.space_id)
-    if subject is not None:
-        qs = qs.filter(subject=subject)
-    qs = qs.filter(cov.placement_q(capabilities))
+    if subject is not None:  # one subject: its own reach, one term whatever the grants
+        qs = qs.filter(subject=subject).filter(cov.subject_q(capabilities, subject.subject_id))
+    else:
+        qs = qs.filter(cov.placement_q(capabilities))
     qs = qs.filter(selection_q(flt.selection)).filter(provenance_q(flt.provenance))
     if flt.kinds:
         qs = qs.filter(kind__in=flt.kinds)

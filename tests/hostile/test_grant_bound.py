@@ -7,6 +7,7 @@ is measured in bench/grant_flood.py (docs/reliability.md)."""
 
 from __future__ import annotations
 
+import random
 from io import StringIO
 
 import pytest
@@ -15,8 +16,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memory.models import Grant
-from tests.conftest import make_persona
+from tests.conftest import is_postgres, make_persona
 from tests.hostile.conftest import census
+from tests.memory.recall.test_unanalyzed_plans import Plans, nodes
+from tests.space_sql import Recorder, recording
 
 pytestmark = pytest.mark.django_db
 
@@ -118,3 +121,102 @@ def test_the_coverage_filter_does_not_grow_with_the_grant_count(api, admin, ensu
     assert listed["total_authorized"] == 60
     listed = api(few, "memory.records.list", {"space_id": "s1", "page_size": 200}).body
     assert sorted(r["subject_id"] for r in listed["records"]) == ["u0", "u1"]
+
+
+def _shapes(seed: int, n: int, every: bool) -> list[dict]:
+    """`n` grants of random shapes (a fixed seed): one or two subjects and contexts each, some
+    of them subjects or contexts nothing is placed in, shared access or not, half of them
+    without records_read; with `every`, one in eight covers every subject, in one context."""
+    rnd = random.Random(seed)  # noqa: S311 (test data)
+    out = []
+    for i in range(n):
+        grant: dict = {"capabilities": [rnd.choice(["records_read", "recall"])]}
+        if every and i % 8 == 3:
+            grant["context_ids"] = [rnd.choice(CONTEXTS)]
+        else:
+            grant["subject_ids"] = rnd.sample([*SUBJECTS, "u-none"], rnd.randint(1, 2))
+            if rnd.random() < 0.9:
+                grant["context_ids"] = rnd.sample([*CONTEXTS, "c-none"], rnd.randint(1, 2))
+        grant["shared_access"] = rnd.random() < 0.25
+        out.append(grant)
+    return out
+
+
+def _covers(grant: dict, subject_id: str, placement: dict) -> bool:
+    """The grants model of docs/protocol.md#grants, written out apart from memory.access."""
+    if "records_read" not in grant["capabilities"]:
+        return False
+    if "subject_ids" in grant and subject_id not in grant["subject_ids"]:
+        return False
+    if placement["scope"] == "shared":
+        return grant["shared_access"]
+    return "context_ids" not in grant or placement["context_id"] in grant["context_ids"]
+
+
+SUBJECTS = [f"u{i}" for i in range(8)]
+CONTEXTS = [f"c{i}" for i in range(6)]
+
+
+@pytest.mark.parametrize(("seed", "every"), [(1, False), (2, True), (3, True)])
+def test_many_grants_of_many_shapes_read_exactly_what_they_cover_in_a_bounded_filter(
+    api, admin, ensure_subject, seed, every
+):
+    """Issue 39: 64 grants of 64 shapes (each its own subjects and contexts) made 64 terms of
+    the coverage filter, each a sub-select evaluated for every row the list counts. Now the
+    filter has at most a handful of terms (the subjects' (subject, context) pairs one of them),
+    and the records listed, with and without a subject, are exactly those the grants cover."""
+    placements = [{"scope": "context", "context_id": c} for c in CONTEXTS] + [{"scope": "shared"}]
+    records: dict[str, tuple[str, dict]] = {}
+    for subject_id in SUBJECTS:
+        ensure_subject(subject_id)
+        for placement in placements:
+            made = api(
+                admin,
+                "memory.records.create",
+                {
+                    "space_id": "s1",
+                    "subject_id": subject_id,
+                    "kind": "fact",
+                    "content": {"text": f"{subject_id} {placement}"},
+                    "placement": placement,
+                },
+            )
+            assert made.status == 200, made.body
+            records[made.body["receipt"]["refs"][0]["id"]] = (subject_id, placement)
+    many = make_persona(f"many-{seed}")
+    shapes = _shapes(seed, 64, every)
+    for shape in shapes:
+        assert grant(api, admin, many.id, **shape).status == 200
+    want = {rid for rid, (s, p) in records.items() if any(_covers(g, s, p) for g in shapes)}
+    assert 0 < len(want) < len(records)  # the shapes cover some of the space, not all of it
+
+    sql = _list_sql(api, many)
+    assert sql.count(" OR ") <= 6, sql
+    if is_postgres():  # the plan PostgreSQL ran: each term's sub-select hashed once, not per row
+        with Plans() as seen:
+            assert api(many, "memory.records.list", {"space_id": "s1"}).status == 200
+        (count,) = [p for p in seen.plans if "COUNT(" in p["Query Text"]]
+        subplans = [n for n in nodes(count["Plan"]) if n.get("Parent Relationship") == "SubPlan"]
+        assert 1 <= len(subplans) <= 3, [n.get("Subplan Name") for n in subplans]
+        scans = [n for n in nodes(count["Plan"]) if n.get("Relation Name") == "memory_record"]
+        assert [n.get("Actual Loops") for n in scans] == [1], count["Plan"]
+        recorder = Recorder()  # and every statement names the space (one shard on Citus)
+        with recording(recorder), recorder.phase("memory.records.list"):
+            assert api(many, "memory.records.list", {"space_id": "s1"}).status == 200
+        assert not recorder.violations({}), recorder.violations({})
+    listed = api(many, "memory.records.list", {"space_id": "s1", "page_size": 200}).body
+    assert {r["record_id"] for r in listed["records"]} == want
+    assert listed["total_authorized"] == len(want)
+    for subject_id in SUBJECTS:
+        mine = {rid for rid in want if records[rid][0] == subject_id}
+        answer = api(
+            many,
+            "memory.records.list",
+            {"space_id": "s1", "subject_id": subject_id, "page_size": 200},
+        )
+        if answer.status in (403, 404):  # not covered, or covered but not readable
+            assert not mine, answer.body
+            continue
+        assert answer.status == 200, answer.body
+        assert {r["record_id"] for r in answer.body["records"]} == mine
+        assert answer.body["total_authorized"] == len(mine)

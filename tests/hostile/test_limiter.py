@@ -175,6 +175,93 @@ def test_requests_in_flight_are_capped_per_principal_and_per_space(settings, sha
     here.leave(here.enter(one))
 
 
+def _redis_cache(settings, prefix: str) -> None:
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS,
+            "KEY_PREFIX": prefix,
+        }
+    }
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["redis", "embedded"])
+def test_an_admission_spends_a_unit_then_bytes_then_a_place_as_the_three_calls_do(settings, shared):
+    """`admit` (with Redis one script, ADMIT) has the outcome of `charge`, `charge_bytes` and
+    `enter` one after the other, counter for counter: what each request is refused for, and
+    what is left of each of the four counters, read back through the `limits` package (so the
+    script spends the very counts the package keeps: the rest of an op's cost is spent there)."""
+    from memory.limits import (
+        IN_FLIGHT,
+        OVER_BYTES,
+        OVER_RATE,
+        Limiter,
+        _byte_budgets,
+        _rates,
+    )
+
+    if shared and not REDIS:
+        pytest.skip("the suite's broker is not Redis")
+    if shared:
+        _redis_cache(settings, f"admit-test-{time.time_ns()}")
+    else:
+        settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    settings.SPOKE_MEMORY_RATE, settings.SPOKE_MEMORY_SPACE_RATE = "5/min", "4/min"
+    settings.SPOKE_MEMORY_LIMITS = {
+        **settings.SPOKE_MEMORY_LIMITS,
+        "max_request_bytes_per_min": 100,
+    }
+    settings.SPOKE_MEMORY_MAX_IN_FLIGHT = 2
+    limiter = Limiter()
+    principal = make_principal("ad1", home_space=make_space("ad"))[0]
+
+    def admit(size: int):
+        try:
+            return limiter.admit(principal, size)
+        except RateLimited as refused:
+            assert int(refused.headers["Retry-After"]) >= 1
+            return refused.message
+
+    first, second = admit(30), admit(30)
+    assert not isinstance(first, str) and not isinstance(second, str)
+    assert limiter.store().shared is shared
+    assert admit(10) == IN_FLIGHT  # both places held; its unit and bytes are spent
+    limiter.leave(first)
+    assert admit(50) == OVER_BYTES  # 70 + 50 over the principal's 100; its unit is spent
+    assert admit(0) == OVER_RATE  # the space's 4 units are spent
+    windows = limiter.store().windows
+    left = [windows.get_window_stats(i, k).remaining for i, k in _rates(principal)]
+    left += [windows.get_window_stats(i, k).remaining for i, k in _byte_budgets(principal)]
+    assert left == [0, 0, 30, 30]
+    limiter.leave(second)
+    settings.SPOKE_MEMORY_RATE = settings.SPOKE_MEMORY_SPACE_RATE = "100/min"
+    limiter.leave(admit(1))  # the places were given back
+
+
+@needs_redis
+def test_an_admission_is_one_round_trip_to_redis(settings):
+    """What Redis receives (MONITOR) for one admission of a principal with a home space (two
+    rates, two byte budgets, two semaphores): one script call; giving the place back is one
+    pipeline. Before: a script per counter and one for the semaphores, five round trips."""
+    import redis
+
+    from memory.limits import Limiter
+
+    prefix = f"trips-test-{time.time_ns()}"
+    _redis_cache(settings, prefix)
+    limiter = Limiter()
+    principal = make_principal("rt1", home_space=make_space("rt"))[0]
+    limiter.leave(limiter.admit(principal, 10))  # the scripts loaded
+    commands = []
+    with redis.Redis.from_url(REDIS).monitor() as monitor:
+        limiter.leave(limiter.admit(principal, 10))
+        while monitor.connection is not None and monitor.connection.can_read(timeout=0.5):
+            seen = monitor.next_command()
+            if prefix in seen["command"] and seen.get("client_type") != "lua":
+                commands.append(seen["command"].split(" ", 1)[0].upper())
+    assert commands == ["EVALSHA", "ZREM", "ZREM"], commands
+
+
 @pytest.mark.skipif(not REDIS, reason="the suite's broker is not Redis")
 def test_a_hold_of_a_process_gone_expires(settings, monkeypatch):
     from memory import limits
