@@ -378,12 +378,26 @@ def execute(sql: str, params: list | None = None) -> tuple | None:
         return cursor.fetchone() if cursor.description else None
 
 
+CITUS_SEQUENTIAL = (
+    "SELECT set_config('citus.multi_shard_modify_mode', 'sequential', false)"
+    " FROM pg_extension WHERE extname = 'citus'"
+)
+
+
 def session_settings(sender: object, connection: BaseDatabaseWrapper, **_: object) -> None:
     """`connection_created`: what every PostgreSQL session of the provider runs without. JIT
     compilation (on by default, past jit_above_cost) costs ~0.8 s of LLVM per statement whose
     estimate crosses it — a recall ranking over a large subject does — for statements that run
     in milliseconds. A `SET` on the new session rather than a libpq startup option, which
-    pgbouncer refuses unless told to ignore it (docs/deployment.md)."""
+    pgbouncer refuses unless told to ignore it (docs/deployment.md).
+
+    On a Citus coordinator, multi-shard statements run over one connection per worker
+    (`citus.multi_shard_modify_mode = sequential`): Citus refuses a write to a reference table
+    (a new principal, a token) in a transaction after a multi-shard statement ran in parallel
+    ("cannot modify table … because there was a parallel operation on a distributed table"),
+    and the provider's fan-outs (spaces.list, receipts.get by id, the sweepers' scans) are few
+    and small. Without the extension the statement sets nothing."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SET jit = off")
+            cursor.execute(CITUS_SEQUENTIAL)

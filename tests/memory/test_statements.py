@@ -421,3 +421,18 @@ def test_vector_generation_bump_makes_and_moves_what_the_orm_would(world):
     statements.execute(statements.vector_generation_bump(2), [u1.pk, "s1", u2.pk, "s1"])
     assert generations() == {u1.pk: 2, u2.pk: 1, u3.pk: 7}
     assert set(VectorGeneration.objects.values_list("space_id", flat=True)) == {"s1"}
+
+
+@postgres
+def test_a_new_principal_can_follow_a_fan_out_in_one_transaction(db) -> None:
+    """On a Citus coordinator a write to a reference table (memory_principal) after a
+    multi-shard statement ran in parallel in the same transaction is refused; every connection
+    of the provider runs multi-shard statements sequentially there (statements.session_settings),
+    so the Citus leg passes this; on one node the same transaction simply commits."""
+    from memory.models import Principal, Receipt
+    from memory.services import operators
+
+    # the test's own transaction is the one transaction; a receipt by id alone reads every shard
+    assert not list(Receipt.objects.filter(receipt_id="rcp_none"))
+    principal, token = operators.create_principal_with_token("after a fan-out")
+    assert token and Principal.objects.filter(pk=principal.pk).exists()
