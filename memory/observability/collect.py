@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection
@@ -43,7 +44,7 @@ class DatabaseCollector(Collector):
         yield up
         yield from families
 
-    def describe(self) -> list:
+    def describe(self) -> list[Any]:
         return []  # collected at scrape time only (no database work at registration)
 
     def _families(self) -> Iterator[GaugeMetricFamily]:
