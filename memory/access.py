@@ -10,9 +10,9 @@ import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
-from django.db import connection
+from django.db import connection, models
 from django.db.models import BooleanField, Expression, F, Q
 
 from memory import rows, statements
@@ -30,6 +30,7 @@ from memory.wire.errors import (
 from memory.wire.types import Capability
 
 ADMIN = "space_admin"
+P = TypeVar("P", bound=Record | Candidate)  # an object placed in a subject's context or shared
 # The grant capabilities, in the schema's order (docs/protocol.md#grants), from the generated wire types.
 CAPABILITIES: list[str] = list(get_args(Capability))
 
@@ -147,7 +148,7 @@ def effective_grants(
     for grant in out:
         cache_space(grant, space)
         if joined:
-            grant._subject = subject
+            grant._subject = subject  # type: ignore[attr-defined]  # the row read with it
     return out
 
 
@@ -362,7 +363,7 @@ class Coverage:
             return Q(**{f"{relation}__in": subjects.values("pk")})
         return Q(**{f"{subject_field}__in": subject_ids})
 
-    def subject_view(self, capabilities: list[str], subject_id: str) -> dict:
+    def subject_view(self, capabilities: list[str], subject_id: str) -> dict[str, Any]:
         """The caller's coverage for one subject through these capabilities, as plain data:
         contexts (None = all), shared. Used to pin reflection coverage and compare it."""
         contexts: set[str] | None = set()
@@ -383,7 +384,7 @@ class Coverage:
             "shared": shared,
         }
 
-    def footprint(self, capability: str) -> list[dict]:
+    def footprint(self, capability: str) -> list[dict[str, Any]]:
         """What this capability covers in the space, as plain data: one rectangle
         {subject_ids, context_ids, shared} per grant holding it (None = every), deduplicated and
         sorted. Stored with an export; memory.engine.transfer.footprint_includes compares two."""
@@ -405,7 +406,9 @@ class Coverage:
         return digest([[g.grant_id, g.revision] for g in self.grants])
 
 
-def _place_key(item) -> tuple:
+def _place_key(
+    item: tuple[tuple[frozenset[str] | None, bool], Any],
+) -> tuple[bool, list[str], bool]:
     (contexts, shared), _ = item
     return (contexts is None, sorted(contexts or []), shared)
 
@@ -579,7 +582,7 @@ def gate_subject_writable(
 
 
 def _access_placed(
-    model,
+    model: type[P],
     cov: Coverage,
     id_field: str,
     object_id: str,
@@ -588,12 +591,13 @@ def _access_placed(
     context_attr: str,
     resource: str,
     lock: bool,
-):
+) -> P:
     """The object, if it is in the space and one grant with any of `capabilities` covers its
     subject and placement; NOT_FOUND otherwise. `lock` takes its row lock (not the subject's):
     the row the mutation already locked (`cov.held`), or one fixed-shape query with its subject
     joined (rows.py says why not the ORM's)."""
-    obj = cov.held.pop((model, object_id), None) if lock else None
+    held = cov.held.pop((model, object_id), None) if lock else None
+    obj = held if isinstance(held, model) else None  # held by (model, id): always the model's
     if obj is None:
         obj = placed_object(model, cov.space_id, id_field, object_id, lock)
     if obj is None or not cov.covers_any(
@@ -603,11 +607,14 @@ def _access_placed(
     return obj
 
 
-def placed_object(model, space_id: str, id_field: str, object_id: str, lock: bool = True):
+def placed_object(
+    model: type[P], space_id: str, id_field: str, object_id: str, lock: bool = True
+) -> P | None:
     """The object of the space by its wire id with its subject (one fixed-shape query:
     statements.placed), its row locked FOR UPDATE with `lock`; None when there is none."""
     o, sub = rows.columns(model, "o"), rows.columns(Subject, "sub")
-    found = rows.fetch(statements.placed(model, id_field, lock), [space_id, object_id])
+    table: type[models.Model] = model
+    found = rows.fetch(statements.placed(table, id_field, lock), [space_id, object_id])
     if not found:
         return None
     obj = o.build(found[0])

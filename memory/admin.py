@@ -4,6 +4,7 @@ receipts and memory content are not edited here: the ops layer is their only wri
 admin pages are read-only (grants) or absent (records, candidates)."""
 
 from django.contrib import admin
+from django.http import HttpRequest
 from guardian.admin import GuardedModelAdmin
 
 from memory.models import ApiToken, Grant, Principal, Space
@@ -23,8 +24,10 @@ class SpaceAdmin(GuardedModelAdmin):
         "updated_at",
     ]
 
-    def get_readonly_fields(self, request, obj=None):
-        return self.readonly_fields + (["space_id"] if obj else [])
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: Space | None = None
+    ) -> list[str] | tuple[str, ...]:
+        return [*self.readonly_fields, *(["space_id"] if obj else [])]
 
 
 class TokenInline(admin.TabularInline):
@@ -34,7 +37,7 @@ class TokenInline(admin.TabularInline):
     extra = 0
     can_delete = False
 
-    def has_add_permission(self, request, obj=None):
+    def has_add_permission(self, request: HttpRequest, obj: Principal | None = None) -> bool:
         return False  # a token's clear value is shown once: issue it from the console or CLI
 
 
@@ -52,11 +55,11 @@ class GrantAdmin(admin.ModelAdmin):
     list_filter = ["state"]
     search_fields = ["grant_id", "grantee__principal_id"]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Grant | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Grant | None = None) -> bool:
         return False

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from itertools import accumulate
 from typing import Any
 
@@ -28,10 +28,10 @@ from memory.engine.cognition import TIME_DIMENSIONS, grammar_error, time_out_of_
 from memory.flags import COGNITION
 from memory.observability.observe import refused_at_admission
 from memory.wire.canonical import canonical
+from memory.wire.error_codes import BadRequestDetailsErrorsItem as SchemaError
 from memory.wire.errors import BadRequest, CapabilityMissing, WireError, invalid
 from memory.wire.validation import (
     OpSpec,
-    SchemaError,
     catalog,
     component_paths,
     request_errors,
@@ -41,7 +41,7 @@ from memory.wire.validation import (
 TIME_MESSAGE = "must be an RFC 3339 time within 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999Z"
 
 
-def capability_missing(required: str, negotiated) -> WireError:
+def capability_missing(required: str, negotiated: Iterable[str]) -> WireError:
     return CapabilityMissing(
         f"This request needs the '{required}' capability, which this session has not negotiated.",
         required=required,
@@ -49,7 +49,7 @@ def capability_missing(required: str, negotiated) -> WireError:
     )
 
 
-def admit(op: str, body: Mapping[str, Any], negotiated) -> None:
+def admit(op: str, body: Mapping[str, Any], negotiated: Collection[str]) -> None:
     """Gates 3 (storability) to 6 for an op's parsed request body; raises the first WireError
     (counted in `memory_admission_refusals`, by op and code)."""
     try:
@@ -59,7 +59,7 @@ def admit(op: str, body: Mapping[str, Any], negotiated) -> None:
         raise
 
 
-def _admit(op: str, body: Mapping[str, Any], negotiated) -> None:
+def _admit(op: str, body: Mapping[str, Any], negotiated: Collection[str]) -> None:
     depth = check_storable(body)
     spec = catalog().ops[op]
     if spec.flag not in negotiated:
@@ -152,7 +152,7 @@ _SUSPECT_NUMBER = re.compile(r"[0-9]{16}|[0-9.][eE]")
 _BRACKETS = re.compile(r"[\[\]{}]")
 
 
-def _shape(body) -> int | None:
+def _shape(body: Any) -> int | None:
     """The depth of a body whose JSON text shows no string or number `unstorable` would refuse,
     or None when the text cannot tell (then the walk decides). False alarms only cost the walk."""
     try:
@@ -196,7 +196,7 @@ def check_depth(spec: OpSpec, body: Mapping[str, Any], depth: int) -> None:
                 check_value_depth(value, pointer, limit)
 
 
-def check_value_depth(value, pointer: str, limit: int) -> None:
+def check_value_depth(value: Any, pointer: str, limit: int) -> None:
     message = DEPTH_MESSAGE.format(limit=limit)
     found = unstorable(value, limit, message)
     if found is not None and found[1] == message:
@@ -204,13 +204,13 @@ def check_value_depth(value, pointer: str, limit: int) -> None:
         raise schema_error((pointer.rstrip("/") + inner) or "/", message)
 
 
-def depth_of(node) -> int:
+def depth_of(node: Any) -> int:
     """Levels of nesting: a scalar 0, an object or array 1 + its deepest member (iterative)."""
     deepest, stack = 0, [(node, 1)]
     while stack:
         value, level = stack.pop()
         if isinstance(value, dict):
-            children: Iterable = value.values()
+            children: Iterable[Any] = value.values()
         elif isinstance(value, list):
             children = value
         else:
@@ -234,7 +234,7 @@ def _bad_string(value: str) -> str | None:
     return "must not contain a lone surrogate (U+D800-U+DFFF)"
 
 
-def _scalar_problem(node) -> str | None:
+def _scalar_problem(node: Any) -> str | None:
     if isinstance(node, str):
         return _bad_string(node)
     if isinstance(node, bool) or node is None:
@@ -250,7 +250,7 @@ def _scalar_problem(node) -> str | None:
     return None
 
 
-def _pointer(parents: list, at: int) -> str:
+def _pointer(parents: list[Any], at: int) -> str:
     keys = []
     while at >= 0:
         at, key = parents[at]
@@ -259,7 +259,7 @@ def _pointer(parents: list, at: int) -> str:
 
 
 def unstorable(
-    node, max_depth: int | None = None, depth_message: str = ""
+    node: Any, max_depth: int | None = None, depth_message: str = ""
 ) -> tuple[str, str] | None:
     """The first value no store (PostgreSQL text/jsonb) or RFC 8785 can hold: U+0000 or a lone
     surrogate in a string or member name, a number outside I-JSON's exact integer range (RFC

@@ -4,6 +4,7 @@ a console login and an API token. Principals, tokens and root grants are made by
 is written through the ops layer."""
 
 import secrets
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -66,12 +67,12 @@ DEMO_AGENT_NAME = "Demo agent"
 DEMO_AGENT_TOKEN_LABEL = "demo agent"
 
 
-def _maybe(principal: Principal, op: str, request: dict) -> None:
+def _maybe(principal: Principal, op: str, request: dict[str, Any]) -> None:
     if op in HANDLERS:
         call(principal, op, request)
 
 
-def build_demo(space_id: str = "demo", previous: dict | None = None) -> dict:
+def build_demo(space_id: str = "demo", previous: dict[str, Any] | None = None) -> dict[str, Any]:
     """Make the demo space, or bring an existing one back to a usable state: re-running it leaves
     one demo app principal, one copy of the demo data and working credentials. `previous` is what
     an earlier run printed (var/demo.json): its password and token are kept while they still
@@ -101,7 +102,7 @@ def build_demo(space_id: str = "demo", previous: dict | None = None) -> dict:
     }
 
 
-def _previous(previous: dict | None, section: str, key: str) -> str | None:
+def _previous(previous: dict[str, Any] | None, section: str, key: str) -> str | None:
     part = (previous or {}).get(section)
     value = part.get(key) if isinstance(part, dict) else None
     return value if isinstance(value, str) and value else None
@@ -205,7 +206,7 @@ def _seed(service: Principal, space_id: str) -> None:
     """The demo data, through the ops layer; every step keyed, so a replay writes nothing."""
     steps = 0
 
-    def step(op: str, request: dict) -> None:
+    def step(op: str, request: dict[str, Any]) -> None:
         nonlocal steps
         steps += 1
         _maybe(service, op, {**request, "idempotency_key": f"demo-seed:{space_id}:{steps}"})

@@ -8,8 +8,9 @@ and turns result rows back into model instances through the same field converter
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from django.db import connection, models
 
@@ -30,11 +31,11 @@ class Columns(Generic[M]):
         self.width = len(self.fields)
 
     @staticmethod
-    def _converters(field):
+    def _converters(field: Any) -> tuple[list[Callable[..., Any]], Any]:
         col = field.get_col(field.model._meta.db_table)
         return [*connection.ops.get_db_converters(col), *field.get_db_converters(connection)], col
 
-    def build(self, row, start: int = 0) -> M:
+    def build(self, row: Sequence[Any], start: int = 0) -> M:
         values = list(row[start : start + self.width])
         for i, (funcs, col) in enumerate(self.converters):
             for func in funcs:
@@ -42,9 +43,13 @@ class Columns(Generic[M]):
         return self.model.from_db(connection.alias, self.names, values)
 
 
-@cache
 def columns(model: type[M], alias: str) -> Columns[M]:
     """One `Columns` per (model, alias) for the process (models and the vendor do not change)."""
+    return _columns(model, alias)
+
+
+@cache
+def _columns(model: type[models.Model], alias: str) -> Columns[Any]:
     return Columns(model, alias)
 
 
@@ -55,7 +60,8 @@ def quoted(model: type[models.Model], column: str) -> str:
     return connection.ops.quote_name(field.column)
 
 
-def fetch(sql: str, params: list) -> list[tuple]:
+def fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchall()
+        found: list[tuple[Any, ...]] = cursor.fetchall()
+        return found

@@ -12,6 +12,7 @@ how it is asked."""
 from __future__ import annotations
 
 from functools import cache, partial
+from typing import Any
 
 from django.db import connection, models
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -84,7 +85,11 @@ def coverage(share: bool = False, with_subject: bool = False, once: bool = False
 
 
 def _joined(
-    base: rows.Columns, other: rows.Columns, on: tuple[str, str], select: str, space: str = ""
+    base: rows.Columns[Any],
+    other: rows.Columns[Any],
+    on: tuple[str, str],
+    select: str,
+    space: str = "",
 ) -> str:
     """SELECT `select` FROM base JOIN other ON other.<on[0]> = base.<on[1]> (aliases as named);
     with `space` (a field of both holding the space), AND other.<space> = base.<space> too: a
@@ -102,7 +107,7 @@ def _joined(
     return sql
 
 
-def _where(cols: rows.Columns, *names: str) -> str:
+def _where(cols: rows.Columns[Any], *names: str) -> str:
     """WHERE alias.name = %s AND … (each value bound)."""
     return " WHERE " + " AND ".join(
         f"{cols.alias}.{rows.quoted(cols.model, n)} = %s" for n in names
@@ -186,7 +191,7 @@ def revision_bumps() -> dict[str, str]:
     }
 
 
-def _insert_select(model, skip: str, source: str) -> str:
+def _insert_select(model: type[models.Model], skip: str, source: str) -> str:
     """INSERT INTO model (every column) SELECT %s::type, … with `skip`'s column from `source`."""
     q = connection.ops.quote_name
     columns, values = [], []
@@ -194,13 +199,15 @@ def _insert_select(model, skip: str, source: str) -> str:
         if f.primary_key and isinstance(f, models.AutoField):
             continue
         columns.append(q(f.column))
-        values.append(source if f.name == skip else f"%s::{f.cast_db_type(connection)}")
+        # django-stubs lacks Field.cast_db_type (Django has it)
+        cast_type = f.cast_db_type  # type: ignore[attr-defined]
+        values.append(source if f.name == skip else f"%s::{cast_type(connection)}")
     return (
         f"INSERT INTO {q(model._meta.db_table)} ({', '.join(columns)}) SELECT {', '.join(values)}"
     )
 
 
-def insert_values(obj: models.Model, skip: str) -> list:
+def insert_values(obj: models.Model, skip: str) -> list[Any]:
     """The bound values of `obj`'s row for `commit_tail` (every concrete column but `skip` and
     an auto primary key), as the ORM would save them."""
     return [
@@ -248,7 +255,7 @@ def commit_tail(with_key: bool, subjects: int = 0, rows: tuple[str, ...] = ()) -
     return f"WITH {', '.join(ctes)} SELECT {', '.join(picks)}"  # noqa: S608 - names from model metadata
 
 
-def _field(model: type[models.Model], name: str) -> models.Field:
+def _field(model: type[models.Model], name: str) -> models.Field[Any, Any]:
     """A concrete field of `model` by name or attname (a column, not a relation's reverse)."""
     found = model._meta.get_field(name)
     if not isinstance(found, models.Field) or not found.column:
@@ -371,7 +378,7 @@ def vector_generation_bump(subjects: int) -> str:
     )
 
 
-def execute(sql: str, params: list | None = None) -> tuple | None:
+def execute(sql: str, params: list[Any] | None = None) -> tuple[Any, ...] | None:
     """Run one statement; its first row, if it returns any."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from celery import shared_task
 from django.conf import settings
@@ -38,6 +39,7 @@ from memory.observability import metrics
 from memory.observability.context import OP, PRINCIPAL_ID, SPACE_ID
 from memory.observability.observe import tracer
 from memory.timeutil import now
+from memory.wire import types as t
 from memory.wire.errors import WireError
 
 log = logging.getLogger("memory.tasks")
@@ -45,10 +47,14 @@ jobs_log = logging.getLogger("memory.jobs")  # one line per job (shown in the JS
 MAX_ATTEMPTS = 3
 
 
+# A job kind's work: `fn(job) -> refs` (the receipt's refs).
+JobRun = Callable[[Job], list[t.Ref]]
+
+
 @dataclass
 class JobHandler:
-    run: Callable[[Job], list[dict]]
-    on_failure: Callable[[Job, dict], object] | None = None
+    run: JobRun
+    on_failure: Callable[[Job, dict[str, Any]], object] | None = None
 
 
 JOB_HANDLERS: dict[str, JobHandler] = {}
@@ -141,11 +147,13 @@ def _send_drain() -> None:
 wake_drain = Coalesced(_send_drain, "the derived-copy drain")
 
 
-def job_handler(kind: str, on_failure: Callable[[Job, dict], object] | None = None):
+def job_handler(
+    kind: str, on_failure: Callable[[Job, dict[str, Any]], object] | None = None
+) -> Callable[[JobRun], JobRun]:
     """Register `fn(job) -> refs` for a job kind. `on_failure(job, failure)` runs in the
     transaction that fails the receipt (e.g. to mark an export failed)."""
 
-    def register(fn):
+    def register(fn: JobRun) -> JobRun:
         JOB_HANDLERS[kind] = JobHandler(fn, on_failure)
         return fn
 
@@ -200,7 +208,7 @@ def _claim(receipt_id: str, space_id: str | None = None) -> Job | None:
 
 
 def complete(
-    job: Job, status: str, refs: list[dict] | None = None, failure: dict | None = None
+    job: Job, status: str, refs: list[t.Ref] | None = None, failure: dict[str, Any] | None = None
 ) -> bool:
     """Complete a still-pending receipt and its job. False when it was no longer pending."""
     at = now()
@@ -267,7 +275,7 @@ class Heartbeat(threading.Thread):
         finally:
             connection.close()
 
-    def _quietly(self, write) -> bool:
+    def _quietly(self, write: Callable[[], object]) -> bool:
         try:
             write()
             return True
@@ -357,7 +365,7 @@ def run_job(receipt_id: str, space_id: str | None = None) -> None:
 
 
 @shared_task(name="memory.tasks.sweep_jobs")
-def sweep_jobs() -> dict:
+def sweep_jobs() -> dict[str, Any]:
     """Re-queue jobs stuck running past the timeout (their worker died) or never delivered
     (queued past the timeout: the broker was down); fail those out of attempts."""
     cutoff = now() - timedelta(seconds=settings.SPOKE_MEMORY_JOB_TIMEOUT_S)

@@ -3,6 +3,7 @@ Stored times are truncated to the millisecond when made, so what a client reads 
 export carries and what a cursor orders by are the same value."""
 
 from datetime import UTC, datetime
+from typing import overload
 
 from django.utils import timezone
 
@@ -14,6 +15,12 @@ def now() -> datetime:
     return t.replace(microsecond=(t.microsecond // 1000) * 1000)
 
 
+@overload
+def iso(value: datetime) -> str: ...
+@overload
+def iso(value: None) -> None: ...
+@overload
+def iso(value: datetime | None) -> str | None: ...
 def iso(value: datetime | None) -> str | None:
     if value is None:
         return None

@@ -37,7 +37,9 @@ KeyedReq = TypeVar("KeyedReq", bound=Keyed)
 
 
 def principal_of(request: HttpRequest) -> Principal:
-    principal = getattr(request.user, "principal", None) if request.user.is_authenticated else None
+    principal: Principal | None = (
+        getattr(request.user, "principal", None) if request.user.is_authenticated else None
+    )
     if principal is None:
         raise Http404("This account is not linked to a principal.")
     return principal

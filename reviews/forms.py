@@ -5,8 +5,9 @@ ops layer's (the same schemas and gates as the API), so the forms only parse; in
 cannot read is a message under its field, and no op is called."""
 
 import re
+from collections.abc import Mapping
 from datetime import UTC
-from typing import NotRequired, TypedDict, TypeVar
+from typing import Any, NotRequired, TypedDict, TypeVar
 from urllib.parse import urlencode
 
 from django import forms
@@ -49,7 +50,7 @@ class GrantForm(forms.Form):
     expires_at = forms.DateTimeField(required=False, help_text="UTC, e.g. 2027-01-31 18:00")
     parent_grant_id = forms.CharField(required=False, max_length=80)
 
-    def clean(self):
+    def clean(self) -> dict[str, Any]:
         super().clean()
         d = self.cleaned_data
         typed = (d.get("grantee_principal_id") or "").strip()
@@ -89,25 +90,25 @@ REASON_MAX = 1000  # the protocol Reason: at most 1000 characters
 class TextField(forms.CharField):
     """Text as typed: browsers send CRLF line ends, content means LF; not stripped."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("strip", False)
         kwargs.setdefault("required", False)
         super().__init__(**kwargs)
 
-    def to_python(self, value):
-        value = super().to_python(value)
-        return value.replace("\r\n", "\n") if value else value
+    def to_python(self, value: Any) -> str | None:
+        text: str | None = super().to_python(value)
+        return text.replace("\r\n", "\n") if text else text
 
 
 class ReasonField(forms.CharField):
     """An optional reason: stripped, at most REASON_MAX characters (longer is cut, not refused,
     so a long paste never loses the action)."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("required", False)
         super().__init__(**kwargs)
 
-    def to_python(self, value):
+    def to_python(self, value: Any) -> str | None:
         text = super().to_python(value)
         return text if text is None else text[:REASON_MAX]
 
@@ -115,14 +116,14 @@ class ReasonField(forms.CharField):
 class ListWidget(forms.Widget):
     """Every value of a repeated field (`getlist`), e.g. the rows of the fragment form."""
 
-    def value_from_datadict(self, data, files, name):
+    def value_from_datadict(self, data: Any, files: Any, name: str) -> Any:
         return data.getlist(name) if hasattr(data, "getlist") else data.get(name, [])
 
 
 class ListField(forms.Field):
     widget = ListWidget
 
-    def to_python(self, value):
+    def to_python(self, value: Any) -> list[str]:
         return [str(v) for v in value or []]
 
 
@@ -247,7 +248,7 @@ class RecordFilters(forms.Form):
     cursor = forms.CharField(required=False, strip=False)
     q = forms.CharField(required=False)
 
-    def __init__(self, data) -> None:
+    def __init__(self, data: Mapping[str, Any]) -> None:
         super().__init__(data)
         self.is_valid()
 
@@ -297,7 +298,7 @@ class SubjectForm(forms.Form):
 
     subject = forms.CharField(required=False)
 
-    def __init__(self, data) -> None:
+    def __init__(self, data: Mapping[str, Any]) -> None:
         super().__init__(data)
         self.is_valid()
 
@@ -326,7 +327,7 @@ class PageForm(forms.Form):
 
     cursor = forms.CharField(required=False, strip=False)
 
-    def __init__(self, data) -> None:
+    def __init__(self, data: Mapping[str, Any]) -> None:
         super().__init__(data)
         self.is_valid()
 
@@ -356,7 +357,7 @@ class QueueFilters(forms.Form):
     order = forms.ChoiceField(required=False, choices=ORDERS)
     cursor = forms.CharField(required=False, strip=False)
 
-    def __init__(self, data=None) -> None:
+    def __init__(self, data: Mapping[str, Any] | None = None) -> None:
         keys = (*QUEUE_KEYS, "cursor")
         data = {k: data.get(k, "") for k in keys} if data is not None else None
         super().__init__(data)
@@ -508,7 +509,7 @@ class ReviewForm(forms.Form):
         kinds += [""] * (len(texts) - len(kinds))
         return [{"text": t, "kind": k} for t, k in zip(texts, kinds, strict=False)]
 
-    def clean(self):
+    def clean(self) -> dict[str, Any]:
         super().clean()
         d = self.cleaned_data
         action = d.get("action")
@@ -571,7 +572,7 @@ class ReviewForm(forms.Form):
             out["reason"] = self.cleaned_data["reason"]
         return out
 
-    def kept(self) -> dict:
+    def kept(self) -> dict[str, Any]:
         """What the moderator typed, to render again after a refusal."""
         return {
             "action": self.data.get("action"),

@@ -19,7 +19,9 @@ every space it holds an effective grant in."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeAlias
 
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q
 from django.http import Http404
 from guardian.shortcuts import get_objects_for_user
@@ -29,9 +31,11 @@ from memory.models import ApiToken, Grant, Principal, Space
 from memory.timeutil import now
 
 PERM = "memory.operate_space"
+# The console user of a request (`request.user`).
+ConsoleUser: TypeAlias = User | AnonymousUser
 
 
-def operated_spaces(user) -> list[Space]:
+def operated_spaces(user: ConsoleUser) -> list[Space]:
     if not (user.is_authenticated and user.is_active and user.is_staff):
         return []
     qs = get_objects_for_user(
@@ -40,7 +44,7 @@ def operated_spaces(user) -> list[Space]:
     return list(qs.order_by("space_id"))
 
 
-def require_operator(user, space_id: str) -> Space:
+def require_operator(user: ConsoleUser, space_id: str) -> Space:
     for space in operated_spaces(user):
         if space.space_id == space_id:
             return space
@@ -69,7 +73,10 @@ def reached_spaces(principals: list[Principal]) -> dict[str, set[str]]:
 
 
 def management(
-    user, principal: Principal, mine: set[str] | None = None, reached: set[str] | None = None
+    user: ConsoleUser,
+    principal: Principal,
+    mine: set[str] | None = None,
+    reached: set[str] | None = None,
 ) -> Management:
     if mine is None:
         mine = {s.space_id for s in operated_spaces(user)}
@@ -92,7 +99,7 @@ def management(
     return Management(True, not why, why)
 
 
-def listed_principals(user, space: Space) -> list[Principal]:
+def listed_principals(user: ConsoleUser, space: Space) -> list[Principal]:
     """The principals the Operate page of `space` shows: those holding a grant here and those
     made here (their home). Each carries `grants_here` and `management` (what this operator may
     do with its tokens)."""

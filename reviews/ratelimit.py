@@ -23,8 +23,10 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.signals import user_logged_in, user_login_failed
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
@@ -48,11 +50,12 @@ WINDOW_S = settings.SPOKE_MEMORY_LOGIN_WINDOW_S
 def client_address(request: HttpRequest) -> str:
     header = settings.SPOKE_MEMORY_TRUSTED_PROXY_HEADER
     if header:
-        hops = [h.strip() for h in request.META.get(header, "").split(",") if h.strip()]
+        hops: list[str] = [h.strip() for h in request.META.get(header, "").split(",") if h.strip()]
         count = settings.SPOKE_MEMORY_TRUSTED_PROXY_COUNT
         if len(hops) >= count:
             return hops[-count]
-    return request.META.get("REMOTE_ADDR", "")
+    address: str = request.META.get("REMOTE_ADDR", "")
+    return address
 
 
 def _key(kind: str, value: str) -> str:
@@ -113,7 +116,9 @@ class LoginLimitBackend:
     """First in AUTHENTICATION_BACKENDS: a blocked username or address authenticates nowhere,
     whatever the password and whichever login view asked."""
 
-    def authenticate(self, request: HttpRequest | None, username: str | None = None, **_):
+    def authenticate(
+        self, request: HttpRequest | None, username: str | None = None, **_: Any
+    ) -> None:
         try:
             if request is not None and blocked(client_address(request), username or ""):
                 raise PermissionDenied("too many failed logins")
@@ -126,13 +131,17 @@ class LoginLimitBackend:
 
 
 @receiver(user_login_failed)
-def _count_failure(sender, credentials: dict, request: HttpRequest | None = None, **_) -> None:
+def _count_failure(
+    sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **_: Any
+) -> None:
     if request is not None:
         record_failure(client_address(request), str(credentials.get("username", "")))
 
 
 @receiver(user_logged_in)
-def _clear_on_success(sender, request: HttpRequest | None, user, **_) -> None:
+def _clear_on_success(
+    sender: Any, request: HttpRequest | None, user: AbstractBaseUser, **_: Any
+) -> None:
     reset(user.get_username())
 
 
@@ -160,7 +169,7 @@ def limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """A login view behind the limiter: a POST while blocked answers 429 without trying, and
     503 while the limiter cannot count."""
 
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
             if request.method == "POST" and request_blocked(request):
                 return too_many()

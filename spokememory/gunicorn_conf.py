@@ -4,6 +4,7 @@ environment (the names below) or on the command line (which wins). See docs/depl
 
 import os
 import tempfile
+from typing import Any
 
 wsgi_app = "spokememory.wsgi:application"
 
@@ -65,7 +66,7 @@ if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="spoke-metrics-")
 
 
-def on_starting(server):
+def on_starting(server: Any) -> None:
     folder = os.environ["PROMETHEUS_MULTIPROC_DIR"]
     os.makedirs(folder, exist_ok=True)
     for name in os.listdir(folder):
@@ -73,7 +74,7 @@ def on_starting(server):
             os.unlink(os.path.join(folder, name))
 
 
-def child_exit(server, worker):
+def child_exit(server: Any, worker: Any) -> None:
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)

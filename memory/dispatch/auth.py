@@ -3,6 +3,7 @@ the lookup is by hash, and the stored hash is compared in constant time."""
 
 import hmac
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 
@@ -71,7 +72,9 @@ def session_for(principal: Principal, session_id: str) -> WireSession:
     return session
 
 
-def open_session(principal: Principal, requested: list[str], extensions: dict) -> WireSession:
+def open_session(
+    principal: Principal, requested: list[str], extensions: dict[str, Any]
+) -> WireSession:
     at = now()
     return WireSession.objects.create(
         principal=principal,

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import connection
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from memory.dispatch.responses import json_response, wire_get
 
 
-def manifest_payload() -> dict:
+def manifest_payload() -> dict[str, Any]:
     return {
         "manifest": {
             "schema_version": 1,
@@ -25,19 +27,19 @@ def manifest_payload() -> dict:
 
 
 @wire_get
-def manifest(request):
+def manifest(request: HttpRequest) -> HttpResponse:
     return json_response(manifest_payload())
 
 
 @wire_get
-def openapi(request):
+def openapi(request: HttpRequest) -> HttpResponse:
     from memory.wire.openapi import document
 
     return json_response(document())
 
 
 @wire_get
-def api_docs(request):
+def api_docs(request: HttpRequest) -> HttpResponse:
     """Swagger UI over /v1/openapi.json, its files served from here (static/swagger-ui)."""
     return render(request, "memory/api_docs.html")
 
@@ -52,7 +54,7 @@ BROKERS = {
 }
 
 
-def server_facts() -> dict:
+def server_facts() -> dict[str, Any]:
     """What the landing page says about this server: kinds only, never addresses or names (the
     page is public)."""
     vendor = connection.vendor
@@ -67,5 +69,5 @@ def server_facts() -> dict:
 
 
 @wire_get
-def home(request):
+def home(request: HttpRequest) -> HttpResponse:
     return render(request, "memory/home.html", server_facts())

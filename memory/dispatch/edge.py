@@ -9,11 +9,13 @@ runs one tool's op as REST runs it: the rest of the op's declared cost, the size
 (`limits.max_request_bytes` of the body REST would have received), then
 `memory.ops.base.call` (admission's gates 3-6 and the handler, so grants, coverage, fences,
 freeze, idempotency and receipts are the op's own). Over stdio (one local caller, no HTTP
-request) `edge_call` admits each op itself. Nothing here is a second copy of a rule."""
+request) `edge_call` admits each op itself. `EdgePort` is the typed form the MCP tools call:
+`MemoryPort[Principal]`, each method one `edge_call`. Nothing here is a second copy of a rule."""
 
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from django.conf import settings
 
@@ -22,6 +24,7 @@ from memory.dispatch.responses import json_bytes
 from memory.limits import LIMITER, Hold
 from memory.models import Principal
 from memory.ops.base import call, op_cost
+from memory.ops.port import InProcessMemoryPort
 from memory.wire.errors import BadRequest, PayloadTooLarge
 
 # The request this thread serves was admitted (`admit`): an MCP request over HTTP is served
@@ -42,7 +45,7 @@ def leave(hold: Hold) -> None:
     LIMITER.leave(hold)
 
 
-def edge_call(principal: Principal, op: str, body: dict) -> dict:
+def edge_call(principal: Principal, op: str, body: dict[str, Any]) -> dict[str, Any]:
     """One op for an authenticated principal, negotiated as a REST call without a session is
     (the core flag): admission (unless this request had it), the op's cost, size, admission's
     gates, handler. Raises the op's WireError."""
@@ -65,3 +68,17 @@ def edge_call(principal: Principal, op: str, body: dict) -> dict:
     finally:
         if hold is not None:
             leave(hold)
+
+
+class EdgePort(InProcessMemoryPort):
+    """The typed port over the edge: `MemoryPort[Principal]` (one method per op, its request and
+    answer the wire types), each method running its op by `edge_call`, as a tool call runs it."""
+
+    def __init__(self) -> None:
+        super().__init__(None)
+
+    def __repr__(self) -> str:
+        return "EdgePort()"
+
+    def op(self, principal: Principal, name: str, request: dict[str, Any]) -> dict[str, Any]:
+        return edge_call(principal, name, request)

@@ -14,18 +14,19 @@ import hmac
 
 from celery import current_app
 from django.conf import settings
+from django.http import HttpRequest, HttpResponse
 
 from memory import statements
 from memory.dispatch.responses import json_response, wire_get
 
 
 @wire_get
-def healthz(request):
+def healthz(request: HttpRequest) -> HttpResponse:
     return json_response({"status": "ok"})
 
 
 @wire_get
-def readyz(request):
+def readyz(request: HttpRequest) -> HttpResponse:
     problems = []
     try:
         statements.execute(statements.PING)
@@ -52,7 +53,7 @@ def readyz(request):
     return json_response({"status": "ok"})
 
 
-def is_provider_operator(request) -> bool:
+def is_provider_operator(request: HttpRequest) -> bool:
     """Whether the request may see provider-wide counts: the health token (constant-time
     compare; none is accepted while the setting is empty) or a console superuser's session."""
     wanted = settings.SPOKE_MEMORY_HEALTH_TOKEN

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable, Mapping
 from functools import wraps
+from typing import Any
 
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from ulid import ULID
 
@@ -17,12 +19,14 @@ from memory.wire.errors import InternalError, MethodNotAllowed, WireError
 log = logging.getLogger("memory.dispatch")
 
 
-def json_bytes(payload: dict) -> bytes:
+def json_bytes(payload: Mapping[str, Any]) -> bytes:
     """An answer's body as the API serves it (compact JSON, UTF-8)."""
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def json_response(payload: dict, status: int = 200, headers: dict | None = None) -> HttpResponse:
+def json_response(
+    payload: Mapping[str, Any], status: int = 200, headers: Mapping[str, str] | None = None
+) -> HttpResponse:
     response = HttpResponse(json_bytes(payload), status=status, content_type="application/json")
     for k, v in (headers or {}).items():
         response[k] = v
@@ -51,12 +55,12 @@ def outage(exc: BaseException) -> HttpResponse:
     return error_response(unavailable())
 
 
-def wire_get(view):
+def wire_get(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """A GET-only endpoint whose other methods answer the JSON 405 envelope (no CSRF: it reads)."""
 
     @csrf_exempt
     @wraps(view)
-    def wrapped(request, *args, **kwargs):
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if request.method not in ("GET", "HEAD"):
             return error_response(MethodNotAllowed("Only GET is allowed here."))
         return view(request, *args, **kwargs)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from memory.engine import ENGINE_POLICIES
 
@@ -108,7 +109,7 @@ POLICIES: dict[str, Callable[[Mapping[str, object]], tuple[str, float, list[str]
 }
 
 
-def classify(content: Mapping[str, object], policy_version: str) -> dict:
+def classify(content: Mapping[str, object], policy_version: str) -> dict[str, Any]:
     """The Classification object (docs/protocol.md#model-memorycandidate) of one captured item under a policy version.
     Raises ValueError for a version this engine does not implement (a configuration error)."""
     policy = POLICIES.get(policy_version)

@@ -85,7 +85,7 @@ def _value_ok(kind: str, op: str, value: Any) -> bool:
     return parse_time(value) is not None
 
 
-def grammar_error(cognition_filter: dict) -> int | None:
+def grammar_error(cognition_filter: dict[str, Any]) -> int | None:
     """Index of the first requirement this provider does not support, or None."""
     for index, req in enumerate(cognition_filter.get("require", [])):
         spec = GRAMMAR.get(req.get("dimension"))
@@ -98,7 +98,7 @@ def grammar_error(cognition_filter: dict) -> int | None:
     return None
 
 
-def _lookup(entry: dict, dimension: str) -> Any:
+def _lookup(entry: dict[str, Any], dimension: str) -> Any:
     node: Any = entry
     for part in dimension.split("."):
         if not isinstance(node, dict) or part not in node:
@@ -107,18 +107,18 @@ def _lookup(entry: dict, dimension: str) -> Any:
     return node
 
 
-def _satisfies(entry: dict, req: dict) -> bool:
+def _satisfies(entry: dict[str, Any], req: dict[str, Any]) -> bool:
     dimension, op, value = req["dimension"], req["op"], req["value"]
     kind = GRAMMAR[dimension][1]
     actual = _lookup(entry, dimension)
     if actual is None:
         return False
     if kind == "string":
-        return actual == value if op == "eq" else actual in value
+        return bool(actual == value if op == "eq" else actual in value)
     if kind == "number":
         if isinstance(actual, bool) or not isinstance(actual, (int, float)):
             return False
-        return actual >= value if op == "gte" else actual <= value
+        return bool(actual >= value if op == "gte" else actual <= value)
     got, want = parse_time(actual), parse_time(value)
     if got is None or want is None:
         return False

@@ -13,6 +13,7 @@ unrelated to everything from making everything eligible."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 VERSION = "hybrid/1"
 # The RRF paper uses 60; on the LoCoMo dev set recall@10 plateaus for k in 2..10 (62-63 %) and falls
@@ -59,7 +60,11 @@ def fuse(
 
 
 def cosine_ranking(
-    query, ids: Sequence[str], matrix, top_n: int = SEMANTIC_TOP_N, min_cosine: float = MIN_COSINE
+    query: Any,
+    ids: Sequence[str],
+    matrix: Any,
+    top_n: int = SEMANTIC_TOP_N,
+    min_cosine: float = MIN_COSINE,
 ) -> list[tuple[str, float]]:
     """The `top_n` ids whose unit vectors (rows of `matrix`) are nearest the unit `query`, with
     cosine ≥ `min_cosine`, best first, ties by id, similarities rounded to SCORE_DIGITS."""

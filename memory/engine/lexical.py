@@ -55,7 +55,7 @@ def relevance(counts: Sequence[tuple[str, int]], length: int, stats: Stats) -> f
 
 
 def score(rel: float, best: float, created_ms: int, newest_ms: int) -> float:
-    recency = 0.5 ** (max(newest_ms - created_ms, 0) / HALF_LIFE_MS)
+    recency: float = 0.5 ** (max(newest_ms - created_ms, 0) / HALF_LIFE_MS)
     return round(RELEVANCE_WEIGHT * rel / best + RECENCY_WEIGHT * recency, SCORE_DECIMALS)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import sys
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 
 import Stemmer
@@ -44,7 +45,7 @@ STOP_WORDS = frozenset(
 )
 
 
-def _ranges(predicate) -> str:
+def _ranges(predicate: Callable[[int], bool]) -> str:
     """A regex character class body for every code point the predicate accepts."""
     out, start, prev = [], None, None
     for cp in range(sys.maxunicode + 1):

@@ -34,7 +34,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 K1, B = 1.2, 0.75
 RELEVANCE_WEIGHT, RECENCY_WEIGHT = 0.8, 0.2
@@ -104,7 +104,7 @@ class Ranked:
 
 
 def _recency(created_ms: int, newest_ms: int) -> float:
-    return 0.5 ** (max(newest_ms - created_ms, 0) / HALF_LIFE_MS)
+    return float(0.5 ** (max(newest_ms - created_ms, 0) / HALF_LIFE_MS))
 
 
 def rank(docs: Sequence[Doc], query: str) -> list[Ranked]:
@@ -157,7 +157,7 @@ def rank(docs: Sequence[Doc], query: str) -> list[Ranked]:
 class Budgeted:
     taken: int
     truncated: bool
-    reason: str | None
+    reason: Literal["max_records", "max_bytes"] | None
     omitted_count: int
 
 
@@ -166,7 +166,7 @@ def budget(sizes: Sequence[int], total: int, max_records: int, max_bytes: int) -
     ranking's head, in order (at least its first `max_records + 1` entries, or all of them);
     `total` is the number of eligible records."""
     taken, used = 0, 0
-    reason = None
+    reason: Literal["max_records", "max_bytes"] | None = None
     for size in sizes:
         if taken == max_records:
             reason = "max_records"

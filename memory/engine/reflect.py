@@ -9,6 +9,8 @@ pinned record revisions only, and validates its answer against the ProfileConten
 
 from __future__ import annotations
 
+from typing import Any
+
 from memory.wire.canonical import digest
 
 # How record kinds and cognition entry types map onto the sections of a reflection.
@@ -23,12 +25,12 @@ MAX_ITEMS_PER_SECTION = 10
 MAX_ITEM_CHARS = 240
 
 
-def basis_digest(basis: dict) -> str:
+def basis_digest(basis: dict[str, Any]) -> str:
     """`state_digest` = "sha256:" + hex SHA-256 of RFC 8785 of the basis (without the digest)."""
     return digest({k: v for k, v in basis.items() if k != "state_digest"})
 
 
-def coverage_includes(outer: dict, inner: dict) -> bool:
+def coverage_includes(outer: dict[str, Any], inner: dict[str, Any]) -> bool:
     """Does coverage `outer` include coverage `inner`? Both are subject views:
     {all_contexts, context_ids, shared}."""
     if inner["shared"] and not outer["shared"]:
@@ -40,7 +42,7 @@ def coverage_includes(outer: dict, inner: dict) -> bool:
     return set(inner["context_ids"]) <= set(outer["context_ids"])
 
 
-def _section(record: dict) -> str:
+def _section(record: dict[str, Any]) -> str:
     kind = record["kind"]
     types = {
         c.get("type") for c in (record["content"].get("cognition") or []) if isinstance(c, dict)
@@ -60,14 +62,18 @@ def _line(text: str) -> str:
 
 
 def assemble(
-    *, subject_id: str, records: list[dict], profiles: list[dict], engine_policy_version: str
-) -> dict:
+    *,
+    subject_id: str,
+    records: list[dict[str, Any]],
+    profiles: list[dict[str, Any]],
+    engine_policy_version: str,
+) -> dict[str, Any]:
     """A readable reflection: what the subject prefers, holds, plans and recently did, each item
     followed by the record it came from. `records` are the pinned revisions, each
     {record_id, revision, kind, content, created_at (ISO string)}; `profiles` are
     {kind, revision, content}. Records are taken newest first within each section."""
     ordered = sorted(records, key=lambda r: (r["created_at"], r["record_id"]), reverse=True)
-    sections: dict[str, list[dict]] = {key: [] for key, *_ in SECTIONS}
+    sections: dict[str, list[dict[str, Any]]] = {key: [] for key, *_ in SECTIONS}
     sections[OTHER[0]] = []
     for record in ordered:
         sections[_section(record)].append(record)
@@ -80,7 +86,11 @@ def assemble(
             + ", ".join(f"{p['kind']} r{p['revision']}" for p in profiles)
             + "."
         )
-    structured: dict = {"subject_id": subject_id, "record_count": len(records), "sections": {}}
+    structured: dict[str, Any] = {
+        "subject_id": subject_id,
+        "record_count": len(records),
+        "sections": {},
+    }
     for key, items in sections.items():
         if not items:
             continue

@@ -10,6 +10,7 @@ alone into its own chunk rather than being split."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from memory.wire.canonical import canonical, digest, digest_bytes
 
@@ -18,13 +19,13 @@ TYPE_ORDER = ["subject", "record", "candidate", "profile_document", "reflection"
 TYPE_RANK = {t: i for i, t in enumerate(TYPE_ORDER)}
 
 
-def object_key(obj: dict) -> tuple:
+def object_key(obj: dict[str, Any]) -> tuple[Any, ...]:
     """The sort key of an export object: type rank, then id (codepoint order). A profile
     document's id is (subject_id, kind)."""
     data = obj["data"]
     kind = obj["type"]
     if kind == "subject":
-        ident: tuple = (data["subject_id"],)
+        ident: tuple[Any, ...] = (data["subject_id"],)
     elif kind == "record":
         ident = (data["record_id"],)
     elif kind == "candidate":
@@ -40,7 +41,7 @@ _EVERY_OTHER = "*"  # stands for every id no rectangle names (ids never hold "*"
 _SHARED = ("shared",)
 
 
-def footprint_includes(current: list[dict], made: list[dict]) -> bool:
+def footprint_includes(current: list[dict[str, Any]], made: list[dict[str, Any]]) -> bool:
     """Does coverage `current` cover everything coverage `made` covers? Each is a union of
     rectangles {subject_ids, context_ids, shared} (None = every; memory.access.Coverage.footprint).
     Exact, not per grant: the subject and placement ids the rectangles name cut the space into
@@ -50,7 +51,7 @@ def footprint_includes(current: list[dict], made: list[dict]) -> bool:
     def named(key: str) -> set[str]:
         return {i for r in current + made for i in (r[key] or [])} | {_EVERY_OTHER}
 
-    def covers(rect: dict, subject: str, place: tuple) -> bool:
+    def covers(rect: dict[str, Any], subject: str, place: tuple[Any, ...]) -> bool:
         if rect["subject_ids"] is not None and subject not in rect["subject_ids"]:
             return False
         if place == _SHARED:
@@ -67,13 +68,15 @@ def footprint_includes(current: list[dict], made: list[dict]) -> bool:
 
 
 def partition(
-    objects: Iterable[dict], limit: int, encode: Callable[[dict], bytes] = canonical
-) -> Iterator[tuple[list[dict], bytes]]:
+    objects: Iterable[dict[str, Any]],
+    limit: int,
+    encode: Callable[[dict[str, Any]], bytes] = canonical,
+) -> Iterator[tuple[list[dict[str, Any]], bytes]]:
     """Group objects, in the order given, into chunks whose canonical JSON is at most `limit`
     bytes. Yields (objects, canonical bytes of the objects array). Always yields at least one
     chunk (an empty export is one empty chunk: a bundle has chunk_count >= 1). `encode` is an
     implementation of `canonical` (the same bytes), e.g. a faster one."""
-    batch: list[dict] = []
+    batch: list[dict[str, Any]] = []
     parts: list[bytes] = []
     size = 2
     yielded = False
@@ -92,7 +95,7 @@ def partition(
         yield batch, b"[" + b",".join(parts) + b"]"
 
 
-def chunk_digest(objects: list[dict]) -> str:
+def chunk_digest(objects: list[dict[str, Any]]) -> str:
     """`"sha256:" + hex SHA-256 of RFC 8785 of the chunk's objects`."""
     return digest(objects)
 
@@ -125,14 +128,14 @@ def empty_counts() -> dict[str, int]:
 
 # format_version -> function translating one object of that version to the next version.
 # Version 1 is current; a future version 2 registers TRANSLATORS[1] here, and so on.
-TRANSLATORS: dict[int, Callable[[dict], dict]] = {}
+TRANSLATORS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 
 class UnsupportedFormat(ValueError):
     pass
 
 
-def translate(obj: dict, format_version: int) -> dict:
+def translate(obj: dict[str, Any], format_version: int) -> dict[str, Any]:
     """Bring one export object from `format_version` up to FORMAT_VERSION."""
     version = format_version
     while version < FORMAT_VERSION:

@@ -37,8 +37,8 @@ class Bridge:
     def __init__(self, make_app: Callable[[], ASGIApp]) -> None:
         self.loop = asyncio.new_event_loop()
         self.app = make_app()
-        self._work: deque[tuple[Callable[[], Any], asyncio.Future]] = deque()
-        self._waiter: asyncio.Future | None = None
+        self._work: deque[tuple[Callable[[], Any], asyncio.Future[Any]]] = deque()
+        self._waiter: asyncio.Future[None] | None = None
 
     # -- the app's side (on the loop) -------------------------------------------------------------
 
@@ -56,7 +56,7 @@ class Bridge:
 
     # -- the web thread's side --------------------------------------------------------------------
 
-    def _step(self, task: asyncio.Task, ready: Callable[[], bool]) -> None:
+    def _step(self, task: asyncio.Task[None], ready: Callable[[], bool]) -> None:
         """Run the loop until there is synchronous work, `ready()` holds, or the task ended; then
         do the work that is queued (with the loop stopped)."""
         if not self._work and not task.done() and not ready():
@@ -79,7 +79,7 @@ class Bridge:
         remaining = length
         read_all = False
         sent: deque[Message] = deque()
-        handed: deque[asyncio.Future] = deque()
+        handed: deque[asyncio.Future[Any]] = deque()
         finished = asyncio.Event()
 
         async def receive() -> Message:
@@ -136,11 +136,11 @@ def current() -> Bridge | None:
     return bridge if isinstance(bridge, Bridge) else None
 
 
-def per_thread(make_app: Callable[[], ASGIApp]) -> Callable:
+def per_thread(make_app: Callable[[], ASGIApp]) -> Callable[..., Any]:
     """A WSGI callable serving the ASGI app made by `make_app`, one instance per web thread."""
     mine = threading.local()
 
-    def application(environ: dict, start_response: Callable) -> Iterator[bytes]:
+    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterator[bytes]:
         bridge = getattr(mine, "bridge", None)
         if bridge is None:
             bridge = mine.bridge = Bridge(make_app)
@@ -149,7 +149,9 @@ def per_thread(make_app: Callable[[], ASGIApp]) -> Callable:
     return application
 
 
-def _respond(bridge: Bridge, environ: dict, start_response: Callable) -> Iterator[bytes]:
+def _respond(
+    bridge: Bridge, environ: dict[str, Any], start_response: Callable[..., Any]
+) -> Iterator[bytes]:
     length = int(environ.get("CONTENT_LENGTH") or 0)
     messages = bridge.serve(scope_of(environ), environ["wsgi.input"], length)
     _local.serving = bridge
@@ -180,7 +182,7 @@ def _reason(status: int) -> str:
         return "Unknown"
 
 
-def scope_of(environ: dict) -> Scope:
+def scope_of(environ: dict[str, Any]) -> Scope:
     """The ASGI HTTP scope of a WSGI request (headers from HTTP_*, CONTENT_TYPE, CONTENT_LENGTH)."""
     headers = [
         (key[5:].lower().replace("_", "-").encode("latin-1"), value.encode("latin-1"))

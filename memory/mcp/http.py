@@ -38,7 +38,7 @@ from mcp.server.auth.middleware.bearer_auth import (
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.shared.exceptions import INVALID_REQUEST
+from mcp_types import INVALID_REQUEST
 from pydantic import ConfigDict
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -190,7 +190,7 @@ class McpApp:
         )
         self.app.router.redirect_slashes = False  # never a redirect to the Host header's URL
         self._running: asyncio.Event | None = None
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
 
     async def _ensure_running(self) -> None:
         if self._running is None:
@@ -256,7 +256,7 @@ def endpoint(request: HttpRequest, space_id: str) -> HttpResponse:
         return refused
     started: dict[str, Any] = {}
 
-    def start_response(status: str, headers: list, exc_info: Any = None) -> None:
+    def start_response(status: str, headers: list[Any], exc_info: Any = None) -> None:
         started["status"], started["headers"] = int(status.split(" ", 1)[0]), headers
 
     # stateless JSON answers: finite, and bounded by the ops' own limits

@@ -17,14 +17,15 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio.to_thread
 import mcp_types as types
 from django.db import close_old_connections
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import INVALID_REQUEST, MCPError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_REQUEST
 from ulid import ULID
 
 from memory.access import effective_grants, grant_has
@@ -71,7 +72,10 @@ def offered(caller: Caller) -> list[Tool]:
     return [t for t in TOOL_LIST if reviewer or not t.reviewer_only]
 
 
-def in_thread(fn: Callable[[], Any]) -> Awaitable[Any]:
+T = TypeVar("T")
+
+
+def in_thread(fn: Callable[[], T]) -> Awaitable[T]:
     """Synchronous work (the ORM) for a handler on the event loop. Over HTTP the web thread that
     serves the request runs it with its loop paused (memory/mcp/bridge.py: no thread hand-off;
     the request's database connection is handled as Django handles a request's); elsewhere
@@ -81,7 +85,7 @@ def in_thread(fn: Callable[[], Any]) -> Awaitable[Any]:
     if bridge is not None:
         return bridge.run_sync(fn)
 
-    def run() -> Any:
+    def run() -> T:
         close_old_connections()
         try:
             return fn()
@@ -110,7 +114,7 @@ def unknown_tool(name: str) -> WireError:
     return WireError.of("invalid_input", "No such tool for this caller.", reason="unknown_tool")
 
 
-def run_tool(caller: Caller, name: str, arguments: dict) -> types.CallToolResult:
+def run_tool(caller: Caller, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
     """One tools/call, synchronously (in a worker thread): never raises."""
     tool = TOOLS.get(name)
     try:
@@ -139,7 +143,7 @@ def run_tool(caller: Caller, name: str, arguments: dict) -> types.CallToolResult
     )
 
 
-def answer_text(name: str, result: dict) -> str:
+def answer_text(name: str, result: dict[str, Any]) -> str:
     """The text block a model reads: the structured result as JSON; for a tool that answers
     stored text, framed as untrusted data (a preamble, then the JSON between <untrusted-data>
     tags, with every < and > in it escaped as \\u003c/\\u003e, so no stored text can close the
@@ -168,7 +172,7 @@ def describe(tool: Tool) -> types.Tool:
     )
 
 
-def input_schema(name: str) -> dict | None:
+def input_schema(name: str) -> dict[str, Any] | None:
     tool = TOOLS.get(name)
     return tool.input_schema if tool else None
 

@@ -1,8 +1,9 @@
 """The MCP tools: each a thin mapping of its arguments onto one op (two for `forget`, which reads
 the record's revision first) and of the op's answer onto the tool's structured result. Every
-op runs through `memory.dispatch.edge.edge_call`, the REST edge's gates after the token, so a
-rule lives in the op and nowhere here. Descriptions are written for a language model: what the
-tool does, what each argument means, and what the answer holds."""
+op runs through `memory.dispatch.edge.EdgePort`, the typed port (one method per op) over the
+REST edge's gates after the token, so a rule lives in the op and nowhere here. Descriptions are
+written for a language model: what the tool does, what each argument means, and what the
+answer holds."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ from functools import cache
 from typing import Any
 
 from django.conf import settings
+from jsonschema import Draft202012Validator
 
 from memory.access import effective_grants, grant_covers_subject, grant_has
-from memory.dispatch.edge import edge_call
+from memory.dispatch.edge import EdgePort
 from memory.models import Principal
 from memory.timeutil import now
+from memory.wire import types as t
 from memory.wire.errors import BadRequest, NotFound, PermissionDenied, permission_denied
 from memory.wire.validation import _pruned, catalog, schema_errors
 
@@ -39,19 +42,19 @@ class Tool:
     arguments: dict[str, Any]  # property name -> schema
     required: tuple[str, ...]
     result: dict[str, Any]  # property name -> schema of the structured result
-    run: Callable[[Caller, dict], dict]
+    run: Callable[[Caller, dict[str, Any]], dict[str, Any]]
     reviewer_only: bool = False
 
     @property
-    def input_schema(self) -> dict:
+    def input_schema(self) -> dict[str, Any]:
         return _object(self.arguments, self.required)
 
     @property
-    def output_schema(self) -> dict:
+    def output_schema(self) -> dict[str, Any]:
         return _object(self.result, tuple(self.result))
 
 
-def _object(properties: dict, required: tuple[str, ...]) -> dict:
+def _object(properties: dict[str, Any], required: tuple[str, ...]) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": properties,
@@ -60,7 +63,7 @@ def _object(properties: dict, required: tuple[str, ...]) -> dict:
     }
 
 
-def component(name: str, description: str | None = None) -> dict:
+def component(name: str, description: str | None = None) -> dict[str, Any]:
     """A wire component's schema inlined (clients of MCP see no $ref to our registry)."""
     schema = copy.deepcopy(catalog().components[name])
     for key in ("$schema", "$id", "title"):
@@ -70,11 +73,11 @@ def component(name: str, description: str | None = None) -> dict:
     return schema
 
 
-def _s(description: str, **extra: Any) -> dict:
+def _s(description: str, **extra: Any) -> dict[str, Any]:
     return {"type": "string", "description": description, **extra}
 
 
-def _nullable(description: str) -> dict:
+def _nullable(description: str) -> dict[str, Any]:
     return {"type": ["string", "null"], "description": description}
 
 
@@ -83,7 +86,7 @@ def limit(name: str) -> int:
     return int(settings.SPOKE_MEMORY_LIMITS[name])
 
 
-def check_arguments(tool: Tool, arguments: dict) -> None:
+def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
     """Bad arguments answer as a bad REST body does: `invalid_input`, reason `schema`, with
     paths and messages that never echo the value sent. Bounded before it walks anything: every
     array of a tool schema holds at most limits.max_list_items (`limit`), so the arguments are
@@ -103,7 +106,7 @@ def check_arguments(tool: Tool, arguments: dict) -> None:
 
 
 @cache
-def _validator(name: str):
+def _validator(name: str) -> Draft202012Validator:
     return catalog().validator(TOOLS[name].input_schema)
 
 
@@ -114,11 +117,18 @@ PENDING_NOTE = (
     "promoted, recall does not find it."
 )
 
+# The tools' arguments (checked against the tool's input schema) and structured results.
+Args = dict[str, Any]
+Result = dict[str, Any]
 
-def _given(args: dict, *names: str) -> dict[str, Any]:
-    """The optional arguments among `names` the agent gave, for the op's request as they are (one
-    it left out stays out of the request)."""
-    return {name: args[name] for name in names if name in args}
+# The ops run on the typed port over the REST edge's gates (`memory.dispatch.edge.EdgePort`):
+# one method per op, its request and answer the wire types, so mypy checks every body below.
+PORT = EdgePort()
+
+
+def _placement(placement: t.Placement) -> str | None:
+    """A placement's context id; None when shared."""
+    return placement["context_id"] if placement["scope"] == "context" else None
 
 
 # --- subjects that do not exist yet ---------------------------------------------------------------
@@ -170,23 +180,26 @@ def _absent_subject(caller: Caller, subject_id: str, capability: str, err: NotFo
         raise permission_denied(capability)
 
 
-def remember(caller: Caller, args: dict) -> dict:
-    placement: dict[str, Any] = (
-        {"scope": "context", "context_id": args["context_id"]}
-        if "context_id" in args
-        else {"scope": "shared"}
-    )
-    item = {"content": {"text": args["text"]}, **_given(args, "kind_hint")}
-    body = {
+def remember(caller: Caller, args: Args) -> Result:
+    placement: t.Placement
+    if "context_id" in args:
+        placement = {"scope": "context", "context_id": args["context_id"]}
+    else:
+        placement = {"scope": "shared"}
+    item: t.CaptureRequestItemsItem = {"content": {"text": args["text"]}}
+    if "kind_hint" in args:
+        item["kind_hint"] = args["kind_hint"]
+    body: t.CaptureRequest = {
         "space_id": caller.space_id,
         "subject_id": args["subject_id"],
         "capture_scope": {"placement": placement},
         "items": [item],
-        **_given(args, "idempotency_key"),
     }
+    if "idempotency_key" in args:
+        body["idempotency_key"] = args["idempotency_key"]
     subject_receipt = None
     try:
-        receipt = edge_call(caller.principal, "memory.capture", body)["receipt"]
+        receipt = PORT.capture(caller.principal, body)["receipt"]
     except NotFound as err:
         if not _never_seen(err):
             raise
@@ -200,11 +213,14 @@ def remember(caller: Caller, args: dict) -> dict:
                 "remember create the subject), or have the application ensure it first.",
                 capability=ENSURE,
             ) from None
-        # The same admission path as any op (edge_call); idempotent: a racer's ensure of the same
+        # The same admission path as any op (the edge); idempotent: a racer's ensure of the same
         # subject leaves one subject, and this one's receipt names it.
-        ensure = {"space_id": caller.space_id, "subject_id": args["subject_id"]}
-        subject_receipt = edge_call(caller.principal, "memory.subjects.ensure", ensure)["receipt"]
-        receipt = edge_call(caller.principal, "memory.capture", body)["receipt"]
+        ensure: t.SubjectsEnsureRequest = {
+            "space_id": caller.space_id,
+            "subject_id": args["subject_id"],
+        }
+        subject_receipt = PORT.subjects_ensure(caller.principal, ensure)["receipt"]
+        receipt = PORT.capture(caller.principal, body)["receipt"]
     [ref] = [r for r in receipt["refs"] if r["type"] == "candidate"]
     return {
         "candidate_id": ref["id"],
@@ -217,8 +233,8 @@ def remember(caller: Caller, args: dict) -> dict:
     }
 
 
-def recall(caller: Caller, args: dict) -> dict:
-    body: dict[str, Any] = {
+def recall(caller: Caller, args: Args) -> Result:
+    body: t.RecallRequest = {
         "space_id": caller.space_id,
         "subject_id": args["subject_id"],
         "query": {"text": args["query"]},
@@ -228,7 +244,7 @@ def recall(caller: Caller, args: dict) -> dict:
     if "context_ids" in args:
         body["selection"] = {"mode": "contexts_and_shared", "context_ids": args["context_ids"]}
     try:
-        found = edge_call(caller.principal, "memory.recall", body)["recall"]
+        found = PORT.recall(caller.principal, body)["recall"]
     except NotFound as err:
         _absent_subject(caller, args["subject_id"], "recall", err)
         return {
@@ -257,14 +273,13 @@ def recall(caller: Caller, args: dict) -> dict:
     }
 
 
-def memory_view(record: dict) -> dict:
-    placement = record["placement"]
+def memory_view(record: t.RetainedRecord) -> Result:
     return {
         "record_id": record["record_id"],
         "subject_id": record["subject_id"],
         "text": record["content"]["text"],
         "kind": record["kind"],
-        "context_id": placement.get("context_id"),
+        "context_id": _placement(record["placement"]),
         "revision": record["revision"],
         "created_at": record["created_at"],
         "updated_at": record["updated_at"],
@@ -272,10 +287,14 @@ def memory_view(record: dict) -> dict:
     }
 
 
-def list_memories(caller: Caller, args: dict) -> dict:
-    body = {"space_id": caller.space_id, **args}
+def list_memories(caller: Caller, args: Args) -> Result:
+    body: t.RecordsListRequest = {"space_id": caller.space_id, "subject_id": args["subject_id"]}
+    if "page_size" in args:
+        body["page_size"] = args["page_size"]
+    if "cursor" in args:
+        body["cursor"] = args["cursor"]
     try:
-        page = edge_call(caller.principal, "memory.records.list", body)
+        page = PORT.records_list(caller.principal, body)
     except NotFound as err:
         _absent_subject(caller, args["subject_id"], "records_read", err)
         return {"memories": [], "total": 0, "next_cursor": None}
@@ -286,34 +305,35 @@ def list_memories(caller: Caller, args: dict) -> dict:
     }
 
 
-def get_memory(caller: Caller, args: dict) -> dict:
-    body = {"space_id": caller.space_id, "record_id": args["record_id"]}
-    return memory_view(edge_call(caller.principal, "memory.records.get", body)["record"])
+def get_memory(caller: Caller, args: Args) -> Result:
+    body: t.RecordsGetRequest = {"space_id": caller.space_id, "record_id": args["record_id"]}
+    return memory_view(PORT.records_get(caller.principal, body)["record"])
 
 
-def forget(caller: Caller, args: dict) -> dict:
+def forget(caller: Caller, args: Args) -> Result:
     # The record's current revision, read with the caller's own coverage (absent and forbidden
     # answer NOT_FOUND here as on REST); the delete then checks it (REVISION_CONFLICT if a
     # write came between, which the agent may retry).
-    found = edge_call(
-        caller.principal,
-        "memory.records.get",
-        {"space_id": caller.space_id, "record_id": args["record_id"]},
+    found = PORT.records_get(
+        caller.principal, {"space_id": caller.space_id, "record_id": args["record_id"]}
     )["record"]
-    body = {
+    body: t.RecordsDeleteRequest = {
         "space_id": caller.space_id,
         "record_id": args["record_id"],
         "expected_revision": found["revision"],
-        **_given(args, "reason"),
     }
-    receipt = edge_call(caller.principal, "memory.records.delete", body)["receipt"]
+    if "reason" in args:
+        body["reason"] = args["reason"]
+    receipt = PORT.records_delete(caller.principal, body)["receipt"]
     return {"record_id": args["record_id"], "forgotten": True, "receipt_id": receipt["receipt_id"]}
 
 
-def get_profile(caller: Caller, args: dict) -> dict:
-    body = {"space_id": caller.space_id, **args}
+def get_profile(caller: Caller, args: Args) -> Result:
+    body: t.ProfileGetRequest = {"space_id": caller.space_id, "subject_id": args["subject_id"]}
+    if "kinds" in args:
+        body["kinds"] = args["kinds"]
     try:
-        profile = edge_call(caller.principal, "memory.profile.get", body)["profile"]
+        profile = PORT.profile_get(caller.principal, body)["profile"]
     except NotFound as err:
         _absent_subject(caller, args["subject_id"], "profile_read", err)
         kinds = args.get("kinds", settings.SPOKE_MEMORY_REQUIRED_PROFILE_KINDS)
@@ -333,9 +353,19 @@ def get_profile(caller: Caller, args: dict) -> dict:
     }
 
 
-def list_candidates(caller: Caller, args: dict) -> dict:
-    body = {"space_id": caller.space_id, "states": ["pending"], "order": "oldest", **args}
-    page = edge_call(caller.principal, "memory.candidates.list", body)
+def list_candidates(caller: Caller, args: Args) -> Result:
+    body: t.CandidatesListRequest = {
+        "space_id": caller.space_id,
+        "states": ["pending"],
+        "order": "oldest",
+    }
+    if "subject_id" in args:
+        body["subject_id"] = args["subject_id"]
+    if "page_size" in args:
+        body["page_size"] = args["page_size"]
+    if "cursor" in args:
+        body["cursor"] = args["cursor"]
+    page = PORT.candidates_list(caller.principal, body)
     return {
         "candidates": [
             {
@@ -344,7 +374,7 @@ def list_candidates(caller: Caller, args: dict) -> dict:
                 "text": c["proposed"]["content"]["text"],
                 "kind_hint": c["proposed"].get("kind"),
                 "suggested_kind": c["classification"]["label"],
-                "context_id": c["capture_scope"]["placement"].get("context_id"),
+                "context_id": _placement(c["capture_scope"]["placement"]),
                 "captured_at": c["captured_at"],
             }
             for c in page["candidates"]
@@ -354,25 +384,36 @@ def list_candidates(caller: Caller, args: dict) -> dict:
     }
 
 
-def review_candidate(caller: Caller, args: dict) -> dict:
+def review_candidate(caller: Caller, args: Args) -> Result:
     decision = args["decision"]
-    body: dict[str, Any] = {
-        "space_id": caller.space_id,
-        "candidate_id": args["candidate_id"],
-        **_given(args, "idempotency_key"),
-    }
     if decision == "dismiss":
-        body.update(_given(args, "reason"))
-        op = "memory.candidates.dismiss"
+        dismiss: t.CandidatesDismissRequest = {
+            "space_id": caller.space_id,
+            "candidate_id": args["candidate_id"],
+        }
+        if "idempotency_key" in args:
+            dismiss["idempotency_key"] = args["idempotency_key"]
+        if "reason" in args:
+            dismiss["reason"] = args["reason"]
+        receipt = PORT.candidates_dismiss(caller.principal, dismiss)["receipt"]
     else:
-        action: dict[str, Any] = {"action": decision}
-        if decision == "promote" and "kind" in args:
-            action["kind"] = args["kind"]
-        if decision == "drop" and "reason" in args:
-            action["reason"] = args["reason"]
-        body["decision"] = action
-        op = "memory.candidates.review"
-    receipt = edge_call(caller.principal, op, body)["receipt"]
+        action: t.ReviewDecision
+        if decision == "promote":
+            action = {"action": "promote"}
+            if "kind" in args:
+                action["kind"] = args["kind"]
+        else:
+            action = {"action": "drop"}
+            if "reason" in args:
+                action["reason"] = args["reason"]
+        review: t.CandidatesReviewRequest = {
+            "space_id": caller.space_id,
+            "candidate_id": args["candidate_id"],
+            "decision": action,
+        }
+        if "idempotency_key" in args:
+            review["idempotency_key"] = args["idempotency_key"]
+        receipt = PORT.candidates_review(caller.principal, review)["receipt"]
     return {
         "candidate_id": args["candidate_id"],
         "decision": decision,
@@ -663,7 +704,7 @@ TOOL_LIST = [
         reviewer_only=True,
     ),
 ]
-TOOLS: dict[str, Tool] = {t.name: t for t in TOOL_LIST}
+TOOLS: dict[str, Tool] = {tool.name: tool for tool in TOOL_LIST}
 
 
 # --- stored text is untrusted data --------------------------------------------------------------
@@ -711,7 +752,7 @@ def description_of(tool: Tool) -> str:
     return text
 
 
-def output_schema_of(tool: Tool) -> dict:
+def output_schema_of(tool: Tool) -> dict[str, Any]:
     """The tool's output schema, with `untrusted_fields` for a tool that answers stored text."""
     schema = tool.output_schema
     fields = UNTRUSTED_FIELDS.get(tool.name)
@@ -728,7 +769,7 @@ def output_schema_of(tool: Tool) -> dict:
     return schema
 
 
-def marked(tool: Tool, result: dict) -> dict:
+def marked(tool: Tool, result: dict[str, Any]) -> dict[str, Any]:
     """The tool's structured result with `untrusted_fields` added where it answers stored text."""
     fields = UNTRUSTED_FIELDS.get(tool.name)
     return {**result, "untrusted_fields": list(fields)} if fields else result

@@ -1,13 +1,14 @@
 """Captured candidates awaiting review (docs/protocol.md#model-memorycandidate). The capture scope never changes."""
 
-from typing import Any
+from typing import Literal, overload
 
 from django.db import models
 
 from memory.timeutil import iso
+from memory.wire import types as t
 
 from .records import placement_wire
-from .scoped import SpaceScoped
+from .scoped import SpaceScoped, choice
 
 
 class Candidate(SpaceScoped):
@@ -54,36 +55,52 @@ class Candidate(SpaceScoped):
         return self.candidate_id
 
     @property
-    def placement(self) -> dict:
+    def placement(self) -> t.Placement:
         return placement_wire(self.scope_placement_scope, self.scope_context_id)
 
-    def capture_scope_wire(self) -> dict:
-        out: dict[str, Any] = {"placement": self.placement}
+    def capture_scope_wire(self) -> t.CaptureScope:
+        out: t.CaptureScope = {"placement": self.placement}
         if self.source_context_id is not None:
             out["source_context_id"] = self.source_context_id
         return out
 
-    def to_wire(self, subject_id: str, include_space: bool = True) -> dict:
-        out = {"schema_version": 1, "candidate_id": self.candidate_id}
-        if include_space:
-            out["space_id"] = self.space_id
-        out.update(
-            {
-                "subject_id": subject_id,
-                "capture_scope": self.capture_scope_wire(),
-                "proposed": self.proposed,
-                "classification": self.classification,
-                "state": self.state,
-                "captured_by_principal_id": self.captured_by_principal_id,
-                "captured_at": iso(self.captured_at),
-            }
-        )
+    @overload
+    def to_wire(self, subject_id: str) -> t.MemoryCandidate: ...
+    @overload
+    def to_wire(self, subject_id: str, include_space: Literal[True]) -> t.MemoryCandidate: ...
+    @overload
+    def to_wire(self, subject_id: str, include_space: Literal[False]) -> t.ExportCandidate: ...
+    def to_wire(
+        self, subject_id: str, include_space: bool = True
+    ) -> t.MemoryCandidate | t.ExportCandidate:
+        """The candidate on the wire; without its space_id, as an export carries it."""
+        out: t.ExportCandidate = {
+            "schema_version": 1,
+            "candidate_id": self.candidate_id,
+            "subject_id": subject_id,
+            "capture_scope": self.capture_scope_wire(),
+            "proposed": self.proposed,
+            "classification": self.classification,
+            "state": choice(
+                self.state, ("pending", "promoted", "fragmented", "dropped", "dismissed")
+            ),
+            "captured_by_principal_id": self.captured_by_principal_id,
+            "captured_at": iso(self.captured_at),
+            "revision": self.revision,
+            "extensions": self.extensions,
+        }
         if self.consumed_at is not None:
             out["consumed_at"] = iso(self.consumed_at)
         if self.consumed_by_principal_id is not None:
             out["consumed_by_principal_id"] = self.consumed_by_principal_id
         if self.outcome is not None:
             out["outcome"] = self.outcome
-        out["revision"] = self.revision
-        out["extensions"] = self.extensions
-        return out
+        if not include_space:
+            return out
+        # space_id third, as the model orders it (a key given twice keeps its first place)
+        return {
+            "schema_version": 1,
+            "candidate_id": self.candidate_id,
+            "space_id": self.space_id,
+            **out,
+        }

@@ -3,6 +3,8 @@ one row per (record, revision) so a reflection's pinned revision keeps its vecto
 worker after the write commits (the write queues a PendingEmbedding row in its transaction) and
 erased with the content on delete (memory.services.hybrid_store)."""
 
+from typing import Any
+
 from django.db import models
 
 from .scoped import SpaceScoped, copied_space
@@ -36,7 +38,7 @@ class RecordEmbedding(SpaceScoped):
     def __str__(self) -> str:
         return f"{self.record_id}@{self.revision}"
 
-    def save(self, *args, **kwargs) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if self.subject_id is None:  # the subject is always the record's
             self.subject_id = self.record.subject_id
         super().save(*args, **kwargs)

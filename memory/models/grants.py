@@ -3,10 +3,14 @@ issue. `ancestor_revoked` is set on every descendant when a grant is revoked (in
 transaction, under the space lock), so a caller's effective grants are one indexed query.
 Expiry needs no walk: a child never outlives its parent (non-amplification on expires_at)."""
 
+from datetime import datetime
+from typing import Literal
+
 from django.db import models
 
 from memory.ids import new_grant_id
 from memory.timeutil import iso
+from memory.wire import types as t
 
 from .scoped import SpaceScoped
 
@@ -50,15 +54,15 @@ class Grant(SpaceScoped):
     def __str__(self) -> str:
         return self.grant_id
 
-    def wire_state(self, at) -> str:
+    def wire_state(self, at: datetime) -> Literal["active", "revoked", "expired"]:
         if self.state == self.REVOKED:
             return "revoked"
         if self.expires_at is not None and self.expires_at <= at:
             return "expired"
         return "active"
 
-    def to_wire(self, at, effective: bool) -> dict:
-        out = {
+    def to_wire(self, at: datetime, effective: bool) -> t.MemoryGrant:
+        out: t.MemoryGrant = {
             "schema_version": 1,
             "grant_id": self.grant_id,
             "space_id": self.space_id,

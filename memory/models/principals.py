@@ -8,6 +8,9 @@ from django.db import models
 
 from memory.ids import new_principal_id, new_session_id
 from memory.timeutil import iso, now
+from memory.wire import types as t
+
+from .scoped import choice
 
 TOKEN_PREFIX = "smk_"
 
@@ -53,11 +56,11 @@ class Principal(models.Model):
     def __str__(self) -> str:
         return f"{self.display_name} ({self.principal_id})"
 
-    def to_wire(self) -> dict:
+    def to_wire(self) -> t.Principal:
         return {
             "schema_version": 1,
             "principal_id": self.principal_id,
-            "kind": self.kind,
+            "kind": choice(self.kind, ("service", "user")),
             "display_name": self.display_name,
             "extensions": self.extensions,
         }
@@ -89,7 +92,7 @@ class WireSession(models.Model):
     closed_at = models.DateTimeField(null=True, blank=True)
     extensions = models.JSONField(default=dict, blank=True)
 
-    def to_wire(self) -> dict:
+    def to_wire(self) -> t.Session:
         return {
             "schema_version": 1,
             "session_id": self.session_id,

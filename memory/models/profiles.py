@@ -1,10 +1,11 @@
 """Authored profile documents (docs/protocol.md#model-profiledocument): trusted author material that grants nothing."""
 
-from typing import Any
+from typing import Literal, overload
 
 from django.db import models
 
 from memory.timeutil import iso
+from memory.wire import types as t
 
 from .scoped import SpaceScoped
 
@@ -31,20 +32,30 @@ class ProfileDocument(SpaceScoped):
             ),
         ]
 
-    def to_wire(self, subject_id: str, include_space: bool = True) -> dict:
-        out: dict[str, Any] = {"schema_version": 1}
-        if include_space:
-            out["space_id"] = self.space_id
-        out.update(
-            {
-                "subject_id": subject_id,
-                "kind": self.kind,
-                "content": self.content,
-                "revision": self.revision,
-                "author_principal_id": self.author_principal_id,
-                "created_at": iso(self.created_at),
-                "updated_at": iso(self.updated_at),
-                "extensions": self.extensions,
-            }
-        )
-        return out
+    @overload
+    def to_wire(self, subject_id: str) -> t.ProfileDocument: ...
+    @overload
+    def to_wire(self, subject_id: str, include_space: Literal[True]) -> t.ProfileDocument: ...
+    @overload
+    def to_wire(
+        self, subject_id: str, include_space: Literal[False]
+    ) -> t.ExportProfileDocument: ...
+    def to_wire(
+        self, subject_id: str, include_space: bool = True
+    ) -> t.ProfileDocument | t.ExportProfileDocument:
+        """The document on the wire; without its space_id, as an export carries it."""
+        out: t.ExportProfileDocument = {
+            "schema_version": 1,
+            "subject_id": subject_id,
+            "kind": self.kind,
+            "content": self.content,
+            "revision": self.revision,
+            "author_principal_id": self.author_principal_id,
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+            "extensions": self.extensions,
+        }
+        if not include_space:
+            return out
+        # space_id second, as the model orders it (a key given twice keeps its first place)
+        return {"schema_version": 1, "space_id": self.space_id, **out}

@@ -10,8 +10,9 @@ from django.db import models
 
 from memory.ids import new_receipt_id
 from memory.timeutil import iso
+from memory.wire import types as t
 
-from .scoped import SpaceScoped, copied_space
+from .scoped import SpaceScoped, choice, copied_space
 
 
 class Receipt(SpaceScoped):
@@ -42,26 +43,26 @@ class Receipt(SpaceScoped):
     def __str__(self) -> str:
         return self.receipt_id
 
-    def to_wire(self) -> dict:
-        out = {
+    def to_wire(self) -> t.MemoryReceipt:
+        out: t.MemoryReceipt = {
             "schema_version": 1,
             "receipt_id": self.receipt_id,
             "space_id": self.space_id,
             "op": self.op,
-            "status": self.status,
+            "status": choice(self.status, ("committed", "pending", "failed")),
             "payload_digest": self.payload_digest,
+            "refs": list(self.refs),
+            "created_at": iso(self.created_at),
+            "extensions": self.extensions,
         }
         if self.idempotency_key is not None:
             out["idempotency_key"] = self.idempotency_key
-        out["refs"] = list(self.refs)
         if self.space_revision is not None:
             out["space_revision"] = self.space_revision
         if self.failure is not None:
             out["failure"] = self.failure
-        out["created_at"] = iso(self.created_at)
         if self.completed_at is not None:
             out["completed_at"] = iso(self.completed_at)
-        out["extensions"] = self.extensions
         return out
 
 

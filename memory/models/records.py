@@ -2,21 +2,23 @@
 so lists and recall filter in SQL; `text` is the searchable copy of content.text and is erased
 with the content on delete, as is every history row."""
 
-from typing import Any
+from typing import Literal, overload
 
 from django.db import models
 
 from memory.timeutil import iso
+from memory.wire import types as t
 
-from .scoped import SpaceScoped, copied_space
+from .scoped import SpaceScoped, choice, copied_space
 
 SHARED, CONTEXT = "shared", "context"
 
 
-def placement_wire(scope: str, context_id: str | None) -> dict:
+def placement_wire(scope: str, context_id: str | None) -> t.Placement:
     if scope == SHARED:
-        return {"scope": SHARED}
-    return {"scope": CONTEXT, "context_id": context_id}
+        return {"scope": "shared"}
+    assert context_id is not None  # a context placement names its context (a check constraint)
+    return {"scope": "context", "context_id": context_id}
 
 
 class Record(SpaceScoped):
@@ -73,49 +75,61 @@ class Record(SpaceScoped):
         return self.record_id
 
     @property
-    def placement(self) -> dict:
+    def placement(self) -> t.Placement:
         return placement_wire(self.placement_scope, self.placement_context_id)
 
-    def provenance_wire(self) -> dict:
-        out: dict[str, Any] = {"source": self.prov_source}
+    def provenance_wire(self) -> t.Provenance:
+        out: t.Provenance = {
+            "source": choice(self.prov_source, ("capture", "authored", "import")),
+            "author_principal_id": self.prov_author_principal_id,
+            "created_at": iso(self.prov_created_at),
+        }
         if self.prov_source_context_id is not None:
             out["source_context_id"] = self.prov_source_context_id
         if self.prov_candidate_id is not None:
             out["candidate_id"] = self.prov_candidate_id
-        out["author_principal_id"] = self.prov_author_principal_id
         if self.prov_reviewer_principal_id is not None:
             out["reviewer_principal_id"] = self.prov_reviewer_principal_id
         if self.prov_captured_at is not None:
             out["captured_at"] = iso(self.prov_captured_at)
-        out["created_at"] = iso(self.prov_created_at)
         return out
 
-    def to_wire(self, subject_id: str, include_space: bool = True) -> dict:
-        out = {"schema_version": 1, "record_id": self.record_id}
-        if include_space:
-            out["space_id"] = self.space_id
-        out.update(
-            {
-                "subject_id": subject_id,
-                "kind": self.kind,
-                "content": self.content,
-                "placement": self.placement,
-                "provenance": self.provenance_wire(),
-                "revision": self.revision,
-                "created_at": iso(self.created_at),
-                "updated_at": iso(self.updated_at),
-            }
-        )
+    @overload
+    def to_wire(self, subject_id: str) -> t.RetainedRecord: ...
+    @overload
+    def to_wire(self, subject_id: str, include_space: Literal[True]) -> t.RetainedRecord: ...
+    @overload
+    def to_wire(self, subject_id: str, include_space: Literal[False]) -> t.ExportRecord: ...
+    def to_wire(
+        self, subject_id: str, include_space: bool = True
+    ) -> t.RetainedRecord | t.ExportRecord:
+        """The record on the wire; without its space_id, as an export carries it."""
+        out: t.ExportRecord = {
+            "schema_version": 1,
+            "record_id": self.record_id,
+            "subject_id": subject_id,
+            "kind": self.kind,
+            "content": self.content,
+            "placement": self.placement,
+            "provenance": self.provenance_wire(),
+            "revision": self.revision,
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+            "extensions": self.extensions,
+        }
         if self.deleted_at is not None:
-            tomb = {
+            assert self.deleted_by_principal_id is not None  # set with deleted_at
+            tomb: t.Tombstone = {
                 "deleted_at": iso(self.deleted_at),
                 "deleted_by_principal_id": self.deleted_by_principal_id,
             }
             if self.delete_reason is not None:
                 tomb["reason"] = self.delete_reason
             out["tombstone"] = tomb
-        out["extensions"] = self.extensions
-        return out
+        if not include_space:
+            return out
+        # space_id third, as the model orders it (a key given twice keeps its first place)
+        return {"schema_version": 1, "record_id": self.record_id, "space_id": self.space_id, **out}
 
 
 class RecordRevision(SpaceScoped):

@@ -3,11 +3,12 @@ time; `filter_key` is the canonical form of the pinned cognition filter ('' when
 memory.reflections.list can match it exactly in SQL."""
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, overload
 
 from django.db import models
 
 from memory.timeutil import iso
+from memory.wire import types as t
 from memory.wire.canonical import canonical
 
 from .scoped import SpaceScoped
@@ -44,25 +45,40 @@ class Reflection(SpaceScoped):
             ),
         ]
 
-    def to_wire(self, subject_id: str, stale: bool, include_space: bool = True) -> dict:
-        out = {"schema_version": 1, "reflection_id": self.reflection_id}
-        if include_space:
-            out["space_id"] = self.space_id
-        out.update(
-            {
-                "subject_id": subject_id,
-                "content": self.content,
-                "basis": self.basis,
-            }
-        )
+    @overload
+    def to_wire(self, subject_id: str, stale: bool) -> t.Reflection: ...
+    @overload
+    def to_wire(
+        self, subject_id: str, stale: bool, include_space: Literal[True]
+    ) -> t.Reflection: ...
+    @overload
+    def to_wire(
+        self, subject_id: str, stale: bool, include_space: Literal[False]
+    ) -> t.ExportReflection: ...
+    def to_wire(
+        self, subject_id: str, stale: bool, include_space: bool = True
+    ) -> t.Reflection | t.ExportReflection:
+        """The reflection on the wire; without its space_id, as an export carries it."""
+        out: t.ExportReflection = {
+            "schema_version": 1,
+            "reflection_id": self.reflection_id,
+            "subject_id": subject_id,
+            "content": self.content,
+            "basis": self.basis,
+            "generated_at": iso(self.generated_at),
+            "generated_by_principal_id": self.generated_by_principal_id,
+            "stale": stale,
+            "extensions": self.extensions,
+        }
         if self.cognition_filter is not None:
             out["cognition_filter"] = self.cognition_filter
-        out.update(
-            {
-                "generated_at": iso(self.generated_at),
-                "generated_by_principal_id": self.generated_by_principal_id,
-                "stale": stale,
-                "extensions": self.extensions,
-            }
-        )
-        return out
+        if not include_space:
+            return out
+        # space_id third, as the model orders it (a key given twice keeps its first place)
+        return {
+            "schema_version": 1,
+            "reflection_id": self.reflection_id,
+            "space_id": self.space_id,
+            **out,
+            "stale": stale,
+        }

@@ -7,14 +7,24 @@ copy of the parent's `space_id`, set when the row is written and never changed."
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.db import models
 
 T = TypeVar("T")
+L = TypeVar("L", bound=str)
 
 
-def copied_space() -> models.ForeignKey:
+def choice(value: str, choices: tuple[L, ...]) -> L:
+    """A column's value as the wire's literal type for it (a state, a kind: `choices` are the
+    wire's); a value outside them is a corrupt row, refused (ValueError), never answered."""
+    for known in choices:
+        if known == value:
+            return known
+    raise ValueError(f"{value!r} is not one of {choices!r}")
+
+
+def copied_space() -> models.ForeignKey[Any, Any]:
     """The copied `space_id` of a row reachable through a parent: NOT NULL, set once from the
     parent. No foreign-key constraint (the parent's own carries it, and a check per row would
     cost the import's bulk writes), no index of its own (the unique constraints and look-ups
@@ -37,12 +47,20 @@ class SpaceScoped(models.Model):
     class Meta:
         abstract = True
 
-    def save(self, *args, **kwargs) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if self.space_parent is not None and getattr(self, "space_id", None) is None:
             self.space_id = getattr(self, self.space_parent).space_id
         super().save(*args, **kwargs)
 
-    def _do_update(self, base_qs, using, pk_val, values, update_fields, forced_update):
+    def _do_update(
+        self,
+        base_qs: models.QuerySet[Any],
+        using: Any,
+        pk_val: Any,
+        values: Any,
+        update_fields: Any,
+        forced_update: bool,
+    ) -> bool:
         base_qs = base_qs.filter(space_id=self.space_id)
         return super()._do_update(base_qs, using, pk_val, values, update_fields, forced_update)
 

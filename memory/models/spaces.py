@@ -1,13 +1,14 @@
 """Memory spaces and the subjects memory is about (docs/protocol.md#model-memoryspace, #model-subject)."""
 
-from typing import Any
+from typing import Literal, overload
 
 from django.conf import settings
 from django.db import models
 
 from memory.timeutil import iso, now
+from memory.wire import types as t
 
-from .scoped import SpaceScoped
+from .scoped import SpaceScoped, choice
 
 
 class Space(models.Model):
@@ -39,13 +40,13 @@ class Space(models.Model):
     def __str__(self) -> str:
         return self.space_id
 
-    def to_wire(self, pending_receipts: int) -> dict:
-        out = {
+    def to_wire(self, pending_receipts: int) -> t.MemorySpace:
+        out: t.MemorySpace = {
             "schema_version": 1,
             "space_id": self.space_id,
             "display_name": self.display_name,
             "provider_id": settings.SPOKE_MEMORY_PROVIDER_ID,
-            "state": self.state,
+            "state": choice(self.state, ("active", "frozen")),
             "revision": self.revision,
             "authority_generation": self.authority_generation,
             "pending_receipts": pending_receipts,
@@ -84,21 +85,27 @@ class Subject(SpaceScoped):
     def __str__(self) -> str:
         return f"{self.space_id}/{self.subject_id}"
 
-    def to_wire(self, include_space: bool = True) -> dict:
-        out: dict[str, Any] = {"schema_version": 1}
-        if include_space:
-            out["space_id"] = self.space_id
-        out["subject_id"] = self.subject_id
+    @overload
+    def to_wire(self) -> t.Subject: ...
+    @overload
+    def to_wire(self, include_space: Literal[True]) -> t.Subject: ...
+    @overload
+    def to_wire(self, include_space: Literal[False]) -> t.ExportSubject: ...
+    def to_wire(self, include_space: bool = True) -> t.Subject | t.ExportSubject:
+        """The subject on the wire; without its space_id, as an export carries it."""
+        out: t.ExportSubject = {
+            "schema_version": 1,
+            "subject_id": self.subject_id,
+            "state": choice(self.state, ("active", "fenced", "archived")),
+            "fenced_context_ids": list(self.fenced_context_ids),
+            "revision": self.revision,
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+            "extensions": self.extensions,
+        }
         if self.kind is not None:
             out["kind"] = self.kind
-        out.update(
-            {
-                "state": self.state,
-                "fenced_context_ids": list(self.fenced_context_ids),
-                "revision": self.revision,
-                "created_at": iso(self.created_at),
-                "updated_at": iso(self.updated_at),
-                "extensions": self.extensions,
-            }
-        )
-        return out
+        if not include_space:
+            return out
+        # space_id second, as the model orders it (a key given twice keeps its first place)
+        return {"schema_version": 1, "space_id": self.space_id, **out}

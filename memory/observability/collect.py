@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
+from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection
@@ -87,7 +88,7 @@ class DatabaseCollector(Collector):
         yield up
         yield from families
 
-    def describe(self) -> list:
+    def describe(self) -> list[Any]:
         return []  # collected at scrape time only (no database work at registration)
 
     def _families(self) -> Iterator[GaugeMetricFamily]:

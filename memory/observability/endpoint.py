@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import ipaddress
 import os
+from collections.abc import Iterable
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
@@ -22,6 +23,7 @@ from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
     CollectorRegistry,
+    Metric,
     generate_latest,
     multiprocess,
 )
@@ -73,7 +75,7 @@ def registry() -> CollectorRegistry:
 class _Process:
     """This process's own registry (single-process: runserver, the test client)."""
 
-    def collect(self):
+    def collect(self) -> Iterable[Metric]:
         return REGISTRY.collect()
 
 

@@ -144,7 +144,7 @@ def _instrument() -> None:
             instrumentor.instrument()
 
 
-def wrap_wsgi(app: Callable) -> Callable:
+def wrap_wsgi(app: Callable[..., Any]) -> Callable[..., Any]:
     """The web app under OpenTelemetry's WSGI middleware when tracing is on (it extracts a
     request's `traceparent`, /mcp/ included); the app itself otherwise."""
     if not enabled():

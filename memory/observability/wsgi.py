@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from memory.observability import metrics
 from memory.observability.context import REQUEST_ID, request_id_from
@@ -45,12 +46,12 @@ def route_of(path: str) -> str:
     return "home" if path == "/" else "other"
 
 
-def observe_wsgi(app: Callable) -> Callable:
+def observe_wsgi(app: Callable[..., Any]) -> Callable[..., Any]:
     from memory.observability import tracing
 
     inner = tracing.wrap_wsgi(app)
 
-    def application(environ: dict, start_response: Callable) -> Iterable[bytes]:
+    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         rid = request_id_from(environ.get("HTTP_X_REQUEST_ID"))
         environ["HTTP_X_REQUEST_ID"] = rid
         token = REQUEST_ID.set(rid)
@@ -59,7 +60,7 @@ def observe_wsgi(app: Callable) -> Callable:
         started = time.perf_counter()
         metrics.IN_FLIGHT.inc()
 
-        def start(code: str, headers: list, exc_info=None):
+        def start(code: str, headers: list[Any], exc_info: Any = None) -> Any:
             if status[0] == "000":
                 # counted before a byte of the answer leaves: a client's next request (a
                 # scrape) sees it

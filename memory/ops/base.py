@@ -24,6 +24,7 @@ from memory.context import OpContext
 from memory.models import Principal
 from memory.observability.observe import observed
 from memory.services.mutation import MutationScope, Outcome, mutate
+from memory.wire import types as t
 from memory.wire.validation import catalog
 
 # What the registry runs: (context, admitted request) -> the wire answer.
@@ -106,7 +107,7 @@ def op_cost(op: str, req: Mapping[str, Any], size: int) -> int:
 
 
 def _in_mutation(fn: WriteHandler) -> Handler:
-    def run(ctx: OpContext, req: Mapping[str, Any]) -> dict[str, Any]:
+    def run(ctx: OpContext, req: Mapping[str, Any]) -> t.ReceiptResponse:
         return mutate(ctx, req, lambda scope: fn(ctx, req, scope))
 
     run.__name__ = run.__qualname__ = f"mutate({fn.__qualname__})"
@@ -124,9 +125,10 @@ def call(
     never a shortcut. Typed callers use `memory.ops.port.InProcessMemoryPort` over it."""
     negotiated = negotiated or tuple(_all_served())
     admit(op_name, request, negotiated)
-    return HANDLERS[op_name](
+    answer: dict[str, Any] = HANDLERS[op_name](
         OpContext(principal=principal, op=op_name, negotiated=negotiated), request
     )
+    return answer
 
 
 def _all_served() -> list[str]:

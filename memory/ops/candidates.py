@@ -7,7 +7,7 @@ CANDIDATE_CONSUMED. (Writers of one space run concurrently and meet only at the 
 revision bump, so this row lock is what makes the race safe.) Records inherit the capture scope's placement verbatim."""
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from memory.access import (
     Coverage,
@@ -50,8 +50,7 @@ def consumed() -> WireError:
 def get(ctx: OpContext, req: t.CandidatesGetRequest) -> t.CandidatesGetResponse:
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
     candidate = access_candidate(cov, req["candidate_id"])
-    wire = candidate.to_wire(candidate.subject.subject_id)
-    return {"candidate": cast(t.MemoryCandidate, wire)}
+    return {"candidate": candidate.to_wire(candidate.subject.subject_id)}
 
 
 @op("memory.candidates.list")
@@ -89,7 +88,7 @@ def candidates_list(ctx: OpContext, req: t.CandidatesListRequest) -> t.Candidate
         lambda c: c.to_wire(c.subject.subject_id),
     )
     return {
-        "candidates": cast(list[t.MemoryCandidate], items),
+        "candidates": items,
         "total_authorized": total,
         "next_cursor": next_cursor,
     }
@@ -98,7 +97,7 @@ def candidates_list(ctx: OpContext, req: t.CandidatesListRequest) -> t.Candidate
 def _consume(
     candidate: Candidate, ctx: OpContext, action: str, record_ids: list[str], reason: str | None
 ) -> None:
-    outcome: dict = {"action": action, "record_ids": record_ids}
+    outcome: dict[str, Any] = {"action": action, "record_ids": record_ids}
     if reason is not None:
         outcome["reason"] = reason
     candidate.state = OUTCOME_STATE[action]
@@ -142,7 +141,7 @@ def default_kind(candidate: Candidate, chosen: str | None) -> str:
     if chosen is not None:
         return chosen
     if "kind" in candidate.proposed:
-        return candidate.proposed["kind"]
+        return str(candidate.proposed["kind"])
     label = candidate.classification.get("label")
     return label if label in LABEL_KINDS else "note"
 

@@ -1,6 +1,7 @@
 """memory.grants.list, .grant, .revoke, and root grants for operators (docs/protocol.md#grants)."""
 
-from typing import cast
+from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 
@@ -34,13 +35,13 @@ OLDEST_FIRST = cursors.Keyset("created_at", "grant_id")
 DIMENSIONS = ["capabilities", "subject_ids", "context_ids", "shared_access", "expires_at"]
 
 
-def _subset(child: list | None, parent: list | None) -> bool:
+def _subset(child: list[Any] | None, parent: list[Any] | None) -> bool:
     if parent is None:
         return True
     return child is not None and set(child) <= set(parent)
 
 
-def exceeded(parent: Grant, want: dict) -> list[str]:
+def exceeded(parent: Grant, want: dict[str, Any]) -> list[str]:
     """The dimensions on which `want` asks for more than `parent` covers."""
     out = []
     if not all(grant_has(parent, c) for c in want["capabilities"]):
@@ -58,7 +59,7 @@ def exceeded(parent: Grant, want: dict) -> list[str]:
     return out
 
 
-def choose_parent(cov: Coverage, want: dict, parent_id: str | None) -> Grant:
+def choose_parent(cov: Coverage, want: dict[str, Any], parent_id: str | None) -> Grant:
     issuers = cov.with_capability("grants_issue")
     if parent_id is not None:
         named = next((g for g in cov.grants if g.grant_id == parent_id), None)
@@ -80,7 +81,7 @@ def choose_parent(cov: Coverage, want: dict, parent_id: str | None) -> Grant:
     )
 
 
-def check_grant_room(space_id: str, grantee: Principal, at) -> None:
+def check_grant_room(space_id: str, grantee: Principal, at: datetime) -> None:
     """limits.max_grants_per_principal: every effective grant is a term of the grantee's
     coverage, read on every call it makes (issue 26: 2,000 self-issued grants slowed every
     tenant). Revoked and expired grants do not count."""
@@ -193,6 +194,6 @@ def grants_list(ctx: OpContext, req: t.GrantsListRequest) -> t.GrantsListRespons
         prefetch=lambda page: live.update(effective_ids(page, ctx.at)),
     )
     return {
-        "grants": cast(list[t.MemoryGrant], items),
+        "grants": items,
         "next_cursor": next_cursor,
     }

@@ -6,7 +6,7 @@ cognition grammar, then the same handler). Errors are raised as `WireError` (wit
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from memory.models import Principal
 from memory.ops.base import call
@@ -24,8 +24,11 @@ class InProcessMemoryPort:
     def __repr__(self) -> str:
         return f"InProcessMemoryPort(negotiated={self.negotiated!r})"
 
-    def op(self, principal: Principal, name: str, request: dict) -> dict:
-        """Any op by name (the untyped form of the methods below)."""
+    def op(self, principal: Principal, name: str, request: dict[str, Any]) -> dict[str, Any]:
+        """Any op by name: the untyped form of the methods below, which cast its answer (the
+        registry is keyed by name; mypy checks each read handler's answer against its op's
+        type where `memory.ops.signatures.op` registers it, and a write's answer is
+        `mutate()`'s `ReceiptResponse`)."""
         return call(principal, name, dict(request), self.negotiated)
 
     def candidates_dismiss(

@@ -7,8 +7,6 @@ document."""
 
 from __future__ import annotations
 
-from typing import cast
-
 from django.conf import settings
 
 from memory.access import access_subject, coverage_for, gate_space_writable, gate_subject_writable
@@ -40,9 +38,7 @@ def get(ctx: OpContext, req: t.ProfileGetRequest) -> t.ProfileGetResponse:
         "profile": {
             "subject_id": subject.subject_id,
             "documents": [
-                cast(t.ProfileDocument, docs[k].to_wire(subject.subject_id))
-                for k in sorted(requested)
-                if k in docs
+                docs[k].to_wire(subject.subject_id) for k in sorted(requested) if k in docs
             ],
             "absent_kinds": sorted(k for k in requested if k not in docs),
         }

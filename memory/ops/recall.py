@@ -7,8 +7,6 @@ memory.selectors. The budget (memory.engine.rank.budget) takes the longest prefi
 
 from __future__ import annotations
 
-from typing import Any, cast
-
 from django.conf import settings
 
 from memory.access import access_subject, coverage_for
@@ -26,15 +24,17 @@ from memory.wire.canonical import content_bytes
 RECALL = ["recall"]
 
 
-def _answer(results: list[dict], total: int, cut: rank.Budgeted | None) -> t.RecallResponse:
-    truncation: dict[str, Any] = {"truncated": False, "reason": None, "omitted_count": 0}
+def _answer(
+    results: list[t.RecallResultResultsItem], total: int, cut: rank.Budgeted | None
+) -> t.RecallResponse:
+    truncation: t.RecallResultTruncation = {"truncated": False, "reason": None, "omitted_count": 0}
     if cut is not None:
         truncation = {
             "truncated": cut.truncated,
             "reason": cut.reason,
             "omitted_count": cut.omitted_count,
         }
-    answer = {
+    return {
         "recall": {
             "results": results,
             "total_eligible": total,
@@ -42,7 +42,6 @@ def _answer(results: list[dict], total: int, cut: rank.Budgeted | None) -> t.Rec
             "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
         }
     }
-    return cast(t.RecallResponse, answer)
 
 
 @op("memory.recall")
@@ -82,7 +81,7 @@ def recall(ctx: OpContext, req: t.RecallRequest) -> t.RecallResponse:
     records = [rows[ranking.pks[r.record_id]] for r in head]
     total = ranking.total - (len(ranked) - len(head))
     cut = rank.budget([content_bytes(r.content) for r in records], total, max_records, max_bytes)
-    results = [
+    results: list[t.RecallResultResultsItem] = [
         {"record": rec.to_wire(subject.subject_id), "score": r.score, "rank": i + 1}
         for i, (rec, r) in enumerate(zip(records[: cut.taken], head, strict=False))
     ]

@@ -1,8 +1,6 @@
 """memory.receipts.get: by id, or by (space_id, op, idempotency_key) for a client that lost a
 response. Visible to the principal that caused the receipt and to the space's admins."""
 
-from typing import cast
-
 from memory.access import access_receipt
 from memory.context import OpContext
 from memory.models import IdempotencyKey, Receipt
@@ -27,5 +25,4 @@ def get(ctx: OpContext, req: t.ReceiptsGetRequest) -> t.ReceiptsGetResponse:
             .first()
         )
         receipt = hit.receipt if hit else None
-    wire = access_receipt(ctx.principal, ctx.at, receipt).to_wire()
-    return {"receipt": cast(t.MemoryReceipt, wire)}
+    return {"receipt": access_receipt(ctx.principal, ctx.at, receipt).to_wire()}

@@ -6,7 +6,6 @@ Every write follows docs/protocol.md#authorization: lookup and read coverage (NO
 records its records_write grants cover, as a reader sees those its records_read grants cover."""
 
 from functools import partial
-from typing import cast
 
 from memory.access import (
     access_record,
@@ -17,7 +16,7 @@ from memory.access import (
     require_read,
 )
 from memory.context import OpContext
-from memory.models import Record
+from memory.models import Record, Space
 from memory.ops.signatures import op
 from memory.selectors import cursors
 from memory.selectors.selection import matching, read_filter, records_queryset
@@ -34,7 +33,7 @@ NEWEST_FIRST = cursors.Keyset("created_at", "record_id", descending=True)
 WRITE_VISIBLE = ["records_read", "records_write"]
 
 
-def gate_record(record: Record, space, placements: list[Placement]) -> None:
+def gate_record(record: Record, space: Space, placements: list[Placement]) -> None:
     gate_space_writable(space)
     for placement in placements:
         gate_subject_writable(record.subject, placement.scope, placement.context_id)
@@ -81,7 +80,7 @@ def create(ctx: OpContext, req: t.RecordsCreateRequest, scope: MutationScope) ->
 def get(ctx: OpContext, req: t.RecordsGetRequest) -> t.RecordsGetResponse:
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
     record = access_record(cov, req["record_id"], READ)
-    return {"record": cast(t.RetainedRecord, record.to_wire(record.subject.subject_id))}
+    return {"record": record.to_wire(record.subject.subject_id)}
 
 
 @op("memory.records.update")
@@ -160,7 +159,7 @@ def records_list(ctx: OpContext, req: t.RecordsListRequest) -> t.RecordsListResp
         keep,
     )
     return {
-        "records": cast(list[t.RetainedRecord], items),
+        "records": items,
         "total_authorized": total,
         "next_cursor": next_cursor,
     }

@@ -11,7 +11,7 @@ narrowed by the selection and the cognition filter."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from django.conf import settings
 from django.db.models import F, Q
@@ -53,7 +53,7 @@ NEWEST_FIRST = cursors.Keyset("generated_at", "reflection_id", descending=True)
 JOB_KIND = "reflection.generate"
 
 
-def view_q(view: dict) -> Q:
+def view_q(view: dict[str, Any]) -> Q:
     """Records placed inside a subject view."""
     if not view["all_contexts"] and not view["context_ids"] and not view["shared"]:
         return Q(pk__in=[])
@@ -61,8 +61,11 @@ def view_q(view: dict) -> Q:
 
 
 def eligible_records(
-    subject: Subject, view: dict, selection: dict, cognition_filter: Mapping[str, Any] | None
-) -> list[dict]:
+    subject: Subject,
+    view: dict[str, Any],
+    selection: dict[str, Any],
+    cognition_filter: Mapping[str, Any] | None,
+) -> list[dict[str, Any]]:
     qs = (
         Record.objects.filter(space_id=subject.space_id, subject=subject, deleted_at__isnull=True)
         .filter(view_q(view))
@@ -80,7 +83,7 @@ def eligible_records(
     ]
 
 
-def profile_refs(subject: Subject) -> list[dict]:
+def profile_refs(subject: Subject) -> list[dict[str, Any]]:
     rows = (
         ProfileDocument.objects.filter(space_id=subject.space_id, subject=subject)
         .order_by("kind")
@@ -90,8 +93,11 @@ def profile_refs(subject: Subject) -> list[dict]:
 
 
 def compute_basis(
-    subject: Subject, view: dict, selection: dict, cognition_filter: Mapping[str, Any] | None
-) -> dict:
+    subject: Subject,
+    view: dict[str, Any],
+    selection: dict[str, Any],
+    cognition_filter: Mapping[str, Any] | None,
+) -> dict[str, Any]:
     basis = {
         "record_refs": eligible_records(subject, view, selection, cognition_filter),
         "profile_refs": profile_refs(subject),
@@ -122,22 +128,22 @@ class Staleness:
             self.memo[key] = compute_basis(
                 self.subject, b["coverage"], b["selection"], b.get("cognition_filter")
             )["state_digest"]
-        return self.memo[key] != b["state_digest"]
+        return bool(self.memo[key] != b["state_digest"])
 
 
-def missing_kinds(basis: dict) -> list[str]:
+def missing_kinds(basis: dict[str, Any]) -> list[str]:
     present = {p["kind"] for p in basis["profile_refs"]}
     return sorted(set(settings.SPOKE_MEMORY_REQUIRED_PROFILE_KINDS) - present)
 
 
-def _reader(ctx: OpContext, req: Mapping[str, Any]) -> tuple[Coverage, Subject, dict]:
+def _reader(ctx: OpContext, req: Mapping[str, Any]) -> tuple[Coverage, Subject, dict[str, Any]]:
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at)
     subject = access_subject(cov, req["subject_id"])
     cov.require(READ, subject.subject_id)
     return cov, subject, cov.subject_view([READ], subject.subject_id)
 
 
-def visible(reader_view: dict, reflection: Reflection) -> bool:
+def visible(reader_view: dict[str, Any], reflection: Reflection) -> bool:
     return coverage_includes(reader_view, reflection.basis["coverage"])
 
 
@@ -149,7 +155,7 @@ def state(ctx: OpContext, req: t.ReflectionsStateRequest) -> t.ReflectionsStateR
     basis = compute_basis(subject, view, selection, cf)
     count = len(basis["record_refs"])
     minimum = settings.SPOKE_MEMORY_LIMITS["reflection_min_records"]
-    latest = None
+    latest: t.ReflectionsStateResponseStateLatestReflection1 | None = None
     stale = Staleness(subject)
     for reflection in Reflection.objects.filter(
         space_id=subject.space_id, subject=subject, filter_key=filter_key(cf)
@@ -157,7 +163,7 @@ def state(ctx: OpContext, req: t.ReflectionsStateRequest) -> t.ReflectionsStateR
         if visible(view, reflection):
             latest = {"reflection_id": reflection.reflection_id, "stale": stale(reflection)}
             break
-    out = {
+    out: t.ReflectionsStateResponseState = {
         "state_digest": basis["state_digest"],
         "record_count": count,
         "data_sufficiency": {
@@ -167,11 +173,11 @@ def state(ctx: OpContext, req: t.ReflectionsStateRequest) -> t.ReflectionsStateR
         },
         "missing_required_kinds": missing_kinds(basis),
         "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
+        "latest_reflection": latest,
     }
     if cf is not None:
         out["cognition_filter"] = cf
-    out["latest_reflection"] = latest
-    return {"state": cast(t.ReflectionsStateResponseState, out)}
+    return {"state": out}
 
 
 @op("memory.reflections.list")
@@ -194,7 +200,7 @@ def list_(ctx: OpContext, req: t.ReflectionsListRequest) -> t.ReflectionsListRes
         keep=lambda rows: (r for r in rows if visible(view, r)),
     )
     return {
-        "reflections": cast(list[t.Reflection], items),
+        "reflections": items,
         "next_cursor": next_cursor,
     }
 
@@ -233,7 +239,7 @@ def generate(ctx: OpContext, req: t.ReflectionsGenerateRequest, scope: MutationS
     return Outcome.pending([], JOB_KIND, **params)
 
 
-def pinned_records(space_id: str, refs: list[dict]) -> list[dict]:
+def pinned_records(space_id: str, refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The pinned revisions' content from the history table. Revisions erased by a delete
     meanwhile (the record is tombstoned) are left out: deleted content never reappears."""
     wanted = {r["record_id"]: r["revision"] for r in refs}
@@ -273,7 +279,7 @@ def pinned_records(space_id: str, refs: list[dict]) -> list[dict]:
 
 
 @job_handler(JOB_KIND)
-def run_generate(job: Job) -> list[dict]:
+def run_generate(job: Job) -> list[t.Ref]:
     p = job.params
     # No lock while reading and synthesizing (a synthesizer may be slow): the locks are taken
     # before the writes below, in the mutations' order (space, then subject).

@@ -1,7 +1,5 @@
 """memory.describe, memory.spaces.list, .freeze, .unfreeze."""
 
-from typing import cast
-
 from django.conf import settings
 from django.db.models import Count
 
@@ -15,25 +13,6 @@ from memory.services.refs import space_ref
 from memory.wire import types as t
 from memory.wire.errors import SpaceFrozen
 
-LIMIT_NAMES = [
-    "max_request_bytes",
-    "max_content_bytes",
-    "max_capture_items",
-    "max_page_size",
-    "max_recall_records",
-    "max_recall_bytes",
-    "export_chunk_bytes",
-    "export_retention_s",
-    "max_extensions_bytes",
-    "reflection_min_records",
-    "idempotency_retention_s",
-    "session_ttl_s",
-    "max_json_depth",
-    "max_list_items",
-    "max_grants_per_principal",
-    "max_request_bytes_per_min",
-]
-
 
 @op("memory.describe")
 def describe(ctx: OpContext, req: t.DescribeRequest) -> t.DescribeResponse:
@@ -44,9 +23,24 @@ def describe(ctx: OpContext, req: t.DescribeRequest) -> t.DescribeResponse:
             "protocol_version": "1",
             "provider_id": settings.SPOKE_MEMORY_PROVIDER_ID,
             "served_capabilities": list(settings.SPOKE_MEMORY_SERVED_CAPABILITIES),
-            "limits": cast(
-                t.ProviderDescriptionLimits, {name: limits[name] for name in LIMIT_NAMES}
-            ),
+            "limits": {
+                "max_request_bytes": limits["max_request_bytes"],
+                "max_content_bytes": limits["max_content_bytes"],
+                "max_capture_items": limits["max_capture_items"],
+                "max_page_size": limits["max_page_size"],
+                "max_recall_records": limits["max_recall_records"],
+                "max_recall_bytes": limits["max_recall_bytes"],
+                "export_chunk_bytes": limits["export_chunk_bytes"],
+                "export_retention_s": limits["export_retention_s"],
+                "max_extensions_bytes": limits["max_extensions_bytes"],
+                "reflection_min_records": limits["reflection_min_records"],
+                "idempotency_retention_s": limits["idempotency_retention_s"],
+                "session_ttl_s": limits["session_ttl_s"],
+                "max_json_depth": limits["max_json_depth"],
+                "max_list_items": limits["max_list_items"],
+                "max_grants_per_principal": limits["max_grants_per_principal"],
+                "max_request_bytes_per_min": limits["max_request_bytes_per_min"],
+            },
             "required_profile_kinds": list(settings.SPOKE_MEMORY_REQUIRED_PROFILE_KINDS),
             "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
             # a hybrid engine names its embedding model (name, digest of its files, source)
@@ -64,7 +58,7 @@ def pending_counts(space_ids: list[str]) -> dict[str, int]:
     return {r["space_id"]: r["n"] for r in rows}
 
 
-def space_wire(space: Space) -> dict:
+def space_wire(space: Space) -> t.MemorySpace:
     return space.to_wire(pending_counts([space.space_id]).get(space.space_id, 0))
 
 
@@ -80,7 +74,7 @@ def spaces_list(ctx: OpContext, req: t.SpacesListRequest) -> t.SpacesListRespons
     visible = [sid for sid in space_ids if effective_grants(sid, ctx.principal, ctx.at)]
     spaces = Space.objects.filter(space_id__in=visible).order_by("space_id")
     counts = pending_counts(visible)
-    return {"spaces": [cast(t.MemorySpace, s.to_wire(counts.get(s.space_id, 0))) for s in spaces]}
+    return {"spaces": [s.to_wire(counts.get(s.space_id, 0)) for s in spaces]}
 
 
 @op("memory.spaces.freeze")

@@ -1,7 +1,5 @@
 """memory.subjects.ensure, .get, .fence."""
 
-from typing import cast
-
 from memory.access import access_subject, gate_space_writable
 from memory.context import OpContext
 from memory.models import Subject
@@ -46,7 +44,7 @@ def get(ctx: OpContext, req: t.SubjectsGetRequest) -> t.SubjectsGetResponse:
 
     cov = coverage_for(req["space_id"], ctx.principal, ctx.at, subject_id=req["subject_id"])
     subject = access_subject(cov, req["subject_id"])  # loaded with the coverage: one query
-    return {"subject": cast(t.Subject, subject.to_wire())}
+    return {"subject": subject.to_wire()}
 
 
 @op("memory.subjects.fence")

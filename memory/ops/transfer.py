@@ -6,7 +6,7 @@ Decisions in docs/transfer.md. Frozen spaces accept all of these (docs/protocol.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -15,7 +15,7 @@ from django.conf import settings
 from memory.access import Coverage, access_subject, coverage_for, grant_has
 from memory.context import OpContext
 from memory.engine import transfer as policy
-from memory.models import Export, ExportChunk, Import, ImportChunk
+from memory.models import Export, ExportChunk, Grant, Import, ImportChunk
 from memory.ops.signatures import op
 from memory.services import transfer_jobs as jobs
 from memory.services.mutation import MutationScope, Outcome
@@ -37,7 +37,7 @@ def require_export(cov: Coverage) -> None:
         raise permission_denied("export")
 
 
-def imports_whole_space(grants) -> bool:
+def imports_whole_space(grants: Iterable[Grant]) -> bool:
     """`import` covering the whole space: one grant with the capability, no subject or context
     limit, and shared access (the console asks this before it reads an upload)."""
     return any(

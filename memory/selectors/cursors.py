@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core import signing
-from django.db.models import Q, QuerySet
+from django.db.models import Model, Q, QuerySet
 
 from memory.access import Coverage
 from memory.context import OpContext
@@ -76,6 +76,8 @@ def _position_ok(position: Any) -> bool:
 
 
 T = TypeVar("T")
+W = TypeVar("W")  # a wire item (the generated type of a list's items)
+M = TypeVar("M", bound=Model)
 # The response's own spelling (memory/dispatch/responses.py), built once: json.dumps with
 # arguments builds a new encoder per call, which cost more than the weighing itself.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
@@ -88,8 +90,8 @@ def _weight(value: Any) -> int:
 
 
 def take_page(
-    rows: Iterable[T], size: int, wire: Callable[[Any], dict]
-) -> tuple[list[dict], T | None, bool]:
+    rows: Iterable[T], size: int, wire: Callable[[T], W]
+) -> tuple[list[W], T, bool] | tuple[list[W], None, bool]:
     """A list page: up to `size` rows, as wire items, whose JSON array weighs at most
     SPOKE_MEMORY_PAGE_BYTES (docs/decisions/what-one-answer-may-weigh.md); a page always
     holds its first item, so a listing moves on whatever one item weighs. Returns the items, the
@@ -101,7 +103,7 @@ def take_page(
     ceiling = settings.SPOKE_MEMORY_PAGE_BYTES
     # One encoding of the whole page decides nearly every page (far below the ceiling) ...
     if len(items) <= 1 or _weight(items) <= ceiling:
-        return items, (page[-1] if page else None), more
+        return (items, page[-1], more) if page else (items, None, more)
     # ... and a page over it is cut before the item that passes it.
     weight = 1  # "["
     for n, item in enumerate(items):
@@ -117,12 +119,12 @@ def page_size(req: Mapping[str, Any]) -> int:
 
 
 def after(
-    qs: QuerySet,
+    qs: QuerySet[M],
     position: list[Any] | None,
     time_field: str,
     id_field: str,
     descending: bool = False,
-) -> QuerySet:
+) -> QuerySet[M]:
     """Rows strictly past a keyset position `[time, id]` in (time, id) order, ascending or not."""
     if position is None:
         return qs
@@ -152,12 +154,12 @@ def keyset_page(
     req: Mapping[str, Any],
     revision: int,
     cov: Coverage,
-    qs: QuerySet,
+    qs: QuerySet[M],
     keyset: Keyset,
-    wire: Callable[[Any], dict],
-    keep: Callable[[Iterator[Any]], Iterator[Any]] | None = None,
-    prefetch: Callable[[list[Any]], None] | None = None,
-) -> tuple[list[dict], str | None]:
+    wire: Callable[[M], W],
+    keep: Callable[[Iterator[M]], Iterator[M]] | None = None,
+    prefetch: Callable[[list[M]], None] | None = None,
+) -> tuple[list[W], str | None]:
     """One page of a list op (the four list ops share it): the request's cursor decoded
     (CURSOR_INVALID when stale, foreign or altered), the rows past its position in the keyset's
     order, a page of them as wire items (`take_page`) and the next cursor, bound to the request,
@@ -169,7 +171,7 @@ def keyset_page(
     size = page_size(req)
     ordered = after(qs, position, keyset.time_field, keyset.id_field, keyset.descending)
     ordered = ordered.order_by(*keyset.order())
-    rows: Iterable[Any]
+    rows: Iterable[M]
     if keep is None:
         rows = list(ordered[: size + 1])
         if prefetch is not None:

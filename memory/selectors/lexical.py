@@ -126,7 +126,7 @@ def head(
     space_id: str,
     subject_pk: int,
     terms: list[str],
-    eligible: QuerySet | None,
+    eligible: QuerySet[Record] | None,
     k: int,
     known: Mapping[int, str] | None = None,
     also: Sequence[int] = (),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.db import connection
 from django.db.models import QuerySet
@@ -27,22 +28,24 @@ def ms(value: datetime) -> int:
     return (value - EPOCH) // timedelta(milliseconds=1)
 
 
-def docs(qs: QuerySet, flt: ReadFilter, with_text: bool) -> dict[int, rank.Doc]:
+def docs(qs: QuerySet[Record], flt: ReadFilter, with_text: bool) -> dict[int, rank.Doc]:
     """The eligible rows as engine documents, keyed by pk. With a cognition filter the content is
     read too, and the engine's matcher decides."""
     if flt.cognition is None and with_text:
         rows = qs.values_list("pk", "record_id", "created_at", "text")
         return {pk: rank.Doc(rid, ms(at), text) for pk, rid, at, text in rows}
     if flt.cognition is None:
-        rows = qs.values_list("pk", "record_id", "created_at")
-        return {pk: rank.Doc(rid, ms(at), "") for pk, rid, at in rows}
+        plain = qs.values_list("pk", "record_id", "created_at")
+        return {pk: rank.Doc(rid, ms(at), "") for pk, rid, at in plain}
     records = matching(qs.only("record_id", "created_at", "text", "content"), flt)
     return {
         r.pk: rank.Doc(r.record_id, ms(r.created_at), r.text if with_text else "") for r in records
     }
 
 
-def newest_head(qs: QuerySet, flt: ReadFilter, max_records: int) -> tuple[dict[int, rank.Doc], int]:
+def newest_head(
+    qs: QuerySet[Record], flt: ReadFilter, max_records: int
+) -> tuple[dict[int, rank.Doc], int]:
     """Empty query without a cognition filter: the count and just enough of the newest rows
     (every row tied with the last one of the head, so the tie-break by record_id is the
     engine's, not the database collation's)."""
@@ -56,7 +59,7 @@ def newest_head(qs: QuerySet, flt: ReadFilter, max_records: int) -> tuple[dict[i
     return docs(head, flt, with_text=False), total
 
 
-def term_holders(subject: Subject, terms: list[str]) -> QuerySet:
+def term_holders(subject: Subject, terms: list[str]) -> QuerySet[RecordTerm, Any]:
     """The pks of the subject's records holding any of the terms (a subquery)."""
     return RecordTerm.objects.filter(
         space_id=subject.space_id, subject=subject, term__in=terms
@@ -94,7 +97,7 @@ def live_records(space_id: str, pks: list[int]) -> dict[int, Record]:
     return {record.pk: record for record in map(cols.build, found)}
 
 
-def by_pks(table: str, where: str, space_id: str, pks: list[int]) -> tuple[str, list]:
+def by_pks(table: str, where: str, space_id: str, pks: list[int]) -> tuple[str, list[Any]]:
     """A FROM clause (and its parameters) of the rows `pks` of a space's `table` (aliased `r`)
     that satisfy `where`. On PostgreSQL each pk is a lookup of its own (a LATERAL subquery per
     pk, OFFSET 0 keeping it from being flattened): with `id IN (…)` beside `space_id = …`, a
@@ -113,7 +116,9 @@ def by_pks(table: str, where: str, space_id: str, pks: list[int]) -> tuple[str, 
     )
 
 
-def eligible_pks(eligible: QuerySet, flt: ReadFilter, ids: list[str]) -> list[tuple[str, int]]:
+def eligible_pks(
+    eligible: QuerySet[Record], flt: ReadFilter, ids: list[str]
+) -> list[tuple[str, int]]:
     """(record_id, pk) of the records among `ids` that are in `eligible` (authorization ∩
     filters, the cognition filter decided here)."""
     qs = eligible.filter(record_id__in=ids)
@@ -146,7 +151,7 @@ def live_revisions(subject: Subject) -> list[tuple[int, str, int]]:
 
 def stored_vectors(
     subject: Subject, model_id: str, dim: int, *, with_vectors: bool = True, from_id: int = 0
-) -> list[tuple]:
+) -> list[tuple[Any, ...]]:
     """(vector id, record pk, revision, vector bytes or None) of the subject's stored vectors
     of a model and dimension `dim` (never another: a matrix holds one dimension) whose id is at
     least `from_id` (one range of `record_embedding_subject_space`;

@@ -10,7 +10,7 @@ all); every requirement is then checked again in Python, times included."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,14 +29,14 @@ CONTEXT_MODES = ("contexts", "contexts_and_shared")
 
 @dataclass(frozen=True)
 class ReadFilter:
-    selection: dict
-    provenance: dict | None = None
+    selection: dict[str, Any]
+    provenance: dict[str, Any] | None = None
     kinds: tuple[str, ...] | None = None
-    cognition: dict | None = None
+    cognition: dict[str, Any] | None = None
     include_tombstoned: bool = False
 
 
-def check_selection(selection: Mapping[str, Any] | None) -> dict:
+def check_selection(selection: Mapping[str, Any] | None) -> dict[str, Any]:
     """The request's ReadSelection (default `{"mode": "all"}`), or 422 INVALID_INPUT."""
     selection = selection or {"mode": "all"}
     has_ids = bool(selection.get("context_ids"))
@@ -65,7 +65,7 @@ def read_filter(req: Mapping[str, Any], include_tombstoned: bool = False) -> Rea
 
 
 def selection_q(
-    selection: dict,
+    selection: dict[str, Any],
     scope_field: str = "placement_scope",
     context_field: str = "placement_context_id",
 ) -> Q:
@@ -79,7 +79,7 @@ def selection_q(
     return contexts if mode == "contexts" else contexts | shared
 
 
-def provenance_q(provenance: dict | None) -> Q:
+def provenance_q(provenance: dict[str, Any] | None) -> Q:
     q = Q()
     if not provenance:
         return q
@@ -93,12 +93,12 @@ def provenance_q(provenance: dict | None) -> Q:
     return q
 
 
-def _jsonpath_literal(value) -> str:
+def _jsonpath_literal(value: Any) -> str:
     # JSON string and number literals are jsonpath literals too; non-ASCII is passed verbatim.
     return json.dumps(value, ensure_ascii=False)
 
 
-def _jsonpath_condition(req: dict) -> str | None:
+def _jsonpath_condition(req: dict[str, Any]) -> str | None:
     """One requirement as a jsonpath filter condition on an entry (`@`), or None when it is
     left to the engine alone (times: they compare as instants, which jsonpath can't do immutably)."""
     dimension, op, value = req["dimension"], req["op"], req["value"]
@@ -142,7 +142,7 @@ def cognition_q(cognition: Mapping[str, Any] | None) -> Q:
 
 def records_queryset(
     cov: Coverage, capabilities: list[str], flt: ReadFilter, subject: Subject | None = None
-) -> QuerySet:
+) -> QuerySet[Record]:
     """Records the caller may read through `capabilities`, narrowed by the filter. The
     cognition filter is only narrowed here: pass results through `matching()`."""
     qs = Record.objects.filter(space_id=cov.space_id)
@@ -177,7 +177,7 @@ def whole_subject(
     )
 
 
-def matching(records, flt: ReadFilter) -> Iterator[Record]:
+def matching(records: Iterable[Record], flt: ReadFilter) -> Iterator[Record]:
     """The records that pass the cognition filter (all of them when there is none)."""
     for record in records:
         if content_matches(record.content, flt.cognition):

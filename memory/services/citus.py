@@ -20,9 +20,11 @@ to propagate (migration 0023 dropped engine/1's `spoke_recall_lexemes` with its 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.apps import apps
 from django.db import connection
+from django.db.backends.utils import CursorWrapper
 
 SPACE_KEY = "space_id"
 ANCHOR = "memory_space"
@@ -67,13 +69,13 @@ def layout() -> Layout:
     return out
 
 
-def _one(cur, sql: str, params: list | None = None):
+def _one(cur: CursorWrapper, sql: str, params: list[Any] | None = None) -> Any:
     cur.execute(sql, params)
     row = cur.fetchone()
     return row[0] if row else None
 
 
-def check_cluster(cur) -> int:
+def check_cluster(cur: CursorWrapper) -> int:
     """The number of active workers; CitusError when this is not a Citus coordinator with any."""
     if connection.vendor != "postgresql":
         raise CitusError("citus-setup needs PostgreSQL with the Citus extension (DATABASE_URL)")
@@ -92,7 +94,7 @@ def check_cluster(cur) -> int:
     return int(workers)
 
 
-def _fk_targets(cur, tables: list[str]) -> dict[str, set[str]]:
+def _fk_targets(cur: CursorWrapper, tables: list[str]) -> dict[str, set[str]]:
     cur.execute(
         "SELECT r.relname, f.relname FROM pg_constraint c"
         " JOIN pg_class r ON r.oid = c.conrelid JOIN pg_class f ON f.oid = c.confrelid"
@@ -121,13 +123,13 @@ def order(tables: list[str], targets: dict[str, set[str]]) -> list[str]:
     return done
 
 
-def current(cur) -> dict[str, str]:
+def current(cur: CursorWrapper) -> dict[str, str]:
     """table -> 'reference' | 'distributed' | 'local' for the tables Citus already holds."""
     cur.execute("SELECT table_name::text, citus_table_type FROM citus_tables")
     return {name: kind for name, kind in cur.fetchall()}
 
 
-def setup(shard_count: int | None = None) -> dict:
+def setup(shard_count: int | None = None) -> dict[str, Any]:
     """Distribute the schema (idempotent). Returns what it did, for the command's JSON."""
     plan = layout()
     done: dict[str, list[str]] = {"reference": [], "distributed": [], "unchanged": []}

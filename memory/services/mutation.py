@@ -62,6 +62,7 @@ from memory.models import (
 )
 from memory.outage import contended, is_outage, unavailable
 from memory.timeutil import now
+from memory.wire import types as t
 from memory.wire.canonical import digest
 from memory.wire.errors import IdempotencyKeyReused, WireError
 
@@ -70,13 +71,13 @@ log = logging.getLogger("memory.mutation")
 
 @dataclass
 class Outcome:
-    refs: list[dict]
+    refs: list[t.Ref]
     status: str = Receipt.COMMITTED
     job_kind: str | None = None
-    job_params: dict = field(default_factory=dict)
+    job_params: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def pending(cls, refs: list[dict], job_kind: str, **job_params: Any) -> Outcome:
+    def pending(cls, refs: list[t.Ref], job_kind: str, **job_params: Any) -> Outcome:
         """Work a job finishes: the receipt answers `pending`, and the job row (`job_kind`, its
         params) is written with it and enqueued once the transaction commits."""
         return cls(refs=refs, status=Receipt.PENDING, job_kind=job_kind, job_params=job_params)
@@ -102,7 +103,7 @@ class MutationScope:
     touched: dict[int, Subject] = field(default_factory=dict)
     rows_taken: bool = False
     # rows the body handed to the commit tail (defer_rows): (INSERT statement, its parameters)
-    tail_rows: list[tuple[str, list]] = field(default_factory=list)
+    tail_rows: list[tuple[str, list[Any]]] = field(default_factory=list)
 
     def coverage(
         self, space_id: str, subject_id: str | None = None, exclusive: bool = False
@@ -143,7 +144,7 @@ _running = threading.local()  # the mutation whose body runs on this thread (def
 def defer_rows(
     model: type[Model],
     fields: tuple[str, ...],
-    columns: list[list],
+    columns: list[list[Any]],
     conflict: tuple[str, ...] = (),
     update: tuple[str, ...] = (),
 ) -> bool:
@@ -178,7 +179,11 @@ def _rows_first(
     if connection.vendor != "postgresql":
         return held
     subject_pk = None
-    for model, name in ((Record, "record_id"), (Candidate, "candidate_id")):
+    named: tuple[tuple[type[Record] | type[Candidate], str], ...] = (
+        (Record, "record_id"),
+        (Candidate, "candidate_id"),
+    )
+    for model, name in named:
         if isinstance(req.get(name), str):
             obj = placed_object(model, space_id, name, req[name])
             subject_pk = None if obj is None else obj.subject_id
@@ -227,7 +232,7 @@ def _lookup(space_id: str, ctx: OpContext, key: str) -> IdempotencyKey | None:
     return hit
 
 
-def _replay(hit: IdempotencyKey, pdigest: str) -> dict:
+def _replay(hit: IdempotencyKey, pdigest: str) -> t.ReceiptResponse:
     if hit.payload_digest != pdigest:
         raise IdempotencyKeyReused(
             "This idempotency key was already used for a different request payload.",
@@ -258,7 +263,7 @@ def duplicate_key(exc: Exception) -> bool:
 
 def mutate(
     ctx: OpContext, req: Mapping[str, Any], body: Callable[[MutationScope], Outcome]
-) -> dict[str, Any]:
+) -> t.ReceiptResponse:
     key = req.get("idempotency_key")
     pdigest = payload_digest(req)
     space_id = req.get("space_id") or ""
@@ -386,7 +391,7 @@ def _commit(scope: MutationScope, req: Mapping[str, Any], outcome: Outcome) -> R
     return receipt
 
 
-def _space_gate(space: Space) -> list:
+def _space_gate(space: Space) -> list[Any]:
     """The space's key and the gate state the body saw (state, activation pending), for the
     bump's re-check."""
     return [space.pk, space.state, space.activation_pending]
@@ -397,14 +402,14 @@ def _tail(
     key: IdempotencyKey | None,
     subjects: list[Subject],
     db_at: Any,
-    space_params: list,
-    rows: list[tuple[str, list]],
-) -> tuple:
+    space_params: list[Any],
+    rows: list[tuple[str, list[Any]]],
+) -> tuple[Any, ...]:
     """PostgreSQL: the subject bumps, the space bump, the receipt insert (its space_revision
     taken from the bump) and the key insert as one statement, so the subject and space row locks
     are held for one round trip and the COMMIT. (space_revision, each subject's revision); a
     None space_revision (a gate moved): nothing was inserted, and the caller rolls back."""
-    params: list = []
+    params: list[Any] = []
     for subject in subjects:
         fenced = json.dumps(subject.fenced_context_ids)
         params += [db_at, subject.space_id, subject.pk, subject.state, fenced]
@@ -420,7 +425,7 @@ def _tail(
     return row
 
 
-def _json(value):
+def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 

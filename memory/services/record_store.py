@@ -90,7 +90,7 @@ def create_records(
         )
         for record_id, (kind, content) in zip(ids, items, strict=True)
     ]
-    done: tuple = ()
+    done: tuple[Any, ...] = ()
     if connection.vendor == "postgresql":
         # each record with its revision row, and its term rows when they are kept (always,
         # unless a test unregistered the writer), in one statement (statements.record_with_revision)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.db import connection
 
@@ -59,7 +60,7 @@ def term_values(text: str, created_at: datetime) -> list[tuple[str, int, int, in
     return [(term, tf, length, created) for term, tf in sorted(Counter(toks).items())]
 
 
-def term_columns(text: str, created_at: datetime) -> list[list]:
+def term_columns(text: str, created_at: datetime) -> list[list[Any]]:
     """`term_values` as one list per column (term, tf, length, created_ms): the arrays of a new
     record's term rows in its own statement (statements.record_with_revision)."""
     values = term_values(text, created_at)
@@ -79,7 +80,7 @@ def write_terms(records: Iterable[Record]) -> None:
         return
     # the same rows as term_rows, as one statement of fixed shape (statements.unnest_insert):
     # the ORM's bulk_create compiled one placeholder per value on every write
-    columns: list[list] = [[] for _ in TERM_FIELDS]
+    columns: list[list[Any]] = [[] for _ in TERM_FIELDS]
     for r in records:
         if r.deleted_at is not None:
             continue

@@ -9,6 +9,7 @@ import json
 import time
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 from celery import shared_task
 from django.conf import settings
@@ -42,6 +43,7 @@ from memory.services.transfer_codec import canonical as fast_canonical
 from memory.services.transfer_verify import COUNTS_MISMATCH, BundleChecker, reject
 from memory.tasks import RunAgain, job_handler
 from memory.timeutil import iso, now
+from memory.wire import types as t
 from memory.wire.canonical import digest_bytes
 from memory.wire.errors import ImportStateConflict, PermissionDenied
 
@@ -49,7 +51,7 @@ EXPORT, VERIFY, ACTIVATE = "export.create", "import.verify", "import.activate"
 BATCH = 2000
 
 
-def _by_id(field: str):
+def _by_id(field: str) -> Collate | F:
     """Order by id in codepoint order, the order the engine verifies (PostgreSQL collations
     other than C may order punctuation differently)."""
     return Collate(field, "C") if connection.vendor == "postgresql" else F(field)
@@ -69,7 +71,7 @@ def export_coverage(export: Export) -> Coverage:
     return coverage_for(export.space_id, principal, now())
 
 
-def export_objects(export: Export, cov: Coverage) -> Iterator[dict]:
+def export_objects(export: Export, cov: Coverage) -> Iterator[dict[str, Any]]:
     """Every object the export's principal may export, in the protocol order, streamed."""
     grants = cov.with_capability("export")
     if not grants:
@@ -123,7 +125,7 @@ def export_objects(export: Export, cov: Coverage) -> Iterator[dict]:
             "type": "profile_document",
             "data": p.to_wire(p.subject.subject_id, include_space=False),
         }
-    views: dict[str, dict] = {}
+    views: dict[str, dict[str, Any]] = {}
     reflections = Reflection.objects.filter(space_id=export.space_id).filter(by_subject)
     for f in (
         reflections.select_related("subject")
@@ -148,7 +150,7 @@ def export_objects(export: Export, cov: Coverage) -> Iterator[dict]:
         space_id=job.space_id, pk=job.params["export_id"], state=Export.PENDING
     ).update(state=Export.FAILED),
 )
-def run_export(job: Job) -> list[dict]:
+def run_export(job: Job) -> list[t.Ref]:
     _snapshot()  # the first statement of the job's transaction
     # Not locked here: a delete marks pending exports while this runs (memory.services.erasure);
     # the final conditional update below is where a stale snapshot is caught.
@@ -162,7 +164,7 @@ def run_export(job: Job) -> list[dict]:
     pause = float(getattr(settings, "SPOKE_MEMORY_EXPORT_CHUNK_PAUSE_S", 0) or 0)
     counts = policy.empty_counts()
 
-    def counted() -> Iterator[dict]:
+    def counted() -> Iterator[dict[str, Any]]:
         for obj in export_objects(export, cov):
             counts[obj["type"]] += 1
             yield obj
@@ -211,13 +213,13 @@ def run_export(job: Job) -> list[dict]:
     return ref
 
 
-def _reject_import(job: Job, failure: dict) -> None:
+def _reject_import(job: Job, failure: dict[str, Any]) -> None:
     Import.objects.filter(
         space_id=job.space_id, pk=job.params["import_id"], state="verifying"
     ).update(state="rejected", failure=failure, updated_at=now())
 
 
-def staged_objects(imp: Import) -> Iterator[tuple[int, list[dict]]]:
+def staged_objects(imp: Import) -> Iterator[tuple[int, list[dict[str, Any]]]]:
     """The staged chunks' objects, one chunk at a time, digest-checked against the chunk and the
     bundle, translated to the current format. The chunks must be exactly the bundle's: ordinals
     0 to chunk_count - 1, each present (a chunk lost between verification and activation
@@ -250,7 +252,7 @@ def staged_objects(imp: Import) -> Iterator[tuple[int, list[dict]]]:
         )
 
 
-def check_bundle(b: dict) -> None:
+def check_bundle(b: dict[str, Any]) -> None:
     """The bundle's own consistency: its chunk digests number its chunk_count, and its digest is
     the digest of its members."""
     if len(b["chunk_digests"]) != b["chunk_count"]:
@@ -268,14 +270,14 @@ def check_bundle(b: dict) -> None:
         raise reject("The bundle digest does not match the bundle.")
 
 
-def declared_counts(b: dict) -> dict[str, int]:
+def declared_counts(b: dict[str, Any]) -> dict[str, int]:
     if set(b["object_counts"]) - set(policy.TYPE_ORDER):
         raise reject(COUNTS_MISMATCH)
-    return {t: b["object_counts"].get(t, 0) for t in policy.TYPE_ORDER}
+    return {kind: b["object_counts"].get(kind, 0) for kind in policy.TYPE_ORDER}
 
 
 @job_handler(VERIFY, on_failure=_reject_import)
-def run_verify(job: Job) -> list[dict]:
+def run_verify(job: Job) -> list[t.Ref]:
     imp = Import.objects.select_for_update().get(space_id=job.space_id, pk=job.params["import_id"])
     ref = [import_ref(imp.import_id)]
     if imp.state != "verifying":
@@ -312,7 +314,7 @@ def activation_ended(space_id: str) -> None:
     )
 
 
-def _activation_failed(job: Job, failure: dict) -> None:
+def _activation_failed(job: Job, failure: dict[str, Any]) -> None:
     """The activation changed nothing. The import is `verified` again (activate it again), unless
     its staged data proved not to be the verified bundle any more (INVALID_INPUT: a chunk
     missing or altered, objects not adding up to object_counts): then it is `rejected`, as
@@ -327,7 +329,7 @@ def _activation_failed(job: Job, failure: dict) -> None:
 
 
 @job_handler(ACTIVATE, on_failure=_activation_failed)
-def run_activate(job: Job) -> list[dict]:
+def run_activate(job: Job) -> list[t.Ref]:
     space = Space.objects.select_for_update().get(pk=job.space_id)
     imp = Import.objects.select_for_update().get(space_id=job.space_id, pk=job.params["import_id"])
     if imp.state != "activating":
@@ -371,7 +373,7 @@ def run_activate(job: Job) -> list[dict]:
 
 
 @shared_task(name="memory.tasks.sweep_exports")
-def sweep_exports() -> dict:
+def sweep_exports() -> dict[str, Any]:
     """Beat (every SPOKE_MEMORY_EXPORT_SWEEP_INTERVAL_S): withdraw the exports committed more
     than limits.export_retention_s ago (chunks deleted; memory.exports.get already answers
     NOT_FOUND for them before this runs). One short transaction per batch."""
@@ -404,7 +406,7 @@ def sweep_exports() -> dict:
 
 
 @shared_task(name="memory.tasks.sweep_imports")
-def sweep_imports() -> dict:
+def sweep_imports() -> dict[str, Any]:
     """Beat (every SPOKE_MEMORY_EXPORT_SWEEP_INTERVAL_S, beside sweep_exports): discard the
     imports left in `staging` with no chunk for SPOKE_MEMORY_IMPORT_STAGING_TTL_S (chunks
     deleted, state `discarded`, `failure` saying why), as `memory.imports.discard` would; a

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import DatabaseError, connection, models, transaction
 
@@ -42,7 +43,7 @@ from memory.timeutil import parse
 BATCH = 1000
 
 
-def _raw_delete(qs) -> int:
+def _raw_delete(qs: models.QuerySet[Any]) -> int:
     # QuerySet.delete() would load every row to cascade in Python; the order below already
     # removes dependants first, so a plain DELETE per table is exact.
     return qs._raw_delete(qs.db) or 0
@@ -79,7 +80,7 @@ def clear_space(space: Space) -> Counter[type[models.Model]]:
     return deleted
 
 
-def _columns(model: type[models.Model], names: Sequence[str]) -> list[models.Field]:
+def _columns(model: type[models.Model], names: Sequence[str]) -> list[models.Field[Any, Any]]:
     fields = [model._meta.get_field(n) for n in names]
     assert all(isinstance(f, models.Field) for f in fields)  # concrete columns only
     return fields  # type: ignore[return-value]
@@ -96,7 +97,9 @@ def _next_ids(model: type[models.Model], n: int) -> list[int]:
         return [row[0] for row in cur.fetchall()]
 
 
-def insert_rows(model: type[models.Model], names: Sequence[str], rows: Iterable[tuple]) -> None:
+def insert_rows(
+    model: type[models.Model], names: Sequence[str], rows: Iterable[tuple[Any, ...]]
+) -> None:
     """Insert rows (tuples of the named fields' Python values, attnames for foreign keys) into
     the model's table: one COPY on PostgreSQL, bulk_create on other databases. No model
     validation or signals, as bulk_create. Inside `checked_once()` on PostgreSQL, the COPY skips
@@ -225,15 +228,15 @@ class BatchKeys:
         table: str,
         keys: list[ForeignKey],
         positions: list[tuple[int, ...]],
-    ):
+    ) -> None:
         self.space_pk = space_pk
         self.table = table
         self.keys = keys
         self.single = [p[0] if len(p) == 1 else None for p in positions]
         self.positions = positions
-        self.seen: list[set] = [set() for _ in keys]
+        self.seen: list[set[Any]] = [set() for _ in keys]
 
-    def see(self, row: Sequence) -> None:
+    def see(self, row: Sequence[Any]) -> None:
         for i, at in enumerate(self.single):
             if at is not None:
                 value = row[at]
@@ -259,7 +262,7 @@ class BatchKeys:
             match = " AND ".join(
                 f"t.{qn(c)} = k.{n}" for c, n in zip(fk.target_columns, names, strict=True)
             )
-            params: list = [*arrays]
+            params: list[Any] = [*arrays]
             if fk.target_scoped:
                 # The referenced row must be of the activation's space: stronger than the key
                 # itself (true by construction), and the statement names its space (Citus).
@@ -370,7 +373,7 @@ def _time(value: str | None) -> datetime | None:
     return parse(value)
 
 
-def _placement(p: dict) -> tuple[str, str | None]:
+def _placement(p: dict[str, Any]) -> tuple[str, str | None]:
     return p["scope"], p.get("context_id") if p["scope"] == CONTEXT else None
 
 
@@ -380,11 +383,11 @@ class Loader:
         self.subjects: dict[str, int] = {}
         # rows written per table (memory.services.table_stats decides what to ANALYZE)
         self.written: Counter[type[models.Model]] = Counter()
-        self.pending: dict[str, list] = {
+        self.pending: dict[str, list[Any]] = {
             t: [] for t in ("subject", "record", "candidate", "profile_document", "reflection")
         }
 
-    def add(self, objects: list[dict]) -> None:
+    def add(self, objects: list[dict[str, Any]]) -> None:
         for obj in objects:
             self.pending[obj["type"]].append(obj["data"])
             if len(self.pending[obj["type"]]) >= BATCH:
@@ -394,10 +397,12 @@ class Loader:
         for kind in self.pending:
             self._flush(kind)
 
-    def _insert(self, model: type[models.Model], names: Sequence[str], rows: Iterable[tuple]):
+    def _insert(
+        self, model: type[models.Model], names: Sequence[str], rows: Iterable[tuple[Any, ...]]
+    ) -> None:
         """`insert_rows`, counting the rows into `written`."""
 
-        def counted() -> Iterator[tuple]:
+        def counted() -> Iterator[tuple[Any, ...]]:
             for row in rows:
                 self.written[model] += 1
                 yield row
@@ -412,7 +417,7 @@ class Loader:
             self._flush("subject")
         getattr(self, "_load_" + kind)(rows)
 
-    def _load_subject(self, rows: list[dict]) -> None:
+    def _load_subject(self, rows: list[dict[str, Any]]) -> None:
         self.written[Subject] += len(rows)
         made = Subject.objects.bulk_create(
             [
@@ -438,7 +443,7 @@ class Loader:
             )
         self.subjects.update({s.subject_id: s.pk for s in made})
 
-    def _values(self, d: dict) -> tuple:
+    def _values(self, d: dict[str, Any]) -> tuple[Any, ...]:
         """A record object's RECORD_FIELDS values."""
         scope, context_id = _placement(d["placement"])
         prov = d["provenance"]
@@ -468,12 +473,12 @@ class Loader:
             d["extensions"],
         )
 
-    def _load_record(self, rows: list[dict]) -> None:
-        values: list[tuple] = []
+    def _load_record(self, rows: list[dict[str, Any]]) -> None:
+        values: list[tuple[Any, ...]] = []
         if connection.vendor == "postgresql":
             ids = _next_ids(Record, len(rows))
 
-            def streamed() -> Iterator[tuple]:
+            def streamed() -> Iterator[tuple[Any, ...]]:
                 # Each row is built while the server writes the previous ones (the COPY
                 # streams): the worker's Python and the server's index work overlap.
                 for i, d in zip(ids, rows, strict=True):
@@ -508,7 +513,7 @@ class Loader:
         )
         self._derived(ids, values)
 
-    def _derived(self, ids: list[int], values: list[tuple]) -> None:
+    def _derived(self, ids: list[int], values: list[tuple[Any, ...]]) -> None:
         """The derived copies a row-by-row write makes of the records' content (the hooks in
         memory.services.derived): set-wise by the bulk writers of the recall engines' copies,
         record by record for any other hook."""
@@ -539,7 +544,7 @@ class Loader:
             for writer in others:
                 writer(records)
 
-    def _load_candidate(self, rows: list[dict]) -> None:
+    def _load_candidate(self, rows: list[dict[str, Any]]) -> None:
         self.written[Candidate] += len(rows)
         Candidate.objects.bulk_create(
             [
@@ -565,7 +570,7 @@ class Loader:
             ]
         )
 
-    def _load_profile_document(self, rows: list[dict]) -> None:
+    def _load_profile_document(self, rows: list[dict[str, Any]]) -> None:
         self.written[ProfileDocument] += len(rows)
         ProfileDocument.objects.bulk_create(
             [
@@ -584,7 +589,7 @@ class Loader:
             ]
         )
 
-    def _load_reflection(self, rows: list[dict]) -> None:
+    def _load_reflection(self, rows: list[dict[str, Any]]) -> None:
         self.written[Reflection] += len(rows)
         Reflection.objects.bulk_create(
             [

@@ -23,6 +23,7 @@ message says where (chunk, object) and what, never the content."""
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 from memory.engine import transfer as policy
 from memory.engine.cognition import grammar_error
@@ -37,7 +38,7 @@ COUNTS_MISMATCH = "The objects do not match the bundle's object_counts."
 
 
 @lru_cache(maxsize=1)
-def object_validator():
+def object_validator() -> Any:
     """A validator of ExportObject built from the same schema files as the edge: the compiled
     one (~100x faster per object) when jsonschema-rs is installed, else the reference one."""
     cat = catalog()
@@ -62,13 +63,13 @@ class BundleChecker:
         )
         self.validator = object_validator()
         self.counts = policy.empty_counts()
-        self.previous: tuple | None = None
+        self.previous: tuple[Any, ...] | None = None
         self.subjects: set[str] = set()
         self.records: dict[str, tuple[str, int]] = {}  # record_id -> (subject_id, revision)
         self.provenance: dict[str, set[str]] = {}  # candidate_id -> subjects of its records
         self.profiles: dict[tuple[str, str], int] = {}  # (subject_id, kind) -> revision
 
-    def check(self, where: str, obj: dict) -> None:
+    def check(self, where: str, obj: dict[str, Any]) -> None:
         if not self.validator.is_valid(obj):
             raise reject(f"{where}: does not match its schema.")
         key = policy.object_key(obj)
@@ -88,10 +89,10 @@ class BundleChecker:
             raise reject(f"{where}: {err.message}", err.code) from None
         self.counts[obj["type"]] += 1
 
-    def _subject(self, where: str, data: dict) -> None:
+    def _subject(self, where: str, data: dict[str, Any]) -> None:
         self.subjects.add(data["subject_id"])
 
-    def _record(self, where: str, data: dict) -> None:
+    def _record(self, where: str, data: dict[str, Any]) -> None:
         check_content(data["content"], "content")
         if "tombstone" in data and data["content"] != ERASED:
             raise reject(f'{where}: a tombstoned record\'s content is not {{"text": ""}}.')
@@ -102,7 +103,7 @@ class BundleChecker:
         if candidate_id is not None:
             self.provenance.setdefault(candidate_id, set()).add(data["subject_id"])
 
-    def _candidate(self, where: str, data: dict) -> None:
+    def _candidate(self, where: str, data: dict[str, Any]) -> None:
         check_content(data["proposed"]["content"], "proposed.content")
         subject_id = data["subject_id"]
         for record_id in (data.get("outcome") or {}).get("record_ids", []):
@@ -113,11 +114,11 @@ class BundleChecker:
         if self.provenance.get(data["candidate_id"], {subject_id}) != {subject_id}:
             raise reject(f"{where}: a record of another subject names it as its origin.")
 
-    def _profile_document(self, where: str, data: dict) -> None:
+    def _profile_document(self, where: str, data: dict[str, Any]) -> None:
         check_profile_content(data["content"])
         self.profiles[(data["subject_id"], data["kind"])] = data["revision"]
 
-    def _reflection(self, where: str, data: dict) -> None:
+    def _reflection(self, where: str, data: dict[str, Any]) -> None:
         basis, subject_id = data["basis"], data["subject_id"]
         check_selection(basis["selection"])
         pinned = basis.get("cognition_filter")

@@ -50,7 +50,7 @@ class WireError(Exception):
     def status(self) -> int:
         return self.statuses[self.code]
 
-    def envelope(self) -> dict:
+    def envelope(self) -> dict[str, Any]:
         err: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.details:
             err["details"] = self.details

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.conf import settings
 
-from memory.wire.validation import URN, catalog
+from memory.wire.validation import URN, Catalog, catalog
 
 
 def _rewrite(node: Any) -> Any:
@@ -30,12 +30,12 @@ def _rewrite(node: Any) -> Any:
 ERROR = {"$ref": "#/components/schemas/ErrorEnvelope"}
 
 
-def _titled(schemas: dict[str, dict]) -> dict[str, dict]:
+def _titled(schemas: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Every component titled by its own (unique) key, so client generators name one model per
     component: a component that only aliases another (`Receipt`, the mutating ops' answers, all
     `ReceiptResponse`) becomes a copy of its target under its own title, and nested inline
     objects lose any title they carried (generators name them after their parent)."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     prefix = "#/components/schemas/"
     for name, schema in schemas.items():
         while set(schema) - {"title", "description"} == {"$ref"}:
@@ -44,25 +44,25 @@ def _titled(schemas: dict[str, dict]) -> dict[str, dict]:
     return out
 
 
-def _doc(schema: dict) -> dict:
+def _doc(schema: dict[str, Any]) -> dict[str, Any]:
     return {"description": schema["description"]} if "description" in schema else {}
 
 
-def _json(schema: dict) -> dict:
+def _json(schema: dict[str, Any]) -> dict[str, Any]:
     return {"content": {"application/json": {"schema": schema}}}
 
 
-def _errors() -> dict:
+def _errors() -> dict[str, Any]:
     return {
         "default": {"description": "An error envelope (docs/protocol.md#errors)", **_json(ERROR)},
     }
 
 
-def error_schema_name(entry: dict) -> str:
+def error_schema_name(entry: dict[str, Any]) -> str:
     return f"{entry['name']}Error"
 
 
-def _error_schemas(cat) -> dict[str, dict]:
+def _error_schemas(cat: Catalog) -> dict[str, dict[str, Any]]:
     """One component per error code (memory/wire/schemas/errors.json): the envelope with the
     code fixed and its details schema."""
     out = {}
@@ -90,14 +90,14 @@ def _error_schemas(cat) -> dict[str, dict]:
     return out
 
 
-def _op_errors(cat, codes: list[str]) -> dict:
+def _op_errors(cat: Catalog, codes: list[str]) -> dict[str, Any]:
     """The error answers of an op, by HTTP status: each status names the codes it may carry
     (`x-spoke-error-codes`) and points at each code's own schema (`x-spoke-error-schemas`); its
     content schema is the generic envelope, so generated clients keep one error model."""
     by_status: dict[int, list[str]] = {}
     for code in [*cat.every_op, *codes]:
         by_status.setdefault(cat.errors[code]["status"], []).append(code)
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for status in sorted(by_status):
         named = by_status[status]
         out[str(status)] = {
@@ -112,11 +112,11 @@ def _op_errors(cat, codes: list[str]) -> dict:
 
 
 @lru_cache(maxsize=1)
-def document() -> dict:
+def document() -> dict[str, Any]:
     cat = catalog()
     schemas = {name: _rewrite(schema) for name, schema in cat.components.items()}
     schemas.update(_error_schemas(cat))
-    paths: dict[str, dict] = {}
+    paths: dict[str, dict[str, Any]] = {}
     for name in sorted(cat.ops):
         spec = cat.ops[name]
         req_name, res_name = f"{name}.request", f"{name}.response"

@@ -5,6 +5,7 @@ a keyword value `{"$limit": name}` is replaced by `limits[name]` from settings. 
 name the path and the broken rule, never the offending value (it may be memory content)."""
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import islice
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
@@ -42,12 +43,12 @@ _CHEAP_FIRST = (
 )
 
 
-def _cheap_first(schema: dict) -> dict:
+def _cheap_first(schema: dict[str, Any]) -> dict[str, Any]:
     first = {k: schema[k] for k in _CHEAP_FIRST if k in schema}
     return {**first, **{k: v for k, v in schema.items() if k not in first}}
 
 
-def _fill_limits(node: Any, limits: dict) -> Any:
+def _fill_limits(node: Any, limits: dict[str, Any]) -> Any:
     if isinstance(node, dict):
         if set(node) == {"$limit"}:
             return limits[node["$limit"]]
@@ -63,8 +64,8 @@ class OpSpec:
     flag: str
     mutating: bool
     summary: str
-    request: dict
-    response: dict
+    request: dict[str, Any]
+    response: dict[str, Any]
     request_validator: Draft202012Validator = field(repr=False)
     response_validator: Draft202012Validator = field(repr=False)
     request_fast: Any = field(default=None, repr=False)
@@ -77,22 +78,22 @@ class OpSpec:
 
 @dataclass
 class Catalog:
-    components: dict[str, dict]
+    components: dict[str, dict[str, Any]]
     ops: dict[str, OpSpec]
-    endpoints: dict[str, dict]
+    endpoints: dict[str, dict[str, Any]]
     registry: Registry = field(repr=False)
     # schemas/errors.json: code -> {name, status, layer, when, details}; the codes of every op
-    errors: dict[str, dict] = field(default_factory=dict)
+    errors: dict[str, dict[str, Any]] = field(default_factory=dict)
     every_op: list[str] = field(default_factory=list)
     _fast_registry: Any = field(default=None, repr=False)
 
-    def validator(self, schema: dict) -> Draft202012Validator:
+    def validator(self, schema: dict[str, Any]) -> Draft202012Validator:
         return Draft202012Validator(schema, registry=self.registry)
 
     def component_validator(self, name: str) -> Draft202012Validator:
         return self.validator({"$ref": URN + name})
 
-    def fast_validator(self, schema: dict):
+    def fast_validator(self, schema: dict[str, Any]) -> Any:
         """A compiled (jsonschema-rs) validator of `schema` over the same component files, or None
         when jsonschema-rs is not installed. It only answers valid/invalid: the errors a client
         sees always come from the reference validator (`schema_errors`)."""
@@ -110,7 +111,11 @@ class Catalog:
 
 
 def _walk_paths(
-    schema: Any, target: str, components: dict, path: tuple[str, ...], seen: frozenset
+    schema: Any,
+    target: str,
+    components: dict[str, Any],
+    path: tuple[str, ...],
+    seen: frozenset[str],
 ) -> list[tuple[str, ...]]:
     if not isinstance(schema, dict):
         return []
@@ -141,7 +146,7 @@ def component_paths(spec: OpSpec, name: str) -> list[tuple[str, ...]]:
     return spec.paths[name]
 
 
-def values_at(body: Any, path: tuple[str, ...], pointer: str = ""):
+def values_at(body: Any, path: tuple[str, ...], pointer: str = "") -> Iterator[tuple[str, Any]]:
     """(JSON pointer, value) of each value of `body` at a `component_paths` path."""
     if not path:
         yield pointer or "/", body
@@ -155,14 +160,15 @@ def values_at(body: Any, path: tuple[str, ...], pointer: str = ""):
         yield from values_at(body[head], rest, f"{pointer}/{head}")
 
 
-def _read(path: Path, limits: dict) -> dict:
-    return _fill_limits(json.loads(path.read_text(encoding="utf-8")), limits)
+def _read(path: Path, limits: dict[str, Any]) -> dict[str, Any]:
+    filled: dict[str, Any] = _fill_limits(json.loads(path.read_text(encoding="utf-8")), limits)
+    return filled
 
 
 @lru_cache(maxsize=1)
 def catalog() -> Catalog:
     limits = settings.SPOKE_MEMORY_LIMITS
-    components: dict[str, dict] = {}
+    components: dict[str, dict[str, Any]] = {}
     for path in sorted((SCHEMA_DIR / "components").glob("*.json")):
         schema = _read(path, limits)
         components[path.stem] = schema
@@ -201,11 +207,11 @@ def catalog() -> Catalog:
     return cat
 
 
-def _path(error) -> str:
+def _path(error: ValidationError) -> str:
     return "/" + "/".join(str(p) for p in error.absolute_path)
 
 
-def _message(error) -> str:
+def _message(error: ValidationError) -> str:
     v, value = error.validator, error.validator_value
     if v in ("required", "additionalProperties", "unevaluatedProperties"):
         # names members (keys), not values; a body of a million unknown members names a few
@@ -245,7 +251,7 @@ def request_errors(spec: OpSpec, body: Any) -> list[SchemaError]:
     return [] if valid else fast_errors(fast, body)
 
 
-def fast_errors(fast, instance: Any) -> list[SchemaError]:
+def fast_errors(fast: Any, instance: Any) -> list[SchemaError]:
     """The compiled validator's first error, worded as `_message` words the reference one's:
     the path and the broken rule, never the offending value. jsonschema-rs hands the failing
     value back as a Python copy, which for a 100,000-item array costs more than the validation:
@@ -286,7 +292,7 @@ def _pruned(node: Any, cut: int) -> Any:
     return root
 
 
-def _fast_message(kind) -> str:
+def _fast_message(kind: Any) -> str:
     name, value = kind.name, kind.value
     if name == "required":
         return f"{json.dumps(value)} is a required property"

@@ -3,6 +3,7 @@ autoescape still applies to it."""
 
 import json
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from django import template
@@ -23,7 +24,7 @@ def idempotency_field() -> str:
 
 
 @register.simple_tag
-def poll_while(pending, url: str) -> str:
+def poll_while(pending: object, url: str) -> str:
     """htmx attributes that make an element re-fetch itself (outerHTML) every 2 s while
     `pending`; the answer for finished work renders without them, so the polling stops."""
     if not pending:
@@ -32,7 +33,7 @@ def poll_while(pending, url: str) -> str:
 
 
 @register.filter
-def gist(text) -> str:
+def gist(text: object) -> str:
     """A memory's first words (reviews/words.py), escaped by the template like any text."""
     from reviews.words import gist as first_words
 
@@ -40,7 +41,7 @@ def gist(text) -> str:
 
 
 @register.filter
-def percent(value) -> str:
+def percent(value: Any) -> str:
     """0.0834 -> "8%"."""
     try:
         return f"{round(float(value) * 100)}%"
@@ -49,22 +50,22 @@ def percent(value) -> str:
 
 
 @register.filter
-def pending(receipt) -> bool:
-    return receipt.get("status") == "pending"
+def pending(receipt: Any) -> bool:
+    return bool(receipt.get("status") == "pending")
 
 
 @register.filter
-def pretty(value) -> str:
+def pretty(value: Any) -> str:
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
 
 
 @register.filter
-def get(mapping, key):
+def get(mapping: Any, key: str) -> Any:
     return mapping.get(key) if hasattr(mapping, "get") else None
 
 
 @register.simple_tag(takes_context=True)
-def who(context, principal_id, name=None) -> str:
+def who(context: template.Context, principal_id: str | None, name: str | None = None) -> str:
     """A principal by display name, its `prn_…` id in the tooltip (and copyable on select).
     The name is the view's (`principal_names` in the context, `people.named`: one query per
     page), else read here, once per id per render."""
@@ -73,7 +74,10 @@ def who(context, principal_id, name=None) -> str:
     if name is None:
         name = (context.get("principal_names") or {}).get(principal_id)
     if name is None:
-        known = context.render_context.setdefault("principal_names", {})
+        render = context.render_context
+        known: dict[str, str] | None = render.get("principal_names")
+        if known is None:
+            known = render["principal_names"] = {}
         if principal_id not in known:
             known.update(people.names([principal_id]))
             known.setdefault(principal_id, principal_id)
@@ -101,7 +105,7 @@ def _ago(seconds: float) -> str:
 
 
 @register.simple_tag
-def when(value) -> str:
+def when(value: str | datetime | None) -> str:
     """A wire time as relative text, the exact time (UTC) on hover."""
     if not value:
         return "—"
@@ -119,7 +123,7 @@ def when(value) -> str:
 
 
 @register.simple_tag
-def querystring_with(query: str, **extra) -> str:
+def querystring_with(query: str, **extra: str) -> str:
     """`query` (a `?a=b` string or "") with `extra` members set (blank ones left out)."""
     params = dict(parse_qsl(query.lstrip("?")))
     params.update({k: v for k, v in extra.items() if v})
@@ -128,7 +132,7 @@ def querystring_with(query: str, **extra) -> str:
 
 
 @register.simple_tag
-def subject_link(space_id: str, subject_id) -> str:
+def subject_link(space_id: str, subject_id: str | None) -> str:
     """A subject id linking to the subject's page (the Space screen's subject lookup: state,
     fences, reflections, records)."""
     if not subject_id:

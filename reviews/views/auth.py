@@ -1,5 +1,7 @@
 """Login (behind the one login limiter, reviews/ratelimit.py) and logout (POST only)."""
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponse
@@ -11,7 +13,7 @@ class LoginView(auth_views.LoginView):
     template_name = "registration/login.html"
     redirect_authenticated_user = True
 
-    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         # Failures are counted and successes reset by the limiter's signal receivers, for this
         # view and /admin/login/ alike; here a blocked attempt gets the console's own page.
         try:

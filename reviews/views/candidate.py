@@ -11,8 +11,11 @@ along in the query string: after an action the next candidate is the head of the
 queue, and "← Queue" returns to it. When another reviewer got there first
 (CANDIDATE_CONSUMED) the console says so and moves on: no error page."""
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -43,7 +46,7 @@ NEWEST = 5
 DONE = {"promote": "Promoted", "fragment": "Fragmented", "drop": "Dropped", "dismiss": "Dismissed"}
 
 
-def _candidate(request, space_id: str, candidate_id: str) -> t.MemoryCandidate:
+def _candidate(request: HttpRequest, space_id: str, candidate_id: str) -> t.MemoryCandidate:
     return read(request, PORT.candidates_get, {"space_id": space_id, "candidate_id": candidate_id})[
         "candidate"
     ]
@@ -59,7 +62,7 @@ def _why(err: WireError | None) -> str | None:
     return describe(err)
 
 
-def evidence(request, space_id: str, cand: t.MemoryCandidate) -> dict:
+def evidence(request: HttpRequest, space_id: str, cand: t.MemoryCandidate) -> dict[str, Any]:
     subject_id, text = cand["subject_id"], cand["proposed"]["content"]["text"]
     recall, recall_err = attempt(
         request,
@@ -96,7 +99,7 @@ def evidence(request, space_id: str, cand: t.MemoryCandidate) -> dict:
     }
 
 
-def blocked(request, space_id: str, cand: t.MemoryCandidate) -> list[str]:
+def blocked(request: HttpRequest, space_id: str, cand: t.MemoryCandidate) -> list[str]:
     """Why no review can be committed now (the op's state gates, said before trying)."""
     reasons = []
     space = space_wire(request, space_id)
@@ -120,7 +123,9 @@ def blocked(request, space_id: str, cand: t.MemoryCandidate) -> list[str]:
     return reasons
 
 
-def next_pending(request, space_id: str, filters: QueueFilters, after: str | None) -> str | None:
+def next_pending(
+    request: HttpRequest, space_id: str, filters: QueueFilters, after: str | None
+) -> str | None:
     """The head of the same filtered queue (other than `after`), or None."""
     answer, _ = attempt(request, PORT.candidates_list, filters.wire(space_id, 2, paged=False))
     if answer is None:
@@ -130,7 +135,9 @@ def next_pending(request, space_id: str, filters: QueueFilters, after: str | Non
     )
 
 
-def _move_on(request, space_id: str, candidate_id: str, filters: QueueFilters):
+def _move_on(
+    request: HttpRequest, space_id: str, candidate_id: str, filters: QueueFilters
+) -> HttpResponse:
     following = next_pending(request, space_id, filters, after=candidate_id)
     if following:
         return redirect(reverse("reviews:candidate", args=[space_id, following]) + filters.query())
@@ -138,13 +145,13 @@ def _move_on(request, space_id: str, candidate_id: str, filters: QueueFilters):
 
 
 def _render(
-    request,
+    request: HttpRequest,
     space_id: str,
     cand: t.MemoryCandidate,
     filters: QueueFilters,
     status: int = 200,
     form: ReviewForm | None = None,
-):
+) -> HttpResponse:
     content = cand["proposed"]["content"]
     rows = [
         [_cell(entry.get(col)) for col in COGNITION_COLUMNS]
@@ -183,7 +190,7 @@ def _render(
     )
 
 
-def _cell(value) -> str:
+def _cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, dict):
@@ -194,14 +201,14 @@ def _cell(value) -> str:
 
 
 @login_required
-def candidate(request, space_id: str, candidate_id: str):
+def candidate(request: HttpRequest, space_id: str, candidate_id: str) -> HttpResponse:
     cand = _candidate(request, space_id, candidate_id)
     return _render(request, space_id, cand, QueueFilters(request.GET))
 
 
 @login_required
 @require_POST
-def review(request, space_id: str, candidate_id: str):
+def review(request: HttpRequest, space_id: str, candidate_id: str) -> HttpResponse:
     cand = _candidate(request, space_id, candidate_id)
     filters = QueueFilters(request.POST)
     form = ReviewForm(request.POST)

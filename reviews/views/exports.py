@@ -9,9 +9,13 @@ memory.exports.create receipts in this space: only their ids are read from the r
 comes from the ops, called per id, which decide visibility. memory.exports.get serves only the
 export's creator, so these are the only exports the caller could read anyway. docs/console.md."""
 
+from collections.abc import Iterator
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -35,11 +39,11 @@ CREATE = "memory.exports.create"
 RECENT = 10
 
 
-def recent_receipt_ids(request, space_id: str) -> list[str]:
+def recent_receipt_ids(request: HttpRequest, space_id: str) -> list[str]:
     return own_receipt_ids(request, space_id, [CREATE], RECENT)
 
 
-def export_item(request, space_id: str, got: t.MemoryReceipt) -> dict:
+def export_item(request: HttpRequest, space_id: str, got: t.MemoryReceipt) -> dict[str, Any]:
     """One export as the screen shows it: its receipt and, once committed, its bundle."""
     export_id = ref_id(got, "export")
     item: dict[str, object] = {
@@ -62,7 +66,7 @@ def export_item(request, space_id: str, got: t.MemoryReceipt) -> dict:
 
 
 @login_required
-def exports(request, space_id: str):
+def exports(request: HttpRequest, space_id: str) -> HttpResponse:
     space = space_wire(request, space_id)
     items = []
     for receipt_id in recent_receipt_ids(request, space_id):
@@ -83,7 +87,7 @@ def exports(request, space_id: str):
 
 @login_required
 @require_POST
-def create(request, space_id: str):
+def create(request: HttpRequest, space_id: str) -> HttpResponse:
     form = ExportForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"{first_error(form)} Nothing was created.")
@@ -101,7 +105,7 @@ def create(request, space_id: str):
 
 
 @login_required
-def download(request, space_id: str, receipt_id: str):
+def download(request: HttpRequest, space_id: str, receipt_id: str) -> HttpResponseBase:
     """The export as one JSON Lines file: line i is the body memory.exports.get serves for
     ordinal i (`{"bundle", "chunk"}`, the same bytes as the API), streamed chunk by chunk, each
     chunk read (and re-authorized) through the op as the file is written. The import page stages
@@ -115,7 +119,7 @@ def download(request, space_id: str, receipt_id: str):
     )
     principal = principal_of(request)
 
-    def lines():
+    def lines() -> Iterator[bytes]:
         yield json_bytes(dict(first)) + b"\n"
         for ordinal in range(1, first["bundle"]["chunk_count"]):
             answer = PORT.exports_get(
@@ -129,7 +133,7 @@ def download(request, space_id: str, receipt_id: str):
 
 
 @login_required
-def item(request, space_id: str, receipt_id: str):
+def item(request: HttpRequest, space_id: str, receipt_id: str) -> HttpResponse:
     """The htmx fragment: one export, polling itself while its receipt is pending."""
     got = receipt(request, space_id, receipt_id, CREATE)
     return render(

@@ -1,9 +1,11 @@
 """Grants screen (docs/protocol.md#model-memorygrant, #grants): the admin view of a space's grants with their chain, an issue
 form that explains AMPLIFICATION_DENIED dimension by dimension, revoke with confirmation."""
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -23,7 +25,7 @@ DIMENSION_TEXT = {
 }
 
 
-def _listing(request, space_id: str, cursor: str) -> tuple[t.GrantsListResponse, str]:
+def _listing(request: HttpRequest, space_id: str, cursor: str) -> tuple[t.GrantsListResponse, str]:
     body: t.GrantsListRequest = {
         "space_id": space_id,
         "view": "admin",
@@ -41,7 +43,7 @@ def _listing(request, space_id: str, cursor: str) -> tuple[t.GrantsListResponse,
     return read(request, PORT.grants_list, body), "own"
 
 
-def _own_issuers(request, space_id: str) -> list[t.MemoryGrant]:
+def _own_issuers(request: HttpRequest, space_id: str) -> list[t.MemoryGrant]:
     own = read(request, PORT.grants_list, {"space_id": space_id, "view": "own", "page_size": 200})
     return [
         g
@@ -50,7 +52,7 @@ def _own_issuers(request, space_id: str) -> list[t.MemoryGrant]:
     ]
 
 
-def _show(values, absent: str) -> str:
+def _show(values: Any, absent: str) -> str:
     if values is None:
         return absent
     if isinstance(values, bool):
@@ -95,8 +97,12 @@ def _choices(named: dict[str, str]) -> list[tuple[str, str]]:
 
 
 def _page(
-    request, space_id: str, form: GrantForm, status: int = 200, denied: list[str] | None = None
-):
+    request: HttpRequest,
+    space_id: str,
+    form: GrantForm,
+    status: int = 200,
+    denied: list[str] | None = None,
+) -> HttpResponse:
     listing, view = _listing(request, space_id, PageForm(request.GET).value())
     grants = listing["grants"]
     named = people.named(
@@ -126,13 +132,13 @@ def _page(
 
 
 @login_required
-def grants(request, space_id: str):
+def grants(request: HttpRequest, space_id: str) -> HttpResponse:
     return _page(request, space_id, GrantForm())
 
 
 @login_required
 @require_POST
-def issue(request, space_id: str):
+def issue(request: HttpRequest, space_id: str) -> HttpResponse:
     form = GrantForm(request.POST)
     if not form.is_valid():
         return _page(request, space_id, form, status=400)
@@ -150,7 +156,7 @@ def issue(request, space_id: str):
     return _page(request, space_id, form, status=result.refusal.status, denied=denied)
 
 
-def _find_grant(request, space_id: str, grant_id: str) -> t.MemoryGrant:
+def _find_grant(request: HttpRequest, space_id: str, grant_id: str) -> t.MemoryGrant:
     cursor = ""
     while True:
         listing, _ = _listing(request, space_id, cursor)
@@ -163,7 +169,7 @@ def _find_grant(request, space_id: str, grant_id: str) -> t.MemoryGrant:
 
 
 @login_required
-def revoke(request, space_id: str, grant_id: str):
+def revoke(request: HttpRequest, space_id: str, grant_id: str) -> HttpResponse:
     if request.method == "POST":
         form = RevokeForm(request.POST)
         form.is_valid()  # the reason is optional, and a long one is cut, never refused

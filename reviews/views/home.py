@@ -1,6 +1,7 @@
 """The spaces the console user can see (memory.spaces.list) and the spaces it operates."""
 
 from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from memory.models import Principal
@@ -25,7 +26,7 @@ def pending_candidates(principal: Principal, space_id: str) -> int | None:
 
 
 @login_required
-def home(request):
+def home(request: HttpRequest) -> HttpResponse:
     principal = getattr(request.user, "principal", None)
     spaces: list[dict[str, object]] = []
     if principal is not None:

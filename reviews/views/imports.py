@@ -10,18 +10,22 @@ candidates, profile documents and reflections; the activation receipt is polled 
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.files.uploadedfile import UploadedFile
 from django.forms.utils import ErrorDict
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from memory.access import effective_grants
 from memory.admission import depth_of
+from memory.models import Principal
 from memory.ops.transfer import imports_whole_space
 from memory.timeutil import now
 from memory.wire import types as t
@@ -43,7 +47,7 @@ class StageForm(forms.Form):
     file = forms.FileField(help_text="An export downloaded as JSON Lines")
     idempotency_key = forms.CharField(max_length=150)
 
-    def __init__(self, *args, allowed: bool = True, **kwargs) -> None:
+    def __init__(self, *args: Any, allowed: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.allowed = allowed
 
@@ -56,10 +60,10 @@ class StageForm(forms.Form):
             return
         super().full_clean()
 
-    def clean_file(self):
-        upload = self.cleaned_data["file"]
+    def clean_file(self) -> UploadedFile:
+        upload: UploadedFile = self.cleaned_data["file"]
         limit = settings.SPOKE_MEMORY_MAX_IMPORT_UPLOAD_BYTES  # the request's bound covers it
-        if upload.size > limit:
+        if (upload.size or 0) > limit:
             raise forms.ValidationError(f"The file is over {limit // (1024 * 1024)} MB.")
         first = next(self.lines(upload), None)
         if first is None or "bundle" not in first[1]:
@@ -67,7 +71,7 @@ class StageForm(forms.Form):
         return upload
 
     @staticmethod
-    def lines(upload) -> Iterator[tuple[int, dict]]:
+    def lines(upload: UploadedFile) -> Iterator[tuple[int, dict[str, Any]]]:
         """(line number, chunk line) for each non-blank line, read and parsed one at a time;
         raises ValidationError for the first line that is too long, too deep or not a chunk."""
         cap = settings.SPOKE_MEMORY_LIMITS["max_request_bytes"]
@@ -90,7 +94,7 @@ class StageForm(forms.Form):
             yield number, line
 
     def wire(
-        self, space_id: str, ordinal: int, line: dict, import_id: str | None
+        self, space_id: str, ordinal: int, line: dict[str, Any], import_id: str | None
     ) -> t.ImportsStageRequest:
         """The stage of the `ordinal`-th chunk line (its chunk as read: the op checks it): the
         first opens the import with the bundle, the later ones name it; each under its own key,
@@ -110,7 +114,7 @@ class StageForm(forms.Form):
 NOT_ALLOWED = "You may not import into this space."
 
 
-def bounded_lines(upload, cap: int) -> Iterator[tuple[int, bytes]]:
+def bounded_lines(upload: UploadedFile, cap: int) -> Iterator[tuple[int, bytes]]:
     """The upload's lines (numbered from 1), read in chunks from its start; a line longer than
     `cap` bytes is refused as soon as it passes the cap (never held whole)."""
     upload.seek(0)
@@ -130,7 +134,7 @@ def bounded_lines(upload, cap: int) -> Iterator[tuple[int, bytes]]:
         yield number + 1, partial
 
 
-def may_import(space_id: str, principal) -> bool:
+def may_import(space_id: str, principal: Principal) -> bool:
     """Whether the principal's effective grants in the space hold `import` over the whole space
     (what memory.imports.stage requires: checked again by the op)."""
     return imports_whole_space(effective_grants(space_id, principal, now()))
@@ -147,7 +151,9 @@ class ActivateForm(forms.Form):
         return {"space_id": space_id, "import_id": self.cleaned_data["import_id"]}
 
 
-def _page(request, space_id: str, form=None, status: int = 200):
+def _page(
+    request: HttpRequest, space_id: str, form: forms.Form | None = None, status: int = 200
+) -> HttpResponse:
     got, import_id = None, None
     receipt_id = request.GET.get("receipt")
     if receipt_id:
@@ -166,18 +172,18 @@ def _page(request, space_id: str, form=None, status: int = 200):
     )
 
 
-def call_receipt(request, space_id: str, receipt_id: str) -> t.MemoryReceipt:
+def call_receipt(request: HttpRequest, space_id: str, receipt_id: str) -> t.MemoryReceipt:
     return receipt(request, space_id, receipt_id, STAGE, ACTIVATE)
 
 
 @login_required
-def imports(request, space_id: str):
+def imports(request: HttpRequest, space_id: str) -> HttpResponse:
     return _page(request, space_id)
 
 
 @login_required
 @require_POST
-def stage(request, space_id: str):
+def stage(request: HttpRequest, space_id: str) -> HttpResponse:
     principal = principal_of(request)  # an account with no principal: 404, as on every page
     form = StageForm(request.POST, request.FILES, allowed=may_import(space_id, principal))
     if not form.is_valid():
@@ -211,7 +217,7 @@ def stage(request, space_id: str):
 
 @login_required
 @require_POST
-def activate(request, space_id: str):
+def activate(request: HttpRequest, space_id: str) -> HttpResponse:
     form = ActivateForm(request.POST)
     url = reverse("reviews:imports", args=[space_id])
     if not form.is_valid():
@@ -228,7 +234,7 @@ def activate(request, space_id: str):
 
 
 @login_required
-def progress(request, space_id: str, receipt_id: str):
+def progress(request: HttpRequest, space_id: str, receipt_id: str) -> HttpResponse:
     """The htmx fragment: the stage-final or activation receipt, polling itself while pending."""
     got = call_receipt(request, space_id, receipt_id)
     return render(

@@ -3,8 +3,11 @@ a space. Guarded by guardian's `memory.operate_space` on that space (see reviews
 by the grants of docs/protocol.md#grants, which these actions bootstrap. Every action goes through
 `memory.services.operators`, the same service `manage.py spoke` calls."""
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_POST
@@ -18,11 +21,13 @@ NOT_YOURS = "No such principal is managed by you (it must belong to a space you 
 
 
 @login_required
-def operate(request, space_id: str):
+def operate(request: HttpRequest, space_id: str) -> HttpResponse:
     return _page(request, require_operator(request.user, space_id))
 
 
-def _page(request, space: Space, new_token: dict | None = None):
+def _page(
+    request: HttpRequest, space: Space, new_token: dict[str, Any] | None = None
+) -> HttpResponse:
     principals = listed_principals(request.user, space)
     response = render(
         request,
@@ -40,7 +45,9 @@ def _page(request, space: Space, new_token: dict | None = None):
     return response
 
 
-def _show_token_once(request, space: Space, principal: Principal, token: str):
+def _show_token_once(
+    request: HttpRequest, space: Space, principal: Principal, token: str
+) -> HttpResponse:
     """The answer to the POST that made the token shows it, once: it is never stored, not even
     in the session until the next page view (issue 26 item 10), and the answer is not cached.
     Reloading it asks the browser to send the form again, which makes another token."""
@@ -49,7 +56,7 @@ def _show_token_once(request, space: Space, principal: Principal, token: str):
 
 @login_required
 @require_POST
-def create_principal(request, space_id: str):
+def create_principal(request: HttpRequest, space_id: str) -> HttpResponse:
     """A principal of this space (its home). It gets a first token shown once, unless it is
     linked to another console user: a person's token is not the operator's to hold."""
     space = require_operator(request.user, space_id)
@@ -82,7 +89,7 @@ def create_principal(request, space_id: str):
     return _show_token_once(request, space, principal, token)
 
 
-def _principal_to_issue(request, principal_id: str) -> Principal | None:
+def _principal_to_issue(request: HttpRequest, principal_id: str) -> Principal | None:
     principal = Principal.objects.filter(principal_id=principal_id).first()
     rights = management(request.user, principal) if principal is not None else None
     if rights is None or not rights.revoke:
@@ -96,7 +103,7 @@ def _principal_to_issue(request, principal_id: str) -> Principal | None:
 
 @login_required
 @require_POST
-def issue_token(request, space_id: str):
+def issue_token(request: HttpRequest, space_id: str) -> HttpResponse:
     space = require_operator(request.user, space_id)
     principal = _principal_to_issue(request, request.POST.get("principal_id", "").strip())
     if principal is None:
@@ -110,7 +117,7 @@ def issue_token(request, space_id: str):
 
 @login_required
 @require_POST
-def revoke_token(request, space_id: str):
+def revoke_token(request: HttpRequest, space_id: str) -> HttpResponse:
     """Revoke one active token, asked once on the page (the `confirmed` box). The token's clear
     value is never shown again: it was never stored; the page names a token by its label,
     creation time and the first characters of its hash."""
@@ -141,7 +148,7 @@ def revoke_token(request, space_id: str):
 
 @login_required
 @require_POST
-def root_grant(request, space_id: str):
+def root_grant(request: HttpRequest, space_id: str) -> HttpResponse:
     """A root grant here, only for a principal this operator manages: one of another space
     would be taken out of its own operators' hands (they could no longer issue its tokens).
     Absent and not managed get one message."""
@@ -167,7 +174,7 @@ def root_grant(request, space_id: str):
 
 @login_required
 @require_POST
-def create_agent(request, space_id: str):
+def create_agent(request: HttpRequest, space_id: str) -> HttpResponse:
     """`manage.py spoke create-agent` on the page: a principal of this space for an agent, its
     token shown once, and a grant to capture, recall, read and create subjects (nothing that
     reviews), narrowed to the subjects typed (comma- or space-separated) when any are."""

@@ -8,9 +8,12 @@ Bulk promote / drop / dismiss calls the op once per selected candidate with a ke
 the form's one key, so a double submit does each candidate once. A bulk drop is confirmed on a
 page that says what will happen before anything is consumed."""
 
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -28,10 +31,10 @@ PREV_KEY = "queue_prev"
 PREV_KEEP = 200  # remembered (next cursor → this page's cursor) pairs per session
 
 
-def _remember(request, cursor: str | None, following: str | None) -> str | None:
+def _remember(request: HttpRequest, cursor: str | None, following: str | None) -> str | None:
     """The cursor of the page before this one ("" for the first page), or None when unknown
     (a bookmarked page): the op's cursor only goes forward, so the way back is remembered."""
-    pairs: dict = request.session.get(PREV_KEY, {})
+    pairs: dict[str, Any] = request.session.get(PREV_KEY, {})
     before = pairs.get(cursor) if cursor else None
     if following:
         pairs[following] = cursor or ""
@@ -43,7 +46,7 @@ def _remember(request, cursor: str | None, following: str | None) -> str | None:
 
 
 def mark_duplicates(
-    request, space_id: str, candidates: list[t.MemoryCandidate]
+    request: HttpRequest, space_id: str, candidates: list[t.MemoryCandidate]
 ) -> list[dict[str, object]]:
     """The page's rows: each candidate, with `duplicate_record`: an existing record of the same
     subject, readable by the moderator, whose text is the same once case, spacing and
@@ -68,7 +71,7 @@ def mark_duplicates(
     return rows
 
 
-def queue_page(request, space_id: str, params) -> dict:
+def queue_page(request: HttpRequest, space_id: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """One screen of the queue; raises Http404 when the space is not visible."""
     filters = QueueFilters(params)
     cursor = filters.value("cursor") or None
@@ -97,15 +100,21 @@ def queue_page(request, space_id: str, params) -> dict:
     }
 
 
-def _counts(values) -> list[tuple[str, int]]:
+def _counts(values: Iterable[str]) -> list[tuple[str, int]]:
     out: dict[str, int] = {}
     for v in values:
         out[v] = out.get(v, 0) + 1
     return sorted(out.items())
 
 
+class HtmxHttpRequest(HttpRequest):
+    """A request through django-htmx's middleware (settings.MIDDLEWARE), which sets `htmx`."""
+
+    htmx: Any
+
+
 @login_required
-def queue(request, space_id: str):
+def queue(request: HtmxHttpRequest, space_id: str) -> HttpResponse:
     ctx = queue_page(request, space_id, request.GET)
     template = (
         "reviews/_queue_table.html"
@@ -120,7 +129,7 @@ VERBS = {"promote": "promoted", "drop": "dropped", "dismiss": "dismissed"}
 
 @login_required
 @require_POST
-def bulk(request, space_id: str):
+def bulk(request: HttpRequest, space_id: str) -> HttpResponse:
     """Promote, drop or dismiss the selected candidates. Each candidate gets its own key derived
     from the form's one key, so a resubmit of the same form does each one at most once."""
     form = BulkForm(request.POST)

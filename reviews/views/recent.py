@@ -8,11 +8,12 @@ naming the undo; the candidate stays consumed (the wire has no way back to pendi
 dismiss consumed the candidate without a record: nothing to undo, and the panel says so."""
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -41,10 +42,15 @@ DISMISS = "memory.candidates.dismiss"
 UNDOABLE = ("promote", "fragment")
 
 
-def _outcome(request, space_id: str, got: t.MemoryReceipt) -> dict:
+def _outcome(request: HttpRequest, space_id: str, got: t.MemoryReceipt) -> dict[str, Any]:
     cid = ref_id(got, "candidate")
     records = [r["id"] for r in got["refs"] if r["type"] == "record"]
-    item: dict = {"receipt": got, "candidate_id": cid, "record_ids": records, "action": "dismiss"}
+    item: dict[str, Any] = {
+        "receipt": got,
+        "candidate_id": cid,
+        "record_ids": records,
+        "action": "dismiss",
+    }
     answer = None
     if cid:
         answer, _ = attempt(
@@ -64,7 +70,9 @@ def _outcome(request, space_id: str, got: t.MemoryReceipt) -> dict:
     return item
 
 
-def live_records(request, space_id: str, record_ids: list[str]) -> list[t.RetainedRecord]:
+def live_records(
+    request: HttpRequest, space_id: str, record_ids: list[str]
+) -> list[t.RetainedRecord]:
     """The produced records still there (not tombstoned) as the caller reads them."""
     out = []
     for rid in record_ids:
@@ -74,7 +82,7 @@ def live_records(request, space_id: str, record_ids: list[str]) -> list[t.Retain
     return out
 
 
-def recent_actions(request, space_id: str) -> list[dict]:
+def recent_actions(request: HttpRequest, space_id: str) -> list[dict[str, Any]]:
     items = []
     for rid in own_receipt_ids(request, space_id, [REVIEW, DISMISS], RECENT):
         got, _ = attempt(request, PORT.receipts_get, {"receipt_id": rid})
@@ -92,7 +100,7 @@ def recent_actions(request, space_id: str) -> list[dict]:
 
 
 @login_required
-def recent(request, space_id: str):
+def recent(request: HttpRequest, space_id: str) -> HttpResponse:
     space_wire(request, space_id)  # a space the caller sees, else not found
     return render(
         request,
@@ -126,7 +134,7 @@ class UndoForm(forms.Form):
 
 @login_required
 @require_POST
-def undo(request, space_id: str, receipt_id: str):
+def undo(request: HttpRequest, space_id: str, receipt_id: str) -> HttpResponse:
     """Delete the records a promote of mine produced, within UNDO_WINDOW of it."""
     back = reverse("reviews:queue", args=[space_id]) + QueueFilters(request.POST).query()
     form = UndoForm(request.POST)

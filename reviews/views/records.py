@@ -7,9 +7,11 @@ Revision history has no op of its own: it is read only after memory.records.get 
 the record for this caller, and only for that record, each revision shown only where the
 caller's coverage reaches that revision's placement (memory.selectors.history)."""
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -25,11 +27,11 @@ PAGE_SIZE = 50
 
 
 @login_required
-def records(request, space_id: str):
+def records(request: HttpRequest, space_id: str) -> HttpResponse:
     params = request.GET
     filters = RecordFilters(params)
     query = filters.value("q")
-    ctx: dict = {
+    ctx: dict[str, Any] = {
         "space_id": space_id,
         "params": params,
         "modes": MODES,
@@ -71,11 +73,11 @@ def records(request, space_id: str):
     return render(request, "reviews/records.html", ctx)
 
 
-def _record(request, space_id: str, record_id: str) -> t.RetainedRecord:
+def _record(request: HttpRequest, space_id: str, record_id: str) -> t.RetainedRecord:
     return read(request, PORT.records_get, {"space_id": space_id, "record_id": record_id})["record"]
 
 
-def _history(request, space_id: str, record_id: str) -> list[dict]:
+def _history(request: HttpRequest, space_id: str, record_id: str) -> list[dict[str, Any]]:
     try:
         rows = readable_revisions(principal_of(request), space_id, record_id, now())
     except WireError as err:
@@ -92,13 +94,13 @@ def _history(request, space_id: str, record_id: str) -> list[dict]:
 
 
 def _detail(
-    request,
+    request: HttpRequest,
     space_id: str,
     record: t.RetainedRecord,
     status: int = 200,
-    conflict: dict | None = None,
-    form=None,
-):
+    conflict: dict[str, Any] | None = None,
+    form: dict[str, Any] | None = None,
+) -> HttpResponse:
     return render(
         request,
         "reviews/record.html",
@@ -114,11 +116,13 @@ def _detail(
 
 
 @login_required
-def record(request, space_id: str, record_id: str):
+def record(request: HttpRequest, space_id: str, record_id: str) -> HttpResponse:
     return _detail(request, space_id, _record(request, space_id, record_id))
 
 
-def _outcome(request, space_id: str, record_id: str, result: Result, done: str):
+def _outcome(
+    request: HttpRequest, space_id: str, record_id: str, result: Result, done: str
+) -> HttpResponse:
     if result.ok:
         messages.success(request, done)
         return redirect("reviews:record", space_id, record_id)
@@ -148,7 +152,7 @@ def _outcome(request, space_id: str, record_id: str, result: Result, done: str):
 
 @login_required
 @require_POST
-def edit(request, space_id: str, record_id: str):
+def edit(request: HttpRequest, space_id: str, record_id: str) -> HttpResponse:
     current = _record(request, space_id, record_id)
     form = RecordEditForm(request.POST)
     if not form.is_valid():  # text and kind are optional: the op judges the values
@@ -165,7 +169,7 @@ def edit(request, space_id: str, record_id: str):
 
 @login_required
 @require_POST
-def delete(request, space_id: str, record_id: str):
+def delete(request: HttpRequest, space_id: str, record_id: str) -> HttpResponse:
     form = RecordDeleteForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"{first_error(form)} Nothing changed.")

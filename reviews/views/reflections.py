@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -24,7 +24,7 @@ GENERATE = "memory.reflections.generate"
 PAGE_SIZE = 20
 
 
-def panel(request, space_id: str, subject_id: str, cursor: str = "") -> dict:
+def panel(request: HttpRequest, space_id: str, subject_id: str, cursor: str = "") -> dict[str, Any]:
     """State and one page of reflections; raises Http404 when the caller can't read them."""
     state = read(request, PORT.reflections_state, {"space_id": space_id, "subject_id": subject_id})[
         "state"
@@ -58,7 +58,7 @@ def panel(request, space_id: str, subject_id: str, cursor: str = "") -> dict:
 
 
 @login_required
-def reflections(request, space_id: str, subject_id: str):
+def reflections(request: HttpRequest, space_id: str, subject_id: str) -> HttpResponse:
     # The receipt is read before the panel: a generation that commits in between then shows as
     # pending (and its poll brings the panel), never as committed above a list that lacks it.
     receipt_id = request.GET.get("receipt", "").strip()
@@ -71,7 +71,7 @@ def reflections(request, space_id: str, subject_id: str):
 
 @login_required
 @require_POST
-def generate(request, space_id: str, subject_id: str):
+def generate(request: HttpRequest, space_id: str, subject_id: str) -> HttpResponse:
     result = act(
         request,
         PORT.reflections_generate,
@@ -90,7 +90,7 @@ def generate(request, space_id: str, subject_id: str):
 
 
 @login_required
-def progress(request, space_id: str, subject_id: str, receipt_id: str):
+def progress(request: HttpRequest, space_id: str, subject_id: str, receipt_id: str) -> HttpResponse:
     """The htmx fragment: the generation's receipt, polling itself while pending. Once terminal
     it drops the polling attributes and brings the refreshed panel (state and list) along."""
     got = receipt(request, space_id, receipt_id, GENERATE)

@@ -3,7 +3,7 @@ pending_receipts (updating itself while work is pending)."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -13,7 +13,7 @@ from reviews.console import PORT, Result, act, attempt, describe, read
 from reviews.forms import FenceForm, FreezeForm, SubjectForm, first_error
 
 
-def space_wire(request, space_id: str) -> t.MemorySpace:
+def space_wire(request: HttpRequest, space_id: str) -> t.MemorySpace:
     for space in read(request, PORT.spaces_list, {})["spaces"]:
         if space["space_id"] == space_id:
             return space
@@ -21,7 +21,7 @@ def space_wire(request, space_id: str) -> t.MemorySpace:
 
 
 @login_required
-def space(request, space_id: str):
+def space(request: HttpRequest, space_id: str) -> HttpResponse:
     sp = space_wire(request, space_id)
     lookup = SubjectForm(request.GET)
     subject, subject_error = None, None
@@ -44,7 +44,7 @@ def space(request, space_id: str):
 
 
 @login_required
-def pending(request, space_id: str):
+def pending(request: HttpRequest, space_id: str) -> HttpResponse:
     """The htmx partial: pending receipts, polled while non-zero."""
     return render(
         request,
@@ -53,7 +53,7 @@ def pending(request, space_id: str):
     )
 
 
-def _report(request, result: Result, done: str) -> None:
+def _report(request: HttpRequest, result: Result, done: str) -> None:
     if result.ok:
         messages.success(request, done)
     else:
@@ -62,7 +62,7 @@ def _report(request, result: Result, done: str) -> None:
 
 @login_required
 @require_POST
-def freeze(request, space_id: str):
+def freeze(request: HttpRequest, space_id: str) -> HttpResponse:
     form = FreezeForm(request.POST)
     form.is_valid()  # the reason is optional, and a long one is cut, never refused
     _report(
@@ -75,7 +75,7 @@ def freeze(request, space_id: str):
 
 @login_required
 @require_POST
-def unfreeze(request, space_id: str):
+def unfreeze(request: HttpRequest, space_id: str) -> HttpResponse:
     _report(
         request,
         act(request, PORT.spaces_unfreeze, t.SpacesUnfreezeRequest(space_id=space_id)),
@@ -86,7 +86,7 @@ def unfreeze(request, space_id: str):
 
 @login_required
 @require_POST
-def fence(request, space_id: str):
+def fence(request: HttpRequest, space_id: str) -> HttpResponse:
     form = FenceForm(request.POST)
     subject_id = request.POST.get("subject_id", "").strip()
     back = reverse("reviews:space", args=[space_id]) + "?" + _q(subject_id)

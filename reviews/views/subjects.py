@@ -14,10 +14,10 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count, Max, Q
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from memory.access import coverage_for
+from memory.access import Coverage, coverage_for
 from memory.models import Candidate, Record, Subject
 from memory.timeutil import now
 from memory.wire.errors import WireError
@@ -29,7 +29,7 @@ RECORDS = ["records_read"]
 CANDIDATES = ["candidates_read", "review"]
 
 
-def _covered(cov) -> Q:
+def _covered(cov: Coverage) -> Q:
     """The subjects one of the caller's grants covers (by id; every subject for a grant with no
     subject_ids)."""
     named: set[str] = set()
@@ -41,7 +41,7 @@ def _covered(cov) -> Q:
 
 
 @login_required
-def subjects(request, space_id: str):
+def subjects(request: HttpRequest, space_id: str) -> HttpResponse:
     try:
         cov = coverage_for(space_id, principal_of(request), now())
     except WireError:

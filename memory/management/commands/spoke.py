@@ -4,7 +4,9 @@ JSON object on stdout and exits non-zero with a clear message on bad input."""
 import json
 import os
 import tempfile
+from argparse import ArgumentParser
 from pathlib import Path
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -17,7 +19,7 @@ TOKEN_VARIABLE = "SPOKE_MEMORY_TOKEN"
 class Command(BaseCommand):
     help = "Operate spoke-memory: spaces, principals, tokens, root grants, demo data."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True)
         p = sub.add_parser("create-space")
         p.add_argument("space_id")
@@ -84,10 +86,10 @@ class Command(BaseCommand):
             help="print a short block for a person (console, login, token, docs) instead of JSON",
         )
 
-    def emit(self, payload: dict) -> None:
+    def emit(self, payload: dict[str, Any]) -> None:
         self.stdout.write(json.dumps(payload, sort_keys=True))
 
-    def handle(self, *args, **opts):
+    def handle(self, *args: Any, **opts: Any) -> None:
         action = opts["action"].replace("-", "_")
         if action == "mcp":  # stdout is the protocol's channel: nothing else is written there
             from memory.mcp.stdio import serve_stdio
@@ -108,11 +110,11 @@ class Command(BaseCommand):
         else:
             self.emit(payload)
 
-    def do_create_space(self, opts) -> dict:
+    def do_create_space(self, opts: dict[str, Any]) -> dict[str, Any]:
         space = operators.create_space(opts["space_id"], opts.get("display_name"))
         return {"space_id": space.space_id}
 
-    def do_create_principal(self, opts) -> dict:
+    def do_create_principal(self, opts: dict[str, Any]) -> dict[str, Any]:
         principal, token = operators.create_principal_with_token(
             opts["name"],
             opts["kind"],
@@ -121,7 +123,7 @@ class Command(BaseCommand):
         )
         return {"principal_id": principal.principal_id, "token": token}
 
-    def do_create_agent(self, opts) -> dict:
+    def do_create_agent(self, opts: dict[str, Any]) -> dict[str, Any]:
         space = operators.get_space(opts["space_id"])
         principal, token, grant = operators.create_agent(
             space, opts["name"], opts.get("subjects"), home=space
@@ -134,23 +136,23 @@ class Command(BaseCommand):
             "subject_ids": grant.subject_ids,
         }
 
-    def do_issue_token(self, opts) -> dict:
+    def do_issue_token(self, opts: dict[str, Any]) -> dict[str, Any]:
         return {"token": operators.issue_token(operators.get_principal(opts["principal_id"]))}
 
-    def do_revoke_token(self, opts) -> dict:
+    def do_revoke_token(self, opts: dict[str, Any]) -> dict[str, Any]:
         operators.revoke_token_value(opts["token"])
         return {"revoked": True}
 
-    def do_root_grant(self, opts) -> dict:
+    def do_root_grant(self, opts: dict[str, Any]) -> dict[str, Any]:
         space = operators.get_space(opts["space_id"])
         grant = operators.issue_root_grant(space, operators.get_principal(opts["principal_id"]))
         return {"grant_id": grant.grant_id}
 
-    def do_set_rate(self, opts) -> dict:
+    def do_set_rate(self, opts: dict[str, Any]) -> dict[str, Any]:
         principal = operators.set_rate(operators.get_principal(opts["principal_id"]), opts["rate"])
         return {"principal_id": principal.principal_id, "rate": principal.rate or "default"}
 
-    def do_prepare_embedder(self, opts) -> dict:
+    def do_prepare_embedder(self, opts: dict[str, Any]) -> dict[str, Any]:
         from memory.services.recall_engines import registry
 
         return {
@@ -158,7 +160,7 @@ class Command(BaseCommand):
             "embedding_model": registry.model_pin(),
         }
 
-    def do_citus_setup(self, opts) -> dict:
+    def do_citus_setup(self, opts: dict[str, Any]) -> dict[str, Any]:
         from memory.services import citus
 
         count = opts.get("shard_count")
@@ -169,13 +171,13 @@ class Command(BaseCommand):
         except citus.CitusError as err:
             raise CommandError(str(err)) from None
 
-    def do_demo(self, opts) -> dict:
+    def do_demo(self, opts: dict[str, Any]) -> dict[str, Any]:
         from memory.demo import build_demo
 
         return build_demo(opts["space_id"], previous=read_previous(opts.get("save")))
 
 
-def read_previous(path: str | None) -> dict | None:
+def read_previous(path: str | None) -> dict[str, Any] | None:
     """What an earlier run saved, or None when there is none or it is unreadable."""
     if not path:
         return None
@@ -202,7 +204,7 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def welcome(demo: dict, base_url: str) -> str:
+def welcome(demo: dict[str, Any], base_url: str) -> str:
     base = base_url.rstrip("/")
     rows = [
         ("Console", f"{base}{demo['console']['url']}"),

@@ -34,13 +34,13 @@ from memory.selectors.selection import ReadFilter
 class RecallQuery:
     subject: Subject
     text: str
-    scope: Callable[[], QuerySet]  # builds `eligible`
+    scope: Callable[[], QuerySet[Record]]  # builds `eligible`
     whole: bool  # `eligible` is every live record of the subject (selection.whole_subject)
     flt: ReadFilter
     max_records: int
 
     @cached_property
-    def eligible(self) -> QuerySet:
+    def eligible(self) -> QuerySet[Record]:
         """Authorized ∩ selection ∩ provenance ∩ kinds ∩ (pushed-down) cognition: built on first
         use (the ORM's building of it cost ~0.3 ms a recall that, for a whole-subject caller,
         never runs it)."""
@@ -69,7 +69,7 @@ class LoadedRecord:
 
 # insert(model, field names, rows): one COPY on PostgreSQL (streaming the rows as they are
 # made), bulk_create elsewhere
-Insert = Callable[[Any, list[str], Iterable[tuple]], None]
+Insert = Callable[[Any, list[str], Iterable[tuple[Any, ...]]], None]
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class DerivedCopy:
     backlog: Callable[[], int] | None = None
 
 
-def _nothing() -> dict:
+def _nothing() -> dict[str, Any]:
     return {}
 
 
@@ -101,7 +101,7 @@ class Engine:
     summary: str
     copies: tuple[DerivedCopy, ...] = ()
     needs: Callable[[], str | None] = _ready
-    describe: Callable[[], dict] = _nothing
+    describe: Callable[[], dict[str, Any]] = _nothing
     embedder: bool = False
     embed_model: str = ""
     tags: tuple[str, ...] = field(default=())

@@ -11,6 +11,7 @@ is `always` written or belongs to the configured engine, its drain likewise."""
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -115,7 +116,7 @@ def install() -> None:
             DRAINS.append(copy.drain)
 
 
-def model_pin() -> dict | None:
+def model_pin() -> dict[str, Any] | None:
     """The embedding model identity the configured engine ranks with (None for a lexical one):
     what describe publishes and reflections pin."""
     if not current().embedder:
@@ -123,7 +124,7 @@ def model_pin() -> dict | None:
     return embed.identity().wire()
 
 
-def describe_extensions() -> dict:
+def describe_extensions() -> dict[str, Any]:
     """`memory.describe`'s `extensions`: what the configured engine says of itself."""
     said = current().describe()
     return {"spoke-recall": said} if said else {}

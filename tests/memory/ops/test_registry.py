@@ -140,7 +140,8 @@ def answers_instead_of_an_outcome(
 
 @op("memory.records.update")
 def typed_write(ctx: OpContext, req: t.RecordsUpdateRequest, scope: MutationScope) -> Outcome:
-    return Outcome(refs=[{"id": req["record_id"], "revision": req["expected_revision"]}])
+    ref: t.Ref = {"type": "record", "id": req["record_id"], "revision": req["expected_revision"]}
+    return Outcome(refs=[ref])
 """
 
 
@@ -171,4 +172,6 @@ def test_mypy_refuses_a_handler_that_reads_a_field_its_schema_lacks(tmp_path):
     assert any(
         n in lines for n in (line_of("def answers_instead"), line_of("def answers_instead") - 1)
     )
-    assert not {line_of("def typed_write"), line_of("return Outcome(")} & lines
+    assert (
+        not {line_of("def typed_write"), line_of("ref: t.Ref"), line_of("return Outcome(")} & lines
+    )
