@@ -449,7 +449,7 @@ class _PairsIn(Expression):
     def set_source_expressions(self, exprs: Any) -> None:
         self.columns = list(exprs)
 
-    def as_sql(self, compiler, connection, **extra) -> tuple[str, list]:  # noqa: ANN001
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
         subject, subject_params = compiler.compile(self.columns[0])
         context, context_params = compiler.compile(self.columns[1])
         qn = connection.ops.quote_name

@@ -37,12 +37,12 @@ class StoredJsonBytes(Func):
     template = "length(%(expressions)s)"
     output_field = BigIntegerField()
 
-    def as_postgresql(self, compiler, connection, **extra):
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
         return self.as_sql(
             compiler, connection, template="octet_length((%(expressions)s)::text)", **extra
         )
 
-    def as_sqlite(self, compiler, connection, **extra):
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
         return self.as_sql(
             compiler, connection, template="length(CAST(%(expressions)s AS BLOB))", **extra
         )
