@@ -16,7 +16,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memory.models import Grant
-from tests.conftest import is_postgres, make_persona
+from tests.conftest import CITUS, is_postgres, make_persona
 from tests.hostile.conftest import census
 from tests.memory.recall.test_unanalyzed_plans import Plans, nodes
 from tests.space_sql import Recorder, recording
@@ -192,7 +192,10 @@ def test_many_grants_of_many_shapes_read_exactly_what_they_cover_in_a_bounded_fi
 
     sql = _list_sql(api, many)
     assert sql.count(" OR ") <= 6, sql
-    if is_postgres():  # the plan PostgreSQL ran: each term's sub-select hashed once, not per row
+    if is_postgres() and not CITUS:
+        # the plan PostgreSQL ran: each term's sub-select hashed once, not per row (on a Citus
+        # coordinator auto_explain sees the distributed plan, not the shard's: the statement
+        # naming its space, below, is what the Citus leg checks)
         with Plans() as seen:
             assert api(many, "memory.records.list", {"space_id": "s1"}).status == 200
         (count,) = [p for p in seen.plans if "COUNT(" in p["Query Text"]]
@@ -200,6 +203,7 @@ def test_many_grants_of_many_shapes_read_exactly_what_they_cover_in_a_bounded_fi
         assert 1 <= len(subplans) <= 3, [n.get("Subplan Name") for n in subplans]
         scans = [n for n in nodes(count["Plan"]) if n.get("Relation Name") == "memory_record"]
         assert [n.get("Actual Loops") for n in scans] == [1], count["Plan"]
+    if is_postgres():
         recorder = Recorder()  # and every statement names the space (one shard on Citus)
         with recording(recorder), recorder.phase("memory.records.list"):
             assert api(many, "memory.records.list", {"space_id": "s1"}).status == 200
