@@ -136,6 +136,9 @@ def all_visible_pages(model) -> int:
         return int(cur.fetchone()[0])
 
 
+@pytest.mark.single_node(
+    reason="relallvisible of a distributed table is the shards', on the workers"
+)
 @requires_postgres
 @pytest.mark.django_db(transaction=True)
 def test_activation_vacuums_what_it_filled_once_its_receipt_commits(
