@@ -133,6 +133,9 @@ def without_the_privilege():
             cur.execute(f"DROP ROLE {role}")
 
 
+@pytest.mark.single_node(
+    reason="runs as a role made on the coordinator only; Citus reaches the workers as that role"
+)
 @requires_postgres
 def test_without_the_privilege_the_triggers_check_every_row(
     api, admin, sess, staged, run_job_now, monkeypatch, without_the_privilege
