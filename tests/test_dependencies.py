@@ -123,6 +123,10 @@ def fresh_venv_env(tmp_path: Path, **extra: str) -> dict:
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(ROOT)])
     env["SPOKE_TEST_UNDECLARED"] = json.dumps(blocked)
     env.pop("DATABASE_URL", None)
+    # a production install without extras serves engine/2 (its default; the probe that picks it
+    # finds no extra there, where this hook would refuse the probe itself), not the engine the
+    # suite's leg picked for this process (tests/pytest_env.py)
+    env["SPOKE_MEMORY_ENGINE"] = "engine/2"
     return env
 
 
