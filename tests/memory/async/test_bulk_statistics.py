@@ -32,8 +32,23 @@ def believed(model) -> float:
         return float(cur.fetchone()[0])
 
 
+def tables_of(seen: list[str], command: str) -> list[str]:
+    """The tables the captured `ANALYZE …` / `VACUUM …` statements named, in order."""
+    return [sql.split()[-1].strip('"') for sql in seen if sql.startswith(command)]
+
+
 def analyzed(seen: list[str]) -> list[str]:
-    return [sql.split()[-1].strip('"') for sql in seen if sql.startswith("ANALYZE")]
+    return tables_of(seen, "ANALYZE")
+
+
+def activate_capturing(api, admin, sess, run_job_now) -> list[str]:
+    """Export s1, import it into a fresh s2 and activate it; the statements the import ran."""
+    bundle, chunks = export(api, admin, sess, run_job_now)
+    fresh_target(api, admin)
+    seen: list[str] = []
+    with connection.execute_wrapper(capture(seen)):
+        import_and_activate(api, admin, sess, bundle, chunks, run_job_now)
+    return seen
 
 
 @pytest.fixture
@@ -63,12 +78,7 @@ def capture(seen: list[str]):
 def test_activation_analyzes_the_tables_it_filled_before_its_receipt(
     api, admin, sess, source, run_job_now
 ):
-    bundle, chunks = export(api, admin, sess, run_job_now)
-    fresh_target(api, admin)
-    seen: list[str] = []
-    with connection.execute_wrapper(capture(seen)):
-        import_and_activate(api, admin, sess, bundle, chunks, run_job_now)
-    tables = analyzed(seen)
+    tables = analyzed(activate_capturing(api, admin, sess, run_job_now))
     for model in (Record, RecordRevision, RecordTerm, PendingEmbedding):
         assert model._meta.db_table in tables, tables
         # ANALYZE inside the activation's transaction counted its own rows as live: the planner
@@ -146,12 +156,7 @@ def test_activation_vacuums_what_it_filled_once_its_receipt_commits(
 ):
     # A table a bulk write just filled has no page marked all-visible until a VACUUM, so recall's
     # index-only scan of the term rows fetches the heap for every posting (issue 49).
-    bundle, chunks = export(api, admin, sess, run_job_now)
-    fresh_target(api, admin)
-    seen: list[str] = []
-    with connection.execute_wrapper(capture(seen)):
-        import_and_activate(api, admin, sess, bundle, chunks, run_job_now)
-    vacuumed = [sql.split()[-1].strip('"') for sql in seen if sql.startswith("VACUUM")]
+    vacuumed = tables_of(activate_capturing(api, admin, sess, run_job_now), "VACUUM")
     assert "memory_recordterm" in vacuumed and "memory_record" in vacuumed, vacuumed
     assert all_visible_pages(RecordTerm) > 0
     assert Record.objects.filter(space_id="s2").count() == N
@@ -164,4 +169,4 @@ def test_no_vacuum_runs_inside_an_outer_transaction(space):
     seen: list[str] = []
     with connection.execute_wrapper(capture(seen)):
         table_stats.vacuum_after_commit(["memory_recordterm"])
-    assert not [sql for sql in seen if sql.startswith("VACUUM")]
+    assert not tables_of(seen, "VACUUM")
