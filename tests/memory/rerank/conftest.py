@@ -76,9 +76,10 @@ def reranker(settings):
     settings.SPOKE_MEMORY_RERANK_MODEL = ""
     settings.SPOKE_MEMORY_RERANK_WIRE = ""
 
-    def configure(url: str = "", model: str = "", **more) -> None:
+    def configure(url: str = "", model: str = "", wire: str = "", **more) -> None:
         settings.SPOKE_MEMORY_RERANK_URL = url
         settings.SPOKE_MEMORY_RERANK_MODEL = model
+        settings.SPOKE_MEMORY_RERANK_WIRE = wire
         for name, value in more.items():
             setattr(settings, f"SPOKE_MEMORY_RERANK_{name.upper()}", value)
 
