@@ -169,7 +169,9 @@ def checked(answer: object, count: int, wire_name: str) -> list[float]:
         score = item.get(key) if isinstance(item, dict) else None
         if type(index) is not int or not 0 <= index < count or scores[index] is not None:
             raise RerankUnavailable(f"rerank server ({wire_name}): bad index")
-        if type(score) not in (int, float) or not math.isfinite(score) or not 0 <= score <= 1:
+        if not isinstance(score, int | float) or isinstance(score, bool):
+            raise RerankUnavailable(f"rerank server ({wire_name}): a score is not a number")
+        if not math.isfinite(score) or not 0 <= score <= 1:
             raise RerankUnavailable(f"rerank server ({wire_name}): a score is not on [0, 1]")
         scores[index] = float(score)
     return [s for s in scores if s is not None]  # all: `count` distinct indexes in range
