@@ -169,3 +169,20 @@ def test_clip_cuts_on_a_character_boundary():
     assert rerank.clip("aé", 2) == "a"
     assert rerank.clip("aé", 3) == "aé"
     assert rerank.clip("abc", 16) == "abc"
+
+
+def test_reranking_adds_no_statement(server, reranker, notes, recall):
+    """The pool's texts come from the statement that reads the answer's records, made pool-deep:
+    a reranked recall runs as many statements as an unreranked one."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    recall(QUERY, budget={"max_records": 2})  # the process's cached look-ups, aside
+    with CaptureQueriesContext(connection) as plain:
+        recall(QUERY, budget={"max_records": 2})
+    reranker(url=server.url("ok"))
+    recall(QUERY, budget={"max_records": 2})
+    with CaptureQueriesContext(connection) as reranked:
+        answer = recall(QUERY, budget={"max_records": 2})
+    assert server.last()["count"] == answer["total_eligible"]  # the whole pool was scored
+    assert len(reranked.captured_queries) == len(plain.captured_queries)
