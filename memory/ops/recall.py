@@ -1,9 +1,11 @@
-"""memory.recall (docs/protocol.md#ops, #engine-policy): coverage → filters → engine → budget.
+"""memory.recall (docs/protocol.md#ops, #engine-policy): coverage → filters → engine → rerank →
+budget.
 
 Eligible = read coverage through `recall` ∩ selection ∩ provenance filter ∩ cognition filter ∩
 kinds ∩ the engine's match, tombstones excluded; an archived subject recalls nothing. The
 configured engine (memory.services.recall_engines: engine/2 or hybrid/4, each its own module) ranks the authorized, filtered set; its retrieval reads are in
-memory.selectors. The budget (memory.engine.rank.budget) takes the longest prefix that fits."""
+memory.selectors. An optional reranker (memory.services.rerank) re-scores the engine's pool before
+the budget (memory.engine.rank.budget) takes the longest prefix that fits."""
 
 from __future__ import annotations
 
