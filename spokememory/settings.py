@@ -296,6 +296,21 @@ SPOKE_MEMORY_REQUIRED_PROFILE_KINDS = env_list("SPOKE_MEMORY_REQUIRED_PROFILE_KI
 # `make run` does), engine/2 without it; these two are served (engine/1 and hybrid/1–3 are
 # retired: configuring one fails at start-up, docs/decisions/two-served-engines.md).
 SPOKE_MEMORY_ENGINE = os.environ.get("SPOKE_MEMORY_ENGINE") or default_engine()
+# The rerank stage before the cut (docs/recall.md#reranking, memory.services.rerank): off unless
+# one of URL or MODEL is set.
+SPOKE_MEMORY_RERANK_URL = os.environ.get("SPOKE_MEMORY_RERANK_URL", "").strip()
+SPOKE_MEMORY_RERANK_MODEL = os.environ.get("SPOKE_MEMORY_RERANK_MODEL", "").strip()
+SPOKE_MEMORY_RERANK_WIRE = os.environ.get("SPOKE_MEMORY_RERANK_WIRE", "").strip().lower()
+if SPOKE_MEMORY_RERANK_WIRE not in ("", "tei", "cohere"):
+    raise ImproperlyConfigured("SPOKE_MEMORY_RERANK_WIRE must be tei, cohere or empty.")
+SPOKE_MEMORY_RERANK_POOL = env_int("SPOKE_MEMORY_RERANK_POOL", 50)
+SPOKE_MEMORY_RERANK_TIMEOUT_S = env_float("SPOKE_MEMORY_RERANK_TIMEOUT_S", 2.0)
+SPOKE_MEMORY_RERANK_MAX_TEXT_BYTES = env_int("SPOKE_MEMORY_RERANK_MAX_TEXT_BYTES", 2_048)
+SPOKE_MEMORY_RERANK_MAX_ANSWER_BYTES = env_int("SPOKE_MEMORY_RERANK_MAX_ANSWER_BYTES", 65_536)
+if SPOKE_MEMORY_RERANK_POOL < 1 or SPOKE_MEMORY_RERANK_MAX_TEXT_BYTES < 16:
+    raise ImproperlyConfigured(
+        "SPOKE_MEMORY_RERANK_POOL must be at least 1, SPOKE_MEMORY_RERANK_MAX_TEXT_BYTES 16."
+    )
 SPOKE_MEMORY_REFLECTION_SYNTHESIZER = os.environ.get(
     "SPOKE_MEMORY_REFLECTION_SYNTHESIZER", "memory.engine.reflect.assemble"
 )

@@ -63,7 +63,12 @@ DEFAULTS = {
     "ALLOWED_HOSTS": "`localhost,127.0.0.1,[::1],testserver`",
     "SECRET_KEY": "(unset)",
 }
-ENGINE_PREFIXES = ("SPOKE_MEMORY_ENGINE", "SPOKE_MEMORY_EMBED", "SPOKE_EMBED")
+ENGINE_PREFIXES = (
+    "SPOKE_MEMORY_ENGINE",
+    "SPOKE_MEMORY_EMBED",
+    "SPOKE_EMBED",
+    "SPOKE_MEMORY_RERANK",
+)
 
 # One sentence per variable where the code's comment is not one. A variable missing here falls
 # back to its comment; write one here when that reads badly.
@@ -125,6 +130,13 @@ DESCRIPTIONS = {
     "SPOKE_MEMORY_EMBED_ALLOW_DOWNLOAD": "Set to 1 to let a model name be downloaded from the Hugging Face hub (off: nothing is fetched at run time).",
     "SPOKE_MEMORY_EMBED_TIMEOUT_S": "Timeout of a call to SPOKE_MEMORY_EMBED_URL (s); past it recall falls back to lexical.",
     "SPOKE_EMBED_THREADS": "Threads of one local embedding forward pass.",
+    "SPOKE_MEMORY_RERANK_URL": "A rerank server (text-embeddings-inference /rerank or Cohere/Jina-compatible /v1/rerank) that re-scores recall's pool before the cut; empty: none (docs/recall.md#reranking).",
+    "SPOKE_MEMORY_RERANK_MODEL": "With SPOKE_MEMORY_RERANK_URL, the model name a /v1/rerank request carries; without it, a local sentence-transformers cross-encoder folder that reranks recall's pool.",
+    "SPOKE_MEMORY_RERANK_WIRE": "The rerank server's wire, tei or cohere; empty: cohere for a URL ending in /v1/rerank or /v2/rerank, else tei.",
+    "SPOKE_MEMORY_RERANK_POOL": "How many of the engine's records the reranker re-scores (at least max_records) before the budget cuts.",
+    "SPOKE_MEMORY_RERANK_TIMEOUT_S": "The whole exchange with the rerank server (s), from connecting to the last byte; past it recall answers unreranked.",
+    "SPOKE_MEMORY_RERANK_MAX_TEXT_BYTES": "Each text and the query sent to the reranker are cut to this many UTF-8 bytes.",
+    "SPOKE_MEMORY_RERANK_MAX_ANSWER_BYTES": "The most bytes of a rerank server's answer read; a larger one is refused (recall answers unreranked).",
     "SPOKE_MEMORY_MAX_REQUEST_BYTES": "`max_request_bytes`: the largest request body; over it 413 payload_too_large.",
     "SPOKE_MEMORY_MAX_CONTENT_BYTES": "`max_content_bytes`: the largest content object (RFC 8785 bytes); over it CONTENT_TOO_LARGE.",
     "SPOKE_MEMORY_MAX_CAPTURE_ITEMS": "`max_capture_items`: items in one capture, fragments in one review.",

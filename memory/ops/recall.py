@@ -1,9 +1,11 @@
-"""memory.recall (docs/protocol.md#ops, #engine-policy): coverage → filters → engine → budget.
+"""memory.recall (docs/protocol.md#ops, #engine-policy): coverage → filters → engine → rerank →
+budget.
 
 Eligible = read coverage through `recall` ∩ selection ∩ provenance filter ∩ cognition filter ∩
 kinds ∩ the engine's match, tombstones excluded; an archived subject recalls nothing. The
 configured engine (memory.services.recall_engines: engine/2 or hybrid/4, each its own module) ranks the authorized, filtered set; its retrieval reads are in
-memory.selectors. The budget (memory.engine.rank.budget) takes the longest prefix that fits."""
+memory.selectors. An optional reranker (memory.services.rerank) re-scores the engine's pool before
+the budget (memory.engine.rank.budget) takes the longest prefix that fits."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from memory.models import Subject
 from memory.ops.signatures import op
 from memory.selectors import recall as reads
 from memory.selectors.selection import read_filter, records_queryset, whole_subject
+from memory.services import rerank
 from memory.services.recall_engines import registry
 from memory.services.recall_engines.base import RecallQuery
 from memory.wire import types as t
@@ -60,6 +63,8 @@ def recall(ctx: OpContext, req: t.RecallRequest) -> t.RecallResponse:
     max_bytes = int(budget.get("max_bytes", limits["max_recall_bytes"]))
     if subject.state == Subject.ARCHIVED:
         return _answer([], 0, None)
+    # The engine ranks the rerank pool when a reranker is configured (else max_records).
+    depth = rerank.pool(max_records, req["query"]["text"])
     query = RecallQuery(
         subject=subject,
         text=req["query"]["text"],
@@ -67,7 +72,7 @@ def recall(ctx: OpContext, req: t.RecallRequest) -> t.RecallResponse:
         scope=lambda: records_queryset(cov, RECALL, flt, subject),
         whole=whole_subject(cov, RECALL, flt, subject),
         flt=flt,
-        max_records=max_records,
+        max_records=depth,
     )
     # Engine.
     ranking = registry.current().rank(query)
@@ -75,11 +80,14 @@ def recall(ctx: OpContext, req: t.RecallRequest) -> t.RecallResponse:
     # The ranked rows, read live: a record tombstoned (records.delete) or removed (an import's
     # activation replacing the space) by a request that committed after the ranking's statement
     # is left out and no longer counted, never answered as a tombstone or a 500.
-    ranked = ranking.ranked[:max_records]
+    ranked = ranking.ranked[:depth]
     rows = reads.live_records(cov.space_id, [ranking.pks[r.record_id] for r in ranked])
     head = [r for r in ranked if ranking.pks[r.record_id] in rows]
     records = [rows[ranking.pks[r.record_id]] for r in head]
     total = ranking.total - (len(ranked) - len(head))
+    # Rerank (docs/recall.md#reranking): the pool re-scored before the cut; as it was on failure.
+    head, records = rerank.reorder(req["query"]["text"], head, records)
+    head, records = head[:max_records], records[:max_records]
     cut = rank.budget([content_bytes(r.content) for r in records], total, max_records, max_bytes)
     results: list[t.RecallResultResultsItem] = [
         {"record": rec.to_wire(subject.subject_id), "score": r.score, "rank": i + 1}

@@ -34,7 +34,7 @@ from memory.models.reflections import filter_key
 from memory.ops.signatures import op
 from memory.selectors import cursors
 from memory.selectors.selection import check_selection, cognition_q, selection_q
-from memory.services import erasure
+from memory.services import erasure, rerank
 from memory.services.mutation import MutationScope, Outcome
 from memory.services.recall_engines import registry
 from memory.services.refs import reflection_ref
@@ -47,7 +47,8 @@ from memory.wire.validation import catalog, schema_errors
 
 READ = "reflections_read"
 # The extensions namespace a reflection made under a hybrid engine pins its embedding model in
-# ({"embedding_model": {name, digest, source}}); another model makes it stale.
+# ({"embedding_model": {name, digest, source}}); another model makes it stale. Likewise the
+# reranker (memory.services.rerank.identity: {"reranker": {name, digest, source}}).
 PIN = "spoke-recall"
 NEWEST_FIRST = cursors.Keyset("generated_at", "reflection_id", descending=True)
 JOB_KIND = "reflection.generate"
@@ -122,6 +123,8 @@ class Staleness:
         pinned = (reflection.extensions.get(PIN) or {}).get("embedding_model")
         if pinned is not None and pinned != registry.model_pin():
             return True  # made with another embedding model (docs/recall-quality.md)
+        if (reflection.extensions.get(PIN) or {}).get("reranker") != rerank.identity():
+            return True  # made under another reranker, or none (docs/recall.md#reranking)
         b = reflection.basis
         key = canonical([b["coverage"], b["selection"], b.get("cognition_filter")])
         if key not in self.memo:
@@ -129,6 +132,14 @@ class Staleness:
                 self.subject, b["coverage"], b["selection"], b.get("cognition_filter")
             )["state_digest"]
         return bool(self.memo[key] != b["state_digest"])
+
+
+def pin(model: Any, reranker: Any) -> dict[str, Any]:
+    """What a reflection pins of the policy beyond its version: the embedding model and the
+    reranker it was made under (each only when there is one)."""
+    said = {"embedding_model": model, "reranker": reranker}
+    said = {k: v for k, v in said.items() if v}
+    return {PIN: said} if said else {}
 
 
 def missing_kinds(basis: dict[str, Any]) -> list[str]:
@@ -235,6 +246,7 @@ def generate(ctx: OpContext, req: t.ReflectionsGenerateRequest, scope: MutationS
         "principal_id": ctx.principal.principal_id,
         "basis": basis,
         "model": registry.model_pin(),
+        "reranker": rerank.identity(),
     }
     return Outcome.pending([], JOB_KIND, **params)
 
@@ -327,7 +339,7 @@ def run_generate(job: Job) -> list[t.Ref]:
         filter_key=filter_key(basis.get("cognition_filter")),
         generated_at=at,
         generated_by_principal_id=p["principal_id"],
-        extensions={PIN: {"embedding_model": p["model"]}} if p.get("model") else {},
+        extensions=pin(p.get("model"), p.get("reranker")),
     )
     Subject.objects.filter(space_id=subject.space_id, pk=subject.pk).update(
         revision=F("revision") + 1, updated_at=at

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from memory.engine import classify, embed
-from memory.services import derived
+from memory.services import derived, rerank
 from memory.services.recall_engines.base import DerivedCopy, Engine
 from memory.tasks import DRAINS
 
@@ -127,6 +127,9 @@ def model_pin() -> dict[str, Any] | None:
 def describe_extensions() -> dict[str, Any]:
     """`memory.describe`'s `extensions`: what the configured engine says of itself."""
     said = current().describe()
+    reranker = rerank.identity()  # the rerank stage is part of the policy too
+    if reranker is not None:
+        said = {**said, "reranker": reranker}
     return {"spoke-recall": said} if said else {}
 
 
