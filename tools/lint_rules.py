@@ -61,13 +61,9 @@ SQL_ALLOWED = {
 
 ENGINE = "memory/engine/"
 ENGINE_FORBIDDEN_MODULES = ("subprocess", "urllib", "fcntl", "django", "torch")
-# Today's engine modules that do I/O; to move out of engine/ into an embedding module outside
-# it (issue 42, part 3). Do not add to this list.
-ENGINE_ALLOWED = {
-    "memory/engine/embed.py": "the embeddings-server client (urllib), env, torch: to move",
-    "memory/engine/embed_onnx.py": "ONNX export subprocess, fcntl lock, env: to move",
-    "memory/engine/onnx_export.py": "imports torch to export the model: to move",
-}
+# Engine modules allowed to do I/O: none (the embedding code moved to memory/embedding/, issue 42
+# part 3). Do not add to this table: I/O goes outside memory/engine/.
+ENGINE_ALLOWED: dict[str, str] = {}
 
 # `cursor(` and `RawSQL(` by name or attribute; `.raw(` and `.execute(` as methods (a plain
 # function named execute, like memory.tasks.execute, is not SQL).

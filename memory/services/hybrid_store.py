@@ -37,7 +37,8 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 
 from memory import statements
-from memory.engine import embed, hybrid
+from memory.embedding import embed
+from memory.engine import hybrid
 from memory.models import (
     PendingEmbedding,
     Record,

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from types import ModuleType
 
-from memory.engine import embed, lexicon, rank
+from memory.embedding import embed
+from memory.engine import lexicon, rank
 from memory.selectors import recall as reads
 from memory.services import hybrid_store, term_store
 from memory.services.recall_engines.base import Engine, Ranking, RecallQuery

@@ -5,7 +5,8 @@ engine/2 head and the cosine side fused by min-max normalised scores and a weigh
 
 from __future__ import annotations
 
-from memory.engine import embed, hybrid3
+from memory.embedding import embed
+from memory.engine import hybrid3
 from memory.services.recall_engines.fused import register_fused
 
 ENGINE = register_fused(

@@ -16,7 +16,8 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from memory.engine import classify, embed
+from memory.embedding import embed
+from memory.engine import classify
 from memory.services import derived
 from memory.services.recall_engines.base import DerivedCopy, Engine
 from memory.tasks import DRAINS
@@ -75,7 +76,7 @@ def current() -> Engine:
 
 
 def engine_model() -> str:
-    """The configured engine's own embedding model (memory.engine.embed uses it when
+    """The configured engine's own embedding model (memory.embedding.embed uses it when
     SPOKE_MEMORY_EMBED_MODEL is empty); "" for a lexical or an unknown engine."""
     try:
         return current().embed_model
