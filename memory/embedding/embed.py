@@ -24,8 +24,8 @@ benches).
 Two model values are reserved for the bundled model's two forms: `all-MiniLM-L6-v2` (the
 sentence-transformers model on torch, float32) and `all-MiniLM-L6-v2-int8` (its int8 ONNX form,
 made from the same weights on this machine and run by ONNX Runtime: memory.embedding.embed_onnx).
-An empty setting means the configured engine's own model (`engine_default`, set by the recall
-engine registry): hybrid/4 ranks with the int8 form; the torch form is there to be configured."""
+An empty setting means the configured engine's own model (`engine_default`, registered by the
+recall engine registry): hybrid/4 ranks with the int8 form; the torch form is there to be configured."""
 
 from __future__ import annotations
 
@@ -98,9 +98,22 @@ def _no_engine_default() -> str:
     return ""
 
 
-# The model of the configured engine, used when SPOKE_MEMORY_EMBED_MODEL is empty (the recall
-# engine registry replaces this; without it, e.g. in a bench with no Django, the torch form).
-engine_default: Callable[[], str] = _no_engine_default
+# The model of the configured engine, used when SPOKE_MEMORY_EMBED_MODEL is empty: registered by
+# the recall engine registry (`register_engine_default`); without it, e.g. in a bench with no
+# Django, the torch form.
+_engine_default: Callable[[], str] = _no_engine_default
+
+
+def register_engine_default(hook: Callable[[], str]) -> None:
+    """Name the function that answers the configured engine's own model (the recall engine
+    registry's `engine_model`); one at a time, the last registered wins."""
+    global _engine_default
+    _engine_default = hook
+
+
+def engine_default() -> str:
+    """The configured engine's own model, as the registered hook says ("" without one)."""
+    return _engine_default()
 
 
 def current_model() -> str:

@@ -4,7 +4,8 @@ An engine is one module that builds an `Engine` (memory.services.recall_engines.
 `register()`; it is served once its module is named in `MODULES`. At start-up
 (`MemoryConfig.ready` → `install()`) the configured policy (`SPOKE_MEMORY_ENGINE`) must be
 registered and runnable here, or the provider refuses to start (`ImproperlyConfigured`); the
-derived-copy hooks are then registered with memory.services.derived: every copy's eraser always
+derived-copy hooks are then registered (memory.services.derived's register_writer and
+register_eraser, memory.tasks.register_drain): every copy's eraser always
 (copies left by an engine served earlier still go with their content), its writer when the copy
 is `always` written or belongs to the configured engine, its drain likewise."""
 
@@ -20,7 +21,7 @@ from memory.embedding import embed
 from memory.engine import classify
 from memory.services import derived
 from memory.services.recall_engines.base import DerivedCopy, Engine
-from memory.tasks import DRAINS
+from memory.tasks import register_drain
 
 MODULES = (
     "memory.services.recall_engines.engine2",
@@ -38,7 +39,7 @@ _loaded = False
 def register(engine: Engine) -> Engine:
     """Serve `engine` under its version (classifying captures as every policy so far does)."""
     REGISTRY[engine.version] = engine
-    classify.POLICIES.setdefault(engine.version, classify.POLICIES["engine/2"])
+    classify.register_policy(engine.version)
     return engine
 
 
@@ -84,7 +85,7 @@ def engine_model() -> str:
         return ""
 
 
-embed.engine_default = engine_model
+embed.register_engine_default(engine_model)
 
 
 def copies() -> list[DerivedCopy]:
@@ -99,7 +100,7 @@ def copies() -> list[DerivedCopy]:
 
 def active_copies() -> list[DerivedCopy]:
     """The copies whose writer is registered (the ones content writes keep up to date)."""
-    return [c for c in copies() if c.write in derived.WRITERS]
+    return [c for c in copies() if derived.writes(c.write)]
 
 
 def install() -> None:
@@ -109,12 +110,11 @@ def install() -> None:
         raise ImproperlyConfigured(f"SPOKE_MEMORY_ENGINE={engine.version} needs {why}")
     mine = {c.name for c in engine.copies}
     for copy in copies():
-        if copy.erase not in derived.ERASERS:
-            derived.ERASERS.append(copy.erase)
-        if (copy.always or copy.name in mine) and copy.write not in derived.WRITERS:
-            derived.WRITERS.append(copy.write)
-        if copy.name in mine and copy.drain is not None and copy.drain not in DRAINS:
-            DRAINS.append(copy.drain)
+        derived.register_eraser(copy.erase)
+        if copy.always or copy.name in mine:
+            derived.register_writer(copy.write)
+        if copy.name in mine and copy.drain is not None:
+            register_drain(copy.drain)
 
 
 def model_pin() -> dict[str, Any] | None:
