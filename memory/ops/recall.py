@@ -14,10 +14,10 @@ from memory.context import OpContext
 from memory.engine import rank
 from memory.models import Subject
 from memory.ops.signatures import op
+from memory.recall_contract import RecallQuery
 from memory.selectors import recall as reads
 from memory.selectors.selection import read_filter, records_queryset, whole_subject
 from memory.services.recall_engines import registry
-from memory.services.recall_engines.base import RecallQuery
 from memory.wire import types as t
 from memory.wire.canonical import content_bytes
 

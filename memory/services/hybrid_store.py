@@ -48,10 +48,10 @@ from memory.models import (
     VectorGeneration,
 )
 from memory.models.scoped import by_space
+from memory.recall_contract import DerivedCopy, Insert, LoadedRecord
 from memory.selectors import recall as reads
 from memory.services import table_stats
 from memory.services.mutation import defer_rows
-from memory.services.recall_engines.base import DerivedCopy, Insert, LoadedRecord
 
 CACHE_SUBJECTS = 16
 log = logging.getLogger("memory.embeddings")

@@ -19,8 +19,8 @@ from django.core.exceptions import ImproperlyConfigured
 
 from memory.embedding import embed
 from memory.engine import classify
+from memory.recall_contract import DerivedCopy, Engine
 from memory.services import derived
-from memory.services.recall_engines.base import DerivedCopy, Engine
 from memory.tasks import register_drain
 
 MODULES = (
