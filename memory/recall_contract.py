@@ -29,8 +29,11 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db.models import QuerySet
 
+from memory.engine import classify
 from memory.engine.rank import Ranked
 from memory.models import Record, Space, Subject
 from memory.selectors.selection import ReadFilter
@@ -111,3 +114,57 @@ class Engine:
     embedder: bool = False
     embed_model: str = ""
     tags: tuple[str, ...] = field(default=())
+
+
+# The served engines (memory.services.recall_engines.registry names their modules and loads
+# them; each registers here when imported). Policies served once and retired
+# (docs/decisions/two-served-engines.md): configuring one fails at start-up with a message naming
+# the served ones; migration 0023 dropped their derived copies, and a reflection pinned to one
+# reads stale.
+RETIRED = ("engine/1", "hybrid/1", "hybrid/2", "hybrid/3")
+
+REGISTRY: dict[str, Engine] = {}
+_loaders: list[Callable[[], None]] = []
+
+
+def register(engine: Engine) -> Engine:
+    """Serve `engine` under its version (classifying captures as every policy so far does)."""
+    REGISTRY[engine.version] = engine
+    classify.register_policy(engine.version)
+    return engine
+
+
+def register_loader(load: Callable[[], None]) -> None:
+    """Run `load` (the registry's import of the served engine modules) before every look-up."""
+    if load not in _loaders:
+        _loaders.append(load)
+
+
+def _load() -> None:
+    for load in _loaders:
+        load()
+
+
+def policies() -> tuple[str, ...]:
+    _load()
+    return tuple(REGISTRY)
+
+
+def get(version: str) -> Engine:
+    _load()
+    engine = REGISTRY.get(version)
+    if engine is None and version in RETIRED:
+        raise ImproperlyConfigured(
+            f"SPOKE_MEMORY_ENGINE={version} is retired (docs/decisions/two-served-engines.md); "
+            f"this provider serves {', '.join(REGISTRY)}"
+        )
+    if engine is None:
+        raise ImproperlyConfigured(
+            f"SPOKE_MEMORY_ENGINE must be one of {', '.join(REGISTRY)}, not {version!r}"
+        )
+    return engine
+
+
+def current() -> Engine:
+    """The configured engine (SPOKE_MEMORY_ENGINE)."""
+    return get(settings.SPOKE_MEMORY_ENGINE)

@@ -175,3 +175,33 @@ def test_the_engine_allows_no_io_anywhere_and_the_embedding_package_may(tree):
     assert not list((ROOT / "memory" / "engine").glob("embed*.py"))
     plant(tree, "memory/embedding/embed_onnx.py", "import subprocess\nimport os\nos.environ")
     assert rules(tree) == []
+
+
+@pytest.mark.parametrize(
+    ("rel", "code", "contract", "said"),
+    [
+        (
+            "memory/services/term_store.py",
+            "def f():\n    from memory.services.recall_engines import registry",
+            "Engines build on the stores, never the reverse",
+            "memory.services.term_store -> memory.services.recall_engines.registry",
+        ),
+        (
+            "memory/recall_contract.py",
+            "from memory.services import derived",
+            "Data flows one way",
+            "memory.recall_contract -> memory.services.derived",
+        ),
+    ],
+)
+def test_the_import_contracts_fail_on_an_import_back_from_the_contract_or_a_store(
+    tree, rel, code, contract, said
+):
+    """The recall contract sits below services/ and the stores engines build on never import an
+    engine: a function-local import back (the cycle hybrid_store.enabled() once hid) breaks it."""
+    plant(tree, rel, code)
+    dirty = lint_imports(tree)
+    assert dirty.returncode == 1
+    assert said in dirty.stdout
+    broken = dirty.stdout.split("Broken contracts")[1]
+    assert contract in broken

@@ -60,7 +60,7 @@ log = logging.getLogger("memory.embeddings")
 def enabled() -> bool:
     """The configured engine ranks with embeddings (hybrid/4, or a registered engine that
     declares it)."""
-    from memory.services.recall_engines import registry
+    from memory import recall_contract as registry  # the served engines' table
 
     try:
         return registry.current().embedder

@@ -1,7 +1,9 @@
 """The recall engines this provider serves, keyed by `engine_policy_version`.
 
-An engine is one module that builds an `Engine` (memory.services.recall_engines.base) and calls
-`register()`; it is served once its module is named in `MODULES`. At start-up
+An engine is one module that builds an `Engine` and calls `register()` (both of the contract,
+memory.recall_contract, which keeps the table and answers `get`/`current`/`policies`; re-exported
+here); it is served once its module is named in `MODULES` (the contract runs `load`, registered
+with it, before a look-up). At start-up
 (`MemoryConfig.ready` → `install()`) the configured policy (`SPOKE_MEMORY_ENGINE`) must be
 registered and runnable here, or the provider refuses to start (`ImproperlyConfigured`); the
 derived-copy hooks are then registered (memory.services.derived's register_writer and
@@ -14,12 +16,20 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from memory.embedding import embed
-from memory.engine import classify
-from memory.recall_contract import DerivedCopy, Engine
+from memory.recall_contract import (
+    REGISTRY,
+    RETIRED,
+    DerivedCopy,
+    Engine,
+    current,
+    get,
+    policies,
+    register,
+    register_loader,
+)
 from memory.services import derived
 from memory.tasks import register_drain
 
@@ -27,23 +37,11 @@ MODULES = (
     "memory.services.recall_engines.engine2",
     "memory.services.recall_engines.hybrid4",
 )
-# Policies served once and retired (docs/decisions/two-served-engines.md): configuring one fails
-# at start-up with a message naming the served ones; migration 0023 dropped their derived copies,
-# and a reflection pinned to one reads stale.
-RETIRED = ("engine/1", "hybrid/1", "hybrid/2", "hybrid/3")
-
-REGISTRY: dict[str, Engine] = {}
 _loaded = False
 
 
-def register(engine: Engine) -> Engine:
-    """Serve `engine` under its version (classifying captures as every policy so far does)."""
-    REGISTRY[engine.version] = engine
-    classify.register_policy(engine.version)
-    return engine
-
-
 def load() -> None:
+    """Import the served engine modules (each registers its engine with the contract), once."""
     global _loaded
     if not _loaded:
         for name in MODULES:
@@ -51,29 +49,26 @@ def load() -> None:
         _loaded = True
 
 
-def policies() -> tuple[str, ...]:
-    load()
-    return tuple(REGISTRY)
+register_loader(load)
 
-
-def get(version: str) -> Engine:
-    load()
-    engine = REGISTRY.get(version)
-    if engine is None and version in RETIRED:
-        raise ImproperlyConfigured(
-            f"SPOKE_MEMORY_ENGINE={version} is retired (docs/decisions/two-served-engines.md); "
-            f"this provider serves {', '.join(REGISTRY)}"
-        )
-    if engine is None:
-        raise ImproperlyConfigured(
-            f"SPOKE_MEMORY_ENGINE must be one of {', '.join(REGISTRY)}, not {version!r}"
-        )
-    return engine
-
-
-def current() -> Engine:
-    """The configured engine (SPOKE_MEMORY_ENGINE)."""
-    return get(settings.SPOKE_MEMORY_ENGINE)
+__all__ = [
+    "MODULES",
+    "REGISTRY",
+    "RETIRED",
+    "Engine",
+    "active_copies",
+    "backlogs",
+    "copies",
+    "current",
+    "describe_extensions",
+    "engine_model",
+    "get",
+    "install",
+    "load",
+    "model_pin",
+    "policies",
+    "register",
+]
 
 
 def engine_model() -> str:

@@ -81,3 +81,43 @@ def test_a_registered_engine_classifies_as_engine_2_unless_it_has_its_own_rules(
     classify.register_policy("own/1")
     assert classify.POLICIES["own/1"] is print
     assert classify.POLICIES["engine/2"] is own
+
+
+def test_the_contract_keeps_the_served_engines_and_the_old_names_still_import(settings):
+    """The contract below services/ holds the table; the registry and recall_engines.base
+    re-export its names (engines written against them keep working)."""
+    from memory import recall_contract
+    from memory.services.recall_engines import base
+
+    for name in ("RecallQuery", "Ranking", "DerivedCopy", "Engine", "LoadedRecord", "Insert"):
+        assert getattr(base, name) is getattr(recall_contract, name)
+    for name in ("REGISTRY", "RETIRED", "register", "get", "current", "policies"):
+        assert getattr(registry, name) is getattr(recall_contract, name)
+    settings.SPOKE_MEMORY_ENGINE = "engine/2"
+    assert recall_contract.current().version == "engine/2"
+    settings.SPOKE_MEMORY_ENGINE = "hybrid/4"
+    assert recall_contract.current().embedder
+
+
+def test_a_look_up_runs_the_registered_loaders_first(monkeypatch, restored):
+    from memory import recall_contract
+
+    monkeypatch.setattr(recall_contract, "REGISTRY", dict(recall_contract.REGISTRY))
+    monkeypatch.setattr(recall_contract, "_loaders", list(recall_contract._loaders))
+    engine = recall_contract.Engine(
+        version="test/1",
+        rank=lambda q: recall_contract.Ranking([], {}, 0),
+        summary="a test engine",
+    )
+    loads: list[str] = []
+
+    def load() -> None:
+        loads.append("load")
+        recall_contract.register(engine)
+
+    recall_contract.register_loader(load)
+    recall_contract.register_loader(load)
+    assert recall_contract.get("test/1") is engine
+    assert loads == ["load"]  # registered once
+    assert "test/1" in recall_contract.policies()
+    assert classify.POLICIES["test/1"] is classify.POLICIES["engine/2"]
