@@ -76,7 +76,7 @@ def random_vectors(
     hybrid/4's int8 form), whose vectors every record gets (the same random ones: latency only)."""
     import numpy as np
 
-    from memory.engine import embed
+    from memory.embedding import embed
     from memory.models import PendingEmbedding, Record
     from memory.services.hybrid_store import store_vectors
 
@@ -198,7 +198,8 @@ def main(argv: list[str] | None = None) -> None:
     from django.conf import settings
     from django.db import connection
 
-    from memory.engine import embed, hybrid
+    from memory.embedding import embed
+    from memory.engine import hybrid
     from memory.models import Subject
     from memory.ops.base import call
     from memory.services import hybrid_store

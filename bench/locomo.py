@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> None:
     django_on(fresh_database(args.database_url, "bench-locomo"), "hybrid/2")
     from django.db import connection
 
-    from memory.engine import embed
+    from memory.embedding import embed
 
     embed.configure()
     model = embed.identity()
@@ -372,7 +372,7 @@ def live(args: argparse.Namespace) -> None:
     ks = tuple(int(k) for k in args.ks.split(",")) if args.ks != "5,10,20" else (10,)
     only = tuple(int(n) for n in args.conversations.split(",") if n.strip()) or None
     url = fresh_database(args.database_url, "bench-locomo-live")
-    from memory.engine import embed
+    from memory.embedding import embed
 
     django_on(url, engine or embed.default_engine())
     t0 = time.monotonic()

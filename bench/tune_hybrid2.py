@@ -34,7 +34,8 @@ def main(argv: list[str] | None = None) -> None:
     _setup()
     import numpy as np
 
-    from memory.engine import embed, hybrid, hybrid2, lexical
+    from memory.embedding import embed
+    from memory.engine import hybrid, hybrid2, lexical
     from memory.engine.rank import Doc
 
     samples = json.loads(args.data.read_text())

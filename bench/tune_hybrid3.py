@@ -35,7 +35,7 @@ def cached_embed(cache: Path, prefix: str, model: str, texts: list[str], tag: st
     tag and the texts), so a second run embeds nothing."""
     import numpy as np
 
-    from memory.engine import embed
+    from memory.embedding import embed
 
     key = hashlib.sha256((model + "\0" + tag + "\0" + "\n".join(texts)).encode()).hexdigest()[:16]
     path = cache / f"{prefix}-{key}.npy"

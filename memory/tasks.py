@@ -60,8 +60,15 @@ class JobHandler:
 JOB_HANDLERS: dict[str, JobHandler] = {}
 
 # Derived copies made after commit (embeddings): each drain empties its backlog and returns how
-# many objects it covered. Registered by the services that keep them (hybrid_store.install).
+# many objects it covered. Registered (`register_drain`) by the recall engine registry for the
+# configured engine's copies.
 DRAINS: list[Callable[[], int]] = []
+
+
+def register_drain(drain: Callable[[], int]) -> None:
+    """Run `drain` in every `drain_derived` from now on (once however often it is registered)."""
+    if drain not in DRAINS:
+        DRAINS.append(drain)
 
 
 @shared_task(name="memory.tasks.drain_derived", ignore_result=True)

@@ -12,7 +12,7 @@ import drf_spectacular_sidecar
 from django.core.exceptions import ImproperlyConfigured
 from whitenoise.compress import Compressor  # type: ignore[import-untyped]
 
-from memory.engine.embed import default_engine
+from memory.embedding.embed import default_engine
 from memory.flags import ALL_FLAGS
 
 BASE_DIR = Path(__file__).resolve().parent.parent

@@ -27,7 +27,7 @@ def warm_encoder() -> None:
     model that cannot load is left to recall, which answers lexically then."""
     import logging
 
-    from memory.engine import embed
+    from memory.embedding import embed
     from memory.services import hybrid_store
 
     log = logging.getLogger("memory.embeddings")

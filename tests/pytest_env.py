@@ -18,7 +18,7 @@ os.environ.setdefault("SPOKE_MEMORY_HEALTH_TOKEN", "test-suite-health-token")
 # inherit it.
 if "SPOKE_MEMORY_ENGINE" not in os.environ:
     if os.environ.get("DATABASE_URL", "").startswith(("postgres", "postgresql")):
-        from memory.engine.embed import default_engine
+        from memory.embedding.embed import default_engine
 
         os.environ["SPOKE_MEMORY_ENGINE"] = default_engine()
     else:

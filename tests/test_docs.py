@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.engine import embed, embed_onnx
+from memory.embedding import embed, embed_onnx
 from memory.ops import base as ops_base
 from memory.services.recall_engines import registry
 from tools import run_records, settings_doc
@@ -38,7 +38,7 @@ HISTORY = re.compile(r"\b(before|was|were|earlier|used to|then|once)\b")
 
 def default_engines() -> dict[str, str]:
     """The code's default per install: the whole semantic extra, torch without ONNX Runtime,
-    neither (memory.engine.embed.default_engine with the install probes set)."""
+    neither (memory.embedding.embed.default_engine with the install probes set)."""
     out = {}
     for kind, semantic, onnx in (
         ("full", True, True),

@@ -3,6 +3,7 @@ the repository and fail on a violation planted in a copy of its server packages.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -99,6 +100,15 @@ def test_calling_the_home_and_a_plain_function_named_execute_pass(tree):
         "import fcntl",
         "from django.conf import settings",
         "def f():\n    import torch\n    return torch",
+        "import socket",
+        "import http.client",
+        "import ssl",
+        "from onnxruntime import InferenceSession",
+        "def f():\n    import onnxruntime\n    return onnxruntime",
+        "from memory.services import derived",
+        "from memory import selectors",
+        "import memory.models",
+        "from memory.embedding import embed",
         "import os\nURL = os.environ.get('X')",
         "import os\nURL = os.getenv('X')",
         "from os import environ",
@@ -110,14 +120,88 @@ def test_io_in_the_engine_fails(tree, code):
 
 
 def test_the_engine_may_use_os_path_and_pure_modules(tree):
-    plant(tree, "memory/engine/lexical.py", "import os\nimport re\nSEP = os.sep\nre.compile('x')")
+    plant(
+        tree,
+        "memory/engine/lexical.py",
+        "import os\nimport re\nfrom memory.wire.canonical import digest\n"
+        "from memory import engine, wire\nSEP = os.sep\nre.compile('x')",
+    )
     assert rules(tree) == []
 
 
+def lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter on the copy, with the repository's contracts (pyproject.toml)."""
+    shutil.copyfile(ROOT / "pyproject.toml", tree / "pyproject.toml")
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "lint-imports"), "--no-cache"],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [
+        ("import subprocess", "memory.engine.lexical -> subprocess"),
+        ("def f():\n    import onnxruntime", "memory.engine.lexical -> onnxruntime"),
+        ("import fcntl", "memory.engine.lexical -> fcntl"),
+        ("from memory.services import derived", "memory.engine.lexical -> memory.services.derived"),
+        ("from memory.embedding import embed", "memory.engine.lexical -> memory.embedding.embed"),
+    ],
+)
+def test_the_import_contracts_fail_on_an_engine_import(tree, code, said):
+    """The layer contracts (`lint-imports` in `make lint`) keep memory/engine/ pure: clean on the
+    copy, broken ("The engine is pure policy") once the engine imports I/O or an upper layer."""
+    clean = lint_imports(tree)
+    assert clean.returncode == 0, clean.stdout
+    plant(tree, "memory/engine/lexical.py", code)
+    dirty = lint_imports(tree)
+    assert dirty.returncode == 1
+    assert "The engine is pure policy" in dirty.stdout and "BROKEN" in dirty.stdout
+    assert said in dirty.stdout
+
+
 def test_a_stale_allowlist_entry_fails(tree):
-    (tree / "memory" / "engine" / "onnx_export.py").write_text('"""moved out"""\n')
     (tree / "spokememory" / "warm.py").unlink()
-    assert rules(tree) == [
-        ("engine-io", "memory/engine/onnx_export.py"),
-        ("sql", "spokememory/warm.py"),
-    ]
+    assert rules(tree) == [("sql", "spokememory/warm.py")]
+
+
+def test_the_engine_allows_no_io_anywhere_and_the_embedding_package_may(tree):
+    """The embedding code left memory/engine/: nothing there is allowlisted, and the I/O it does
+    (a subprocess, a file lock, the environment) is not the engine rule's business outside it."""
+    assert lint_rules.ENGINE_ALLOWED == {}
+    assert not list((ROOT / "memory" / "engine").glob("embed*.py"))
+    plant(tree, "memory/embedding/embed_onnx.py", "import subprocess\nimport os\nos.environ")
+    assert rules(tree) == []
+
+
+@pytest.mark.parametrize(
+    ("rel", "code", "contract", "said"),
+    [
+        (
+            "memory/services/term_store.py",
+            "def f():\n    from memory.services.recall_engines import registry",
+            "Engines build on the stores, never the reverse",
+            "memory.services.term_store -> memory.services.recall_engines.registry",
+        ),
+        (
+            "memory/recall_contract.py",
+            "from memory.services import derived",
+            "Data flows one way",
+            "memory.recall_contract -> memory.services.derived",
+        ),
+    ],
+)
+def test_the_import_contracts_fail_on_an_import_back_from_the_contract_or_a_store(
+    tree, rel, code, contract, said
+):
+    """The recall contract sits below services/ and the stores engines build on never import an
+    engine: a function-local import back (the cycle hybrid_store.enabled() once hid) breaks it."""
+    plant(tree, rel, code)
+    dirty = lint_imports(tree)
+    assert dirty.returncode == 1
+    assert said in dirty.stdout
+    broken = dirty.stdout.split("Broken contracts")[1]
+    assert contract in broken

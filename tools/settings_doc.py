@@ -55,7 +55,7 @@ DEFAULTS = {
     "DATABASE_URL": "SQLite: `$SPOKE_MEMORY_VAR_DIR/spoke-memory.sqlite3`",
     "SPOKE_MEMORY_VAR_DIR": "`var/` in the checkout",
     "STATIC_ROOT": "`$SPOKE_MEMORY_VAR_DIR/staticfiles`",
-    "SPOKE_MEMORY_ENGINE": "`default_engine()` (memory/engine/embed.py)",
+    "SPOKE_MEMORY_ENGINE": "`default_engine()` (memory/embedding/embed.py)",
     "SPOKE_MEMORY_SERVED_CAPABILITIES": "every flag (`memory.flags.ALL_FLAGS`)",
     "SPOKE_MEMORY_MAX_IN_FLIGHT": "three quarters of `WEB_CONCURRENCY` × `GUNICORN_THREADS` (6)",
     "SPOKE_MEMORY_STATIC_HASHED": "on unless `DEBUG`",

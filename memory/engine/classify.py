@@ -109,6 +109,12 @@ POLICIES: dict[str, Callable[[Mapping[str, object]], tuple[str, float, list[str]
 }
 
 
+def register_policy(version: str, like: str = "engine/2") -> None:
+    """Classify captures under `version` as under `like` (the recall engine registry registers
+    each served engine so); a version that has rules of its own keeps them."""
+    POLICIES.setdefault(version, POLICIES[like])
+
+
 def classify(content: Mapping[str, object], policy_version: str) -> dict[str, Any]:
     """The Classification object (docs/protocol.md#model-memorycandidate) of one captured item under a policy version.
     Raises ValueError for a version this engine does not implement (a configuration error)."""

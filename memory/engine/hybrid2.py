@@ -1,5 +1,5 @@
 """The hybrid recall policy hybrid/2: the engine/2 lexical ranking fused with a cosine ranking
-over the sentence embeddings the project already stores (memory.engine.embed), by weighted
+over the sentence embeddings the project already stores (memory.embedding.embed), by weighted
 reciprocal rank fusion. Pure: no Django, no I/O; ties by record_id; scores rounded.
 
 - Lexical side: the head of the engine/2 ranking, its first `LEXICAL_TOP_N` records (every

@@ -3,7 +3,8 @@ budget.
 
 Eligible = read coverage through `recall` ∩ selection ∩ provenance filter ∩ cognition filter ∩
 kinds ∩ the engine's match, tombstones excluded; an archived subject recalls nothing. The
-configured engine (memory.services.recall_engines: engine/2 or hybrid/4, each its own module) ranks the authorized, filtered set; its retrieval reads are in
+configured engine (memory.recall_contract.current(): engine/2 or hybrid/4, each its own module
+in memory.services.recall_engines) ranks the authorized, filtered set; its retrieval reads are in
 memory.selectors. An optional reranker (memory.services.rerank) re-scores the engine's pool before
 the budget (memory.engine.rank.budget) takes the longest prefix that fits."""
 
@@ -11,16 +12,16 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from memory import recall_contract
 from memory.access import access_subject, coverage_for
 from memory.context import OpContext
 from memory.engine import rank
 from memory.models import Subject
 from memory.ops.signatures import op
+from memory.recall_contract import RecallQuery
 from memory.selectors import recall as reads
 from memory.selectors.selection import read_filter, records_queryset, whole_subject
 from memory.services import rerank
-from memory.services.recall_engines import registry
-from memory.services.recall_engines.base import RecallQuery
 from memory.wire import types as t
 from memory.wire.canonical import content_bytes
 
@@ -75,7 +76,7 @@ def recall(ctx: OpContext, req: t.RecallRequest) -> t.RecallResponse:
         max_records=depth,
     )
     # Engine.
-    ranking = registry.current().rank(query)
+    ranking = recall_contract.current().rank(query)
     # Budget.
     # The ranked rows, read live: a record tombstoned (records.delete) or removed (an import's
     # activation replacing the space) by a request that committed after the ranking's statement

@@ -7,8 +7,30 @@ from collections.abc import Callable, Iterable
 
 from memory.models import Record
 
-WRITERS: list[Callable[[Iterable[Record]], None]] = []
-ERASERS: list[Callable[[Iterable[Record]], None]] = []
+Hook = Callable[[Iterable[Record]], None]
+
+# In registration order; `register_writer` / `register_eraser` add to them (each hook once).
+WRITERS: list[Hook] = []
+ERASERS: list[Hook] = []
+
+
+def register_writer(writer: Hook) -> None:
+    """Keep `writer`'s copy in step with every content write from now on (once however often it
+    is registered)."""
+    if writer not in WRITERS:
+        WRITERS.append(writer)
+
+
+def register_eraser(eraser: Hook) -> None:
+    """Erase `eraser`'s copy with every content erasure from now on (once however often it is
+    registered)."""
+    if eraser not in ERASERS:
+        ERASERS.append(eraser)
+
+
+def writes(writer: Hook) -> bool:
+    """Whether `writer` is registered (its copy is kept up to date)."""
+    return writer in WRITERS
 
 
 def content_written(

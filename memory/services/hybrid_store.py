@@ -1,7 +1,7 @@
 """Storage side of the hybrid recall engine (hybrid/4): the derived embeddings of record content
 (the copy `VECTORS` it declares) and the per-subject vector cache recall scores against. The
 policy itself is `memory.engine.hybrid3` (its cosine side `memory.engine.hybrid`); the model that
-makes the vectors is the setting `SPOKE_MEMORY_EMBED_MODEL` (memory.engine.embed).
+makes the vectors is the setting `SPOKE_MEMORY_EMBED_MODEL` (memory.embedding.embed).
 
 - Embeddings are made off the write path: a write queues a PendingEmbedding row (record,
   revision) in its own transaction, and after COMMIT a worker task (`memory.tasks.drain_derived`)
@@ -37,7 +37,8 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 
 from memory import statements
-from memory.engine import embed, hybrid
+from memory.embedding import embed
+from memory.engine import hybrid
 from memory.models import (
     PendingEmbedding,
     Record,
@@ -47,10 +48,10 @@ from memory.models import (
     VectorGeneration,
 )
 from memory.models.scoped import by_space
+from memory.recall_contract import DerivedCopy, Insert, LoadedRecord
 from memory.selectors import recall as reads
 from memory.services import table_stats
 from memory.services.mutation import defer_rows
-from memory.services.recall_engines.base import DerivedCopy, Insert, LoadedRecord
 
 CACHE_SUBJECTS = 16
 log = logging.getLogger("memory.embeddings")
@@ -59,7 +60,7 @@ log = logging.getLogger("memory.embeddings")
 def enabled() -> bool:
     """The configured engine ranks with embeddings (hybrid/4, or a registered engine that
     declares it)."""
-    from memory.services.recall_engines import registry
+    from memory import recall_contract as registry  # the served engines' table
 
     try:
         return registry.current().embedder

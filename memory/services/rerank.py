@@ -43,7 +43,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from memory.engine import embed
+from memory.embedding import embed
 from memory.engine.rank import Ranked
 
 log = logging.getLogger("memory.rerank")
@@ -92,7 +92,7 @@ def identity() -> dict[str, str] | None:
     """Which reranker ranks (None: none), in the shape of the embedding model's identity
     ({name, digest, source}): a server by a digest of its wire, URL and model name (the URL
     itself is not published: it may name an internal host); a local cross-encoder by its folder
-    name and the digest of its files (memory.engine.embed.files_digest)."""
+    name and the digest of its files (memory.embedding.embed.files_digest)."""
     kind = configured()
     if kind == "server":
         model = settings.SPOKE_MEMORY_RERANK_MODEL

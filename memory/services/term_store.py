@@ -20,7 +20,7 @@ from memory import statements
 from memory.engine import lexicon
 from memory.models import Record, RecordTerm, Space, Subject
 from memory.models.scoped import by_space
-from memory.services.recall_engines.base import DerivedCopy, Insert, LoadedRecord
+from memory.recall_contract import DerivedCopy, Insert, LoadedRecord
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

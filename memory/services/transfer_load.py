@@ -35,9 +35,9 @@ from memory.models import (
 )
 from memory.models.records import CONTEXT
 from memory.models.reflections import filter_key
+from memory.recall_contract import LoadedRecord
 from memory.services import derived
 from memory.services.recall_engines import registry
-from memory.services.recall_engines.base import LoadedRecord
 from memory.timeutil import parse
 
 BATCH = 1000

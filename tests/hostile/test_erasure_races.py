@@ -13,7 +13,7 @@ import threading
 import pytest
 from django.db import connection
 
-from memory.engine import embed as embed_module
+from memory.embedding import embed as embed_module
 from memory.models import PendingEmbedding, Record, RecordEmbedding
 from memory.services import hybrid_store
 from tests.conftest import embedding_writer, requires_postgres

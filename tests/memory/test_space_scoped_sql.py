@@ -302,7 +302,7 @@ def test_every_statement_on_a_space_scoped_table_names_its_space(
     api, settings, monkeypatch, engine
 ):
     if engine.startswith("hybrid"):
-        from memory.engine import embed
+        from memory.embedding import embed
 
         if embed.unavailable(embed.INT8_NAME):
             pytest.skip("the semantic extra is not installed")

@@ -1,107 +1,13 @@
-"""What a recall engine declares (memory.services.recall_engines.registry keeps them by
-`engine_policy_version`):
+"""The recall engine contract's names where engines first imported them: they live in
+memory.recall_contract (below services/, issue 42 part 3); import them from there."""
 
-- `rank(query)`: the ranking of the authorized, filtered set (`RecallQuery.eligible`) for the
-  query text, best first, with record_id → pk of the ranked rows and `total_eligible`;
-- `copies`: the derived copies of record content it ranks from (term rows, vectors…), each with a
-  per-record writer (called in every content write's transaction), a bulk writer (import
-  activation), an eraser (every path that erases content), a whole-space eraser (import
-  activation's clearing of a space) and, for copies made after commit, a drain and its backlog;
-- `describe()`: what `memory.describe` publishes of it (an `extensions` entry; nothing for a
-  purely lexical engine);
-- `needs()`: why it cannot run on this install (a missing extra), or None;
-- `embedder`: whether it ranks with the configured embedding model (whose identity reflections
-  then pin);
-- `embed_model`: the model it ranks with when `SPOKE_MEMORY_EMBED_MODEL` is empty (part of the
-  policy: hybrid/4 the bundled model's int8 ONNX form)."""
+from memory.recall_contract import (
+    DerivedCopy,
+    Engine,
+    Insert,
+    LoadedRecord,
+    Ranking,
+    RecallQuery,
+)
 
-from __future__ import annotations
-
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from datetime import datetime
-from functools import cached_property
-from typing import Any
-
-from django.db.models import QuerySet
-
-from memory.engine.rank import Ranked
-from memory.models import Record, Space, Subject
-from memory.selectors.selection import ReadFilter
-
-
-@dataclass(frozen=True)
-class RecallQuery:
-    subject: Subject
-    text: str
-    scope: Callable[[], QuerySet[Record]]  # builds `eligible`
-    whole: bool  # `eligible` is every live record of the subject (selection.whole_subject)
-    flt: ReadFilter
-    max_records: int
-
-    @cached_property
-    def eligible(self) -> QuerySet[Record]:
-        """Authorized ∩ selection ∩ provenance ∩ kinds ∩ (pushed-down) cognition: built on first
-        use (the ORM's building of it cost ~0.3 ms a recall that, for a whole-subject caller,
-        never runs it)."""
-        return self.scope()
-
-
-@dataclass
-class Ranking:
-    ranked: list[Ranked]  # best first; at least the first max_records of the ranking
-    pks: dict[str, int]  # record_id → pk of every ranked record
-    total: int  # total_eligible
-
-
-@dataclass(frozen=True)
-class LoadedRecord:
-    """A record as import activation loads it, for bulk writers (no model instance)."""
-
-    pk: int
-    space_pk: int
-    subject_pk: int
-    revision: int
-    text: str
-    created_at: datetime
-    live: bool  # not a tombstone
-
-
-# insert(model, field names, rows): one COPY on PostgreSQL (streaming the rows as they are
-# made), bulk_create elsewhere
-Insert = Callable[[Any, list[str], Iterable[tuple[Any, ...]]], None]
-
-
-@dataclass(frozen=True)
-class DerivedCopy:
-    name: str
-    write: Callable[[Iterable[Record]], None]
-    bulk_write: Callable[[list[LoadedRecord], Insert], None]
-    erase: Callable[[Iterable[Record]], None]
-    erase_space: Callable[[Space], None]
-    # the tables it keeps, each with a `record` foreign key (the erasure test scans them all)
-    tables: tuple[type, ...] = ()
-    always: bool = False  # written whatever engine is configured (switching finds it complete)
-    drain: Callable[[], int] | None = None  # made after commit by a worker
-    backlog: Callable[[], int] | None = None
-
-
-def _nothing() -> dict[str, Any]:
-    return {}
-
-
-def _ready() -> str | None:
-    return None
-
-
-@dataclass(frozen=True)
-class Engine:
-    version: str
-    rank: Callable[[RecallQuery], Ranking]
-    summary: str
-    copies: tuple[DerivedCopy, ...] = ()
-    needs: Callable[[], str | None] = _ready
-    describe: Callable[[], dict[str, Any]] = _nothing
-    embedder: bool = False
-    embed_model: str = ""
-    tags: tuple[str, ...] = field(default=())
+__all__ = ["DerivedCopy", "Engine", "Insert", "LoadedRecord", "Ranking", "RecallQuery"]

@@ -8,11 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from memory.engine import lexical, lexicon, rank
+from memory.recall_contract import Engine, Ranking, RecallQuery, register
 from memory.selectors import lexical as lexical_store
 from memory.selectors import recall as reads
 from memory.services import term_store
-from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
-from memory.services.recall_engines.registry import register
 
 
 def lexical_head(q: RecallQuery, depth: int, known: Mapping[int, str] | None = None) -> Ranking:

@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from types import ModuleType
 
-from memory.engine import embed, lexicon, rank
+from memory.embedding import embed
+from memory.engine import lexicon, rank
+from memory.recall_contract import Engine, Ranking, RecallQuery, register
 from memory.selectors import recall as reads
 from memory.services import hybrid_store, term_store
-from memory.services.recall_engines.base import Engine, Ranking, RecallQuery
 from memory.services.recall_engines.engine2 import lexical_head, lexical_head_holding
-from memory.services.recall_engines.registry import register
 
 
 def fused_ranking(

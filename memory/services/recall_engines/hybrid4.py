@@ -1,11 +1,12 @@
 """hybrid/4 (docs/recall.md, docs/recall-quality.md), the default with the semantic extra: the
 engine/2 head and the cosine side fused by min-max normalised scores and a weighted sum
 (CombSUM, memory.engine.hybrid3) over the vectors of the bundled model's **int8 ONNX form**
-(`all-MiniLM-L6-v2-int8`, memory.engine.embed_onnx) when SPOKE_MEMORY_EMBED_MODEL is empty."""
+(`all-MiniLM-L6-v2-int8`, memory.embedding.embed_onnx) when SPOKE_MEMORY_EMBED_MODEL is empty."""
 
 from __future__ import annotations
 
-from memory.engine import embed, hybrid3
+from memory.embedding import embed
+from memory.engine import hybrid3
 from memory.services.recall_engines.fused import register_fused
 
 ENGINE = register_fused(

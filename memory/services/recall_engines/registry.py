@@ -1,10 +1,13 @@
 """The recall engines this provider serves, keyed by `engine_policy_version`.
 
-An engine is one module that builds an `Engine` (memory.services.recall_engines.base) and calls
-`register()`; it is served once its module is named in `MODULES`. At start-up
+An engine is one module that builds an `Engine` and calls `register()` (both of the contract,
+memory.recall_contract, which keeps the table and answers `get`/`current`/`policies`; re-exported
+here); it is served once its module is named in `MODULES` (the contract runs `load`, registered
+with it, before a look-up). At start-up
 (`MemoryConfig.ready` → `install()`) the configured policy (`SPOKE_MEMORY_ENGINE`) must be
 registered and runnable here, or the provider refuses to start (`ImproperlyConfigured`); the
-derived-copy hooks are then registered with memory.services.derived: every copy's eraser always
+derived-copy hooks are then registered (memory.services.derived's register_writer and
+register_eraser, memory.tasks.register_drain): every copy's eraser always
 (copies left by an engine served earlier still go with their content), its writer when the copy
 is `always` written or belongs to the configured engine, its drain likewise."""
 
@@ -13,35 +16,32 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from memory.engine import classify, embed
+from memory.embedding import embed
+from memory.recall_contract import (
+    REGISTRY,
+    RETIRED,
+    DerivedCopy,
+    Engine,
+    current,
+    get,
+    policies,
+    register,
+    register_loader,
+)
 from memory.services import derived, rerank
-from memory.services.recall_engines.base import DerivedCopy, Engine
-from memory.tasks import DRAINS
+from memory.tasks import register_drain
 
 MODULES = (
     "memory.services.recall_engines.engine2",
     "memory.services.recall_engines.hybrid4",
 )
-# Policies served once and retired (docs/decisions/two-served-engines.md): configuring one fails
-# at start-up with a message naming the served ones; migration 0023 dropped their derived copies,
-# and a reflection pinned to one reads stale.
-RETIRED = ("engine/1", "hybrid/1", "hybrid/2", "hybrid/3")
-
-REGISTRY: dict[str, Engine] = {}
 _loaded = False
 
 
-def register(engine: Engine) -> Engine:
-    """Serve `engine` under its version (classifying captures as every policy so far does)."""
-    REGISTRY[engine.version] = engine
-    classify.POLICIES.setdefault(engine.version, classify.POLICIES["engine/2"])
-    return engine
-
-
 def load() -> None:
+    """Import the served engine modules (each registers its engine with the contract), once."""
     global _loaded
     if not _loaded:
         for name in MODULES:
@@ -49,33 +49,30 @@ def load() -> None:
         _loaded = True
 
 
-def policies() -> tuple[str, ...]:
-    load()
-    return tuple(REGISTRY)
+register_loader(load)
 
-
-def get(version: str) -> Engine:
-    load()
-    engine = REGISTRY.get(version)
-    if engine is None and version in RETIRED:
-        raise ImproperlyConfigured(
-            f"SPOKE_MEMORY_ENGINE={version} is retired (docs/decisions/two-served-engines.md); "
-            f"this provider serves {', '.join(REGISTRY)}"
-        )
-    if engine is None:
-        raise ImproperlyConfigured(
-            f"SPOKE_MEMORY_ENGINE must be one of {', '.join(REGISTRY)}, not {version!r}"
-        )
-    return engine
-
-
-def current() -> Engine:
-    """The configured engine (SPOKE_MEMORY_ENGINE)."""
-    return get(settings.SPOKE_MEMORY_ENGINE)
+__all__ = [
+    "MODULES",
+    "REGISTRY",
+    "RETIRED",
+    "Engine",
+    "active_copies",
+    "backlogs",
+    "copies",
+    "current",
+    "describe_extensions",
+    "engine_model",
+    "get",
+    "install",
+    "load",
+    "model_pin",
+    "policies",
+    "register",
+]
 
 
 def engine_model() -> str:
-    """The configured engine's own embedding model (memory.engine.embed uses it when
+    """The configured engine's own embedding model (memory.embedding.embed uses it when
     SPOKE_MEMORY_EMBED_MODEL is empty); "" for a lexical or an unknown engine."""
     try:
         return current().embed_model
@@ -83,7 +80,7 @@ def engine_model() -> str:
         return ""
 
 
-embed.engine_default = engine_model
+embed.register_engine_default(engine_model)
 
 
 def copies() -> list[DerivedCopy]:
@@ -98,7 +95,7 @@ def copies() -> list[DerivedCopy]:
 
 def active_copies() -> list[DerivedCopy]:
     """The copies whose writer is registered (the ones content writes keep up to date)."""
-    return [c for c in copies() if c.write in derived.WRITERS]
+    return [c for c in copies() if derived.writes(c.write)]
 
 
 def install() -> None:
@@ -108,12 +105,11 @@ def install() -> None:
         raise ImproperlyConfigured(f"SPOKE_MEMORY_ENGINE={engine.version} needs {why}")
     mine = {c.name for c in engine.copies}
     for copy in copies():
-        if copy.erase not in derived.ERASERS:
-            derived.ERASERS.append(copy.erase)
-        if (copy.always or copy.name in mine) and copy.write not in derived.WRITERS:
-            derived.WRITERS.append(copy.write)
-        if copy.name in mine and copy.drain is not None and copy.drain not in DRAINS:
-            DRAINS.append(copy.drain)
+        derived.register_eraser(copy.erase)
+        if copy.always or copy.name in mine:
+            derived.register_writer(copy.write)
+        if copy.name in mine and copy.drain is not None:
+            register_drain(copy.drain)
 
 
 def model_pin() -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from memory.engine import embed, embed_onnx
+from memory.embedding import embed, embed_onnx
 from memory.models import PendingEmbedding, Record, RecordEmbedding
 from memory.services import hybrid_store
 from tests.conftest import OPERATOR_HEALTH, embedding_writer

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.engine import embed, embed_onnx
+from memory.embedding import embed, embed_onnx
 
 needs_semantic = pytest.mark.skipif(
     not (embed.available() and embed_onnx.installed()),

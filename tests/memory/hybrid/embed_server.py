@@ -1,7 +1,7 @@
 """A small OpenAI-compatible embeddings server for the tests: `POST /v1/embeddings` with
 `{"model", "input": [texts]}` answers `{"object": "list", "data": [{"object": "embedding",
 "index", "embedding": [floats]}], "model"}`, the vectors made by the bundled all-MiniLM-L6-v2
-(memory.engine.embed.encode_local), as text-embeddings-inference, vLLM or Ollama answer.
+(memory.embedding.embed.encode_local), as text-embeddings-inference, vLLM or Ollama answer.
 
 Run: `python -m tests.memory.hybrid.embed_server PORT`; it prints `ready` once it listens."""
 
@@ -24,7 +24,7 @@ class Handler(BaseHTTPRequestHandler):
         except (ValueError, KeyError, TypeError):
             self.send_error(400)
             return
-        from memory.engine import embed
+        from memory.embedding import embed
 
         vectors = embed.encode_local(texts) if texts else []
         answer = {
@@ -48,7 +48,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main() -> None:
-    from memory.engine import embed
+    from memory.embedding import embed
 
     embed.configure(embed.Config())  # the bundled model, whatever the environment says
     embed.encode_local(["warm up"])

@@ -117,7 +117,7 @@ def two_notes_and_a_unit_vector(settings, space, write):
     second = Record.objects.get(space=space, record_id=write("a note about jam"))
     subject = first.subject
     subject.refresh_from_db()
-    from memory.engine import embed
+    from memory.embedding import embed
 
     # a rolled-back test's subject can repeat this one's pk, revision and generation on SQLite
     hybrid_store._cache.clear()

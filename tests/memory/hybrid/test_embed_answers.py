@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.engine import embed
+from memory.embedding import embed
 from memory.models import Record, RecordEmbedding
 from memory.services import hybrid_store
 from tests.conftest import free_port

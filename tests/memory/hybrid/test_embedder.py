@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.engine import embed, embed_onnx
+from memory.embedding import embed, embed_onnx
 from memory.models import Record, RecordEmbedding
 from memory.services import hybrid_store
 from tests.conftest import OPERATOR_HEALTH, free_port

@@ -9,7 +9,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memory.engine import embed, hybrid, hybrid3, lexical
+from memory.embedding import embed
+from memory.engine import hybrid, hybrid3, lexical
 from memory.engine.rank import Doc
 from memory.models import Record, RecordEmbedding
 from memory.selectors.recall import ms

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.engine import embed, embed_onnx
+from memory.embedding import embed, embed_onnx
 
 from .conftest import needs_semantic
 from .test_embedder import configured
@@ -101,7 +101,7 @@ FIRST_USE = """
 import json, logging, sys
 from pathlib import Path
 logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
-from memory.engine import embed, embed_onnx
+from memory.embedding import embed, embed_onnx
 sys.stdin.readline()  # all start together
 directory = embed_onnx.ensure(Path(sys.argv[1]))
 vector = embed_onnx.encode(directory, ["a puppy"])[0]
@@ -153,7 +153,7 @@ real = importlib.util.find_spec
 def find(name, package=None):
     return None if name.split(".")[0] in ("onnxruntime", "onnx") else real(name, package)
 importlib.util.find_spec = find
-from memory.engine import embed
+from memory.embedding import embed
 print("default", embed.default_engine())
 import os
 if os.environ.get("SPOKE_MEMORY_ENGINE"):

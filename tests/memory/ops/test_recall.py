@@ -526,9 +526,9 @@ def _erasing_after_ranking(monkeypatch, erase) -> None:
     """The configured engine ranks, then `erase` runs before the op reads the ranked rows: a
     records.delete (or an import's activation replacing the space) committed by another request
     between the two statements, as READ COMMITTED lets it on PostgreSQL."""
-    from memory.services.recall_engines import registry
+    from memory import recall_contract
 
-    real = registry.current
+    real = recall_contract.current
 
     class Ranked:
         def __init__(self, engine):
@@ -542,7 +542,7 @@ def _erasing_after_ranking(monkeypatch, erase) -> None:
         def __getattr__(self, name):  # the rest of the engine as it is (its embedding model…)
             return getattr(self._engine, name)
 
-    monkeypatch.setattr(registry, "current", lambda: Ranked(real()))
+    monkeypatch.setattr(recall_contract, "current", lambda: Ranked(real()))
 
 
 def test_a_record_tombstoned_between_ranking_and_reading_is_not_recalled(

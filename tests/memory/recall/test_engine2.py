@@ -297,7 +297,7 @@ def test_odd_texts_are_stored_and_found(engine2, make_record, admin):
 def test_the_default_engine_is_hybrid_4_with_the_semantic_extra_and_engine_2_without(
     monkeypatch,
 ):
-    from memory.engine import embed, embed_onnx
+    from memory.embedding import embed, embed_onnx
 
     monkeypatch.setattr(embed, "installed", lambda: True)
     monkeypatch.setattr(embed_onnx, "installed", lambda: True)

@@ -168,7 +168,7 @@ def answers(
 ) -> dict:
     """Every engine's answers; `settings` is pytest-django's fixture (restored after the test).
     A hybrid engine's vectors are made first, with its own model."""
-    from memory.engine import embed
+    from memory.embedding import embed
     from memory.services import hybrid_store
 
     out = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.engine import embed
+from memory.embedding import embed
 from memory.models import Record, RecordTerm, Subject
 from memory.selectors import recall as reads
 from memory.services import hybrid_store

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from django.db import connection
 
-from memory.engine import embed
+from memory.embedding import embed
 from memory.models import (
     PendingEmbedding,
     Record,

@@ -28,7 +28,7 @@ def tiny_cross_encoder(tmp_path_factory):
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
-    from memory.engine import embed
+    from memory.embedding import embed
 
     folder = tmp_path_factory.mktemp("tiny-cross-encoder")
     tokenizer = AutoTokenizer.from_pretrained(str(embed.bundled_dir()))

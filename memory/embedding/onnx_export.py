@@ -1,5 +1,5 @@
 """Make the int8 ONNX form of the bundled all-MiniLM-L6-v2 from its own weights:
-`python -m memory.engine.onnx_export DEST` (memory.engine.embed_onnx runs it in a subprocess, so
+`python -m memory.embedding.onnx_export DEST` (memory.embedding.embed_onnx runs it in a subprocess, so
 the serving process never imports torch; docs/recall-quality.md "The int8 ONNX form").
 
 1. The bundled model (transformers' BertModel, eager attention) wrapped with exactly what the
@@ -37,7 +37,7 @@ def export(dest: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from transformers import AutoModel
 
-    from memory.engine import embed, embed_onnx
+    from memory.embedding import embed, embed_onnx
 
     torch.set_num_threads(1)
     source = embed.bundled_dir()
