@@ -18,8 +18,8 @@ makes the vectors is the setting `SPOKE_MEMORY_EMBED_MODEL` (memory.engine.embed
   (the next drain or sweep tries again) and recall ranks lexically.
 - Recall reads a subject's vectors through a per-process cache keyed on Subject.revision (which
   moves on every change to the subject's records), on the subject's vector generation
-  (memory.models.VectorGeneration: every store and every erasure of its vectors adds one in the
-  same transaction, whatever order vector ids commit in; one index probe) and on the model, so
+  (memory.models.VectorGeneration: every store of its vectors adds one, every erasure ERASED, in
+  the same transaction, whatever order vector ids commit in; one index probe) and on the model, so
   the same stored state gives the same rows (in no set order: the cosine ranking breaks ties by
   record id). When the key moves the cache reads only what moved and extends or trims its
   matrix (`_refresh`). It holds exactly the subject's live records' current vectors, with each
@@ -301,16 +301,22 @@ def store_vectors(records: list[Record], vectors, key: str | None = None) -> Non
         batch_size=2000,
         ignore_conflicts=True,
     )
-    vectors_changed(records)
+    vectors_changed(records, added_only=True)
 
 
-def vectors_changed(records: Iterable[Record]) -> None:
+# What an erasure (or any change but an addition) adds to the vector generation: a store adds
+# one, so the cache tells from the generation alone whether it needs to look for vectors gone.
+ERASED = 1 << 32
+
+
+def vectors_changed(records: Iterable[Record], *, added_only: bool = False) -> None:
     """Move the vector generation of the records' subjects (the vector cache's key): in the
-    transaction that stores or erases their vectors. One statement, subjects in pk order."""
+    transaction that stores or erases their vectors. One statement, subjects in pk order.
+    `added_only`: vectors were only added (a store): one step; otherwise ERASED steps."""
     subjects = sorted({(r.subject_id, r.space_id) for r in records})
     if subjects:
         statements.execute(
-            statements.vector_generation_bump(len(subjects)),
+            statements.vector_generation_bump(len(subjects), 1 if added_only else ERASED),
             [value for subject in subjects for value in subject],
         )
 
@@ -443,7 +449,9 @@ def _refresh(subject: Subject, key: tuple, old: SubjectVectors | None) -> Subjec
     matrix, they join `lacking`). The vector generation moved (a drain, an erasure): the vectors
     of the records in `lacking` only, each by its unique index. A vector is erased only with its
     record's content (records.delete: the record leaves the live ones), so a row held for a
-    record's current revision stays right until the record changes."""
+    record's current revision stays right until the record changes; any other change to the
+    stored vectors (an erasure without a delete, a repair) moves the generation by ERASED, and
+    the rows held are checked against the stored vectors' (pk, revision) pairs."""
     import numpy as np
 
     dim, model = key[2]
@@ -460,6 +468,16 @@ def _refresh(subject: Subject, key: tuple, old: SubjectVectors | None) -> Subjec
             drop = frozenset(pk for pk in removed | changed if pk in old.rows)
             lacking = (old.lacking - removed) | changed
             live = now
+    if key[1] // ERASED != old.revision[1] // ERASED:
+        # vectors were erased or changed (not only added): those of the rows held still stored
+        present = {
+            (pk, revision)
+            for _, pk, revision, _ in reads.stored_vectors(subject, model, dim, with_vectors=False)
+        }
+        gone = {pk for pk in old.rows if pk not in drop and (pk, live.get(pk)) not in present}
+        if gone:
+            drop = drop | gone
+            lacking = lacking | (gone & live.keys())
     added: list[tuple[int, str, bytes]] = []
     if old.revision[1] != key[1] and lacking:
         added = _lacking_vectors(subject, model, dim, live, lacking)
