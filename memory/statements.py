@@ -362,19 +362,20 @@ def space_key_share() -> str:
 
 
 @cache
-def vector_generation_bump(subjects: int) -> str:
-    """Add one to the vector generation (memory.models.VectorGeneration) of `subjects` subjects,
-    a subject without a row getting one at 1. Parameters: (subject pk, space_id) per subject, in
-    subject pk order (concurrent drains then lock the rows in one order)."""
+def vector_generation_bump(subjects: int, step: int = 1) -> str:
+    """Add `step` to the vector generation (memory.models.VectorGeneration) of `subjects`
+    subjects, a subject without a row getting one at `step`. Parameters: (subject pk, space_id)
+    per subject, in subject pk order (concurrent drains then lock the rows in one order)."""
     table = connection.ops.quote_name(VectorGeneration._meta.db_table)
     q = connection.ops.quote_name
     subject, space, generation = (
         q(_field(VectorGeneration, n).column) for n in ("subject", "space", "generation")
     )
-    values = ", ".join(["(%s, %s, 1)"] * subjects)
+    step = int(step)
+    values = ", ".join([f"(%s, %s, {step})"] * subjects)
     return (
         f"INSERT INTO {table} ({subject}, {space}, {generation}) VALUES {values}"  # noqa: S608 - names from model metadata
-        f" ON CONFLICT ({subject}, {space}) DO UPDATE SET {generation} = {table}.{generation} + 1"
+        f" ON CONFLICT ({subject}, {space}) DO UPDATE SET {generation} = {table}.{generation} + {step}"
     )
 
 

@@ -59,8 +59,8 @@ class PendingEmbedding(SpaceScoped):
 
 class VectorGeneration(SpaceScoped):
     """How many times a subject's stored vectors changed: every statement that stores vectors
-    (`hybrid_store.store_vectors`) or erases them (`hybrid_store.erase_embeddings`) adds one in
-    its own transaction. Recall's per-process vector cache is keyed on it (with the subject's
+    (`hybrid_store.store_vectors`) adds one, one that erases them (`hybrid_store.erase_embeddings`)
+    `hybrid_store.ERASED`, in its own transaction. Recall's per-process vector cache is keyed on it (with the subject's
     revision and the model): one primary-key-sized probe instead of counting the subject's
     vectors on every recall, and it moves whatever order vector ids commit in. A subject with
     no row has generation 0 (nothing stored since the row existed: a new subject)."""

@@ -149,6 +149,52 @@ def live_revisions(subject: Subject) -> list[tuple[int, str, int]]:
     )
 
 
+def live_revision_numbers(subject: Subject) -> list[tuple[int, int]]:
+    """(pk, revision) of the subject's live records: what `live_revisions` reads without the
+    record ids (the vector cache compares them with what it holds to find the rows a write
+    changed; a new record's id is read with its vector, `current_vectors`)."""
+    table = connection.ops.quote_name(Record._meta.db_table)
+    return hand.fetch(
+        f"SELECT id, revision FROM {table}"  # noqa: S608
+        " WHERE subject_id = %s AND space_id = %s AND deleted_at IS NULL",
+        [subject.pk, subject.space_id],
+    )
+
+
+def current_vectors(
+    space_id: str, pks: list[int], model_id: str, dim: int
+) -> list[tuple[int, str, bytes]]:
+    """(pk, record_id, vector bytes) of those of the live records `pks` of the space that have a
+    vector of the model and dimension for their current revision: one probe of
+    `record_embedding_unique` per record (on PostgreSQL each pk a lookup of its own, as
+    `by_pks`)."""
+    if not pks:
+        return []
+    records = connection.ops.quote_name(Record._meta.db_table)
+    vectors = connection.ops.quote_name(RecordEmbedding._meta.db_table)
+    match = (
+        "e.record_id = r.id AND e.revision = r.revision AND e.model_id = %s AND e.space_id = %s"
+        " AND e.dim = %s"
+    )
+    if connection.vendor == "postgresql":
+        values = ", ".join(["(CAST(%s AS BIGINT))"] * len(pks))
+        sql = (
+            f"SELECT r.id, r.record_id, e.vector FROM (VALUES {values}) AS q(id)"  # noqa: S608
+            f" CROSS JOIN LATERAL (SELECT r.id, r.record_id, r.revision FROM {records} r"
+            " WHERE r.id = q.id AND r.space_id = %s AND r.deleted_at IS NULL OFFSET 0) r"
+            f" JOIN {vectors} e ON {match}"
+        )
+        params: list[Any] = [*pks, space_id, model_id, space_id, dim]
+    else:
+        sql = (
+            f"SELECT r.id, r.record_id, e.vector FROM {records} r JOIN {vectors} e"  # noqa: S608
+            f" ON {match} WHERE r.space_id = %s AND r.deleted_at IS NULL"
+            f" AND r.id IN ({_marks(len(pks))})"
+        )
+        params = [model_id, space_id, dim, space_id, *pks]
+    return [(pk, record_id, bytes(blob)) for pk, record_id, blob in hand.fetch(sql, params)]
+
+
 def stored_vectors(
     subject: Subject, model_id: str, dim: int, *, with_vectors: bool = True, from_id: int = 0
 ) -> list[tuple[Any, ...]]:

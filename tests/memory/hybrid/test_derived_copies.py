@@ -134,7 +134,9 @@ def test_the_vector_cache_sees_a_vector_committed_after_a_newer_one(settings, sp
     hybrid_store.store_vectors([first], [unit])
     # as if the drain storing `first` had taken its id before the other and committed after it
     RecordEmbedding.objects.filter(space=space, record=first).update(id=10**9 - 1)
-    assert hybrid_store.subject_vectors(subject).ids == sorted([first.record_id, second.record_id])
+    assert sorted(hybrid_store.subject_vectors(subject).ids) == sorted(
+        [first.record_id, second.record_id]
+    )
 
 
 def test_the_vector_cache_never_serves_an_erased_vector(settings, space, write):
@@ -142,12 +144,16 @@ def test_the_vector_cache_never_serves_an_erased_vector(settings, space, write):
     subject moved (its revision is the same): the next read is the stored state."""
     first, second, subject, unit = two_notes_and_a_unit_vector(settings, space, write)
     hybrid_store.store_vectors([first, second], [unit, unit])
-    assert hybrid_store.subject_vectors(subject).ids == sorted([first.record_id, second.record_id])
+    assert sorted(hybrid_store.subject_vectors(subject).ids) == sorted(
+        [first.record_id, second.record_id]
+    )
     hybrid_store.erase_embeddings([first])
     assert hybrid_store.subject_vectors(subject).ids == [second.record_id]
     # and a vector stored again for the same record (a new row) is seen
     hybrid_store.store_vectors([first], [unit])
-    assert hybrid_store.subject_vectors(subject).ids == sorted([first.record_id, second.record_id])
+    assert sorted(hybrid_store.subject_vectors(subject).ids) == sorted(
+        [first.record_id, second.record_id]
+    )
 
 
 @pytest.mark.parametrize("engine", ["engine/2", "hybrid/4"])

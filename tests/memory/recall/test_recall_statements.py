@@ -60,7 +60,8 @@ def test_the_vector_generation_moves_with_every_store_and_erasure_of_a_subjects_
     records, space
 ):
     """The vector cache's marker: 0 before any vector, then one more for every statement that
-    stores or erases vectors of the subject, and only of that subject."""
+    stores vectors of the subject, ERASED more for one that erases them, and only of that
+    subject."""
     u1 = Subject.objects.get(space=space, subject_id="u1")
     u2 = Subject.objects.get(space=space, subject_id="u2")
     unit = [1.0] + [0.0] * (embed.DIM - 1)
@@ -69,8 +70,8 @@ def test_the_vector_generation_moves_with_every_store_and_erasure_of_a_subjects_
     assert (reads.vector_marker(u1), reads.vector_marker(u2)) == (1, 0)
     hybrid_store.store_vectors([records[1], records[2]], [unit, unit], "m")  # both subjects
     assert (reads.vector_marker(u1), reads.vector_marker(u2)) == (2, 1)
-    hybrid_store.erase_embeddings([records[3]])
-    assert (reads.vector_marker(u1), reads.vector_marker(u2)) == (3, 1)
+    hybrid_store.erase_embeddings([records[3]])  # an erasure: ERASED steps (the cache checks)
+    assert (reads.vector_marker(u1), reads.vector_marker(u2)) == (2 + hybrid_store.ERASED, 1)
 
 
 def test_the_lexical_head_with_record_ids_known_asks_only_for_the_others(records, space):
