@@ -18,7 +18,14 @@ the process that embeds).
   text stripped as sentence-transformers strips it), one text per forward pass (dynamic
   quantization scales activations per call, so a text's vector would otherwise depend on the
   texts batched with it), mean pooling and L2 normalisation inside the graph. One intra-op
-  thread by default (`SPOKE_EMBED_THREADS`)."""
+  thread by default (`SPOKE_EMBED_THREADS`).
+- **The same vectors on every x86 CPU**: ONNX Runtime multiplies int8 by int8 exactly on a CPU
+  with VNNI (`avx512_vnni`, `avx_vnni`) and, without it, with AVX2/AVX-512 instructions whose
+  16-bit pair sums saturate (onnxruntime issues 5849, 14642): the same model answered "dog"
+  with hybrid/4 scores 0.927 on one machine and 0.867 on another. On an x86 CPU without VNNI the
+  session is made with `session.x64quantprecision` (products promoted to 16 bits: exact, ~1.4×
+  the encoder's time); a VNNI CPU already computes them exactly (bit-identical vectors with or
+  without the option, `tests/memory/hybrid/test_int8_exact.py`), so it runs without it."""
 
 from __future__ import annotations
 
@@ -132,6 +139,45 @@ def ensure(root: Path | None = None) -> Path:
     return final
 
 
+def _cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    return set(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return set()
+
+
+def exact_products_need_option(machine: str | None = None, flags: set[str] | None = None) -> bool:
+    """Whether ONNX Runtime needs `session.x64quantprecision` here for exact int8 products: on
+    x86 unless the CPU has VNNI (unknown flags count as no VNNI); never on other machines."""
+    import platform
+
+    machine = (machine or platform.machine()).lower()
+    if machine not in ("x86_64", "amd64", "i386", "i686", "x86"):
+        return False
+    flags = _cpu_flags() if flags is None else flags
+    return not ({"avx512_vnni", "avx_vnni"} & flags)
+
+
+def session_options(exact: bool | None = None):  # -> onnxruntime.SessionOptions
+    """The options every encoder session is made with (one intra-op thread by default,
+    sequential, quiet, exact int8 products)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    threads = max(1, int(os.environ.get("SPOKE_EMBED_THREADS", "1")))
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.log_severity_level = 3
+    if exact_products_need_option() if exact is None else exact:
+        options.add_session_config_entry("session.x64quantprecision", "1")
+    return options
+
+
 @lru_cache(maxsize=2)
 def _session(directory: str):
     import onnxruntime as ort
@@ -139,14 +185,8 @@ def _session(directory: str):
 
     path = Path(directory)
     recipe = json.loads((path / "recipe.json").read_text())
-    options = ort.SessionOptions()
-    threads = max(1, int(os.environ.get("SPOKE_EMBED_THREADS", "1")))
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.log_severity_level = 3
     session = ort.InferenceSession(
-        str(path / MODEL_FILE), options, providers=["CPUExecutionProvider"]
+        str(path / MODEL_FILE), session_options(), providers=["CPUExecutionProvider"]
     )
     tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
     tokenizer.no_padding()

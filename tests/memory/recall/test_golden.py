@@ -8,9 +8,12 @@ them.
 
 Run on both databases; hybrid/4 needs the semantic extra (it skips without it).
 **Embedder**: hybrid/4's answers are made with its own model, the int8 ONNX form of the bundled
-all-MiniLM-L6-v2 (SPOKE_MEMORY_EMBED_MODEL empty), asserted per run. Its cosines are not
-bit-identical across CPU instruction sets: a score may differ by one unit in its sixth decimal,
-ids, ranks, counts and truncation must be equal (`_within_last_digit`); its oracle test
+all-MiniLM-L6-v2 (SPOKE_MEMORY_EMBED_MODEL empty), asserted per run. Its int8 products are
+exact on every x86 CPU (memory.embedding.embed_onnx, tests/memory/hybrid/test_int8_exact.py);
+hybrid/4's entries were re-recorded on 2026-12-07 on a CPU with VNNI (exact products) after the
+ones recorded earlier, on a machine whose int8 kernels saturate, differed by up to 0.06 in a
+score. Float summation order may still move a score by one unit in its sixth decimal, so ids,
+ranks, counts and truncation must be equal (`_within_last_digit`); its oracle test
 (tests/memory/hybrid/test_hybrid3.py) pins the policy itself."""
 
 from __future__ import annotations
