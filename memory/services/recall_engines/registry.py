@@ -24,6 +24,7 @@ from memory.tasks import DRAINS
 MODULES = (
     "memory.services.recall_engines.engine2",
     "memory.services.recall_engines.hybrid4",
+    "memory.services.recall_engines.hybrid5",
 )
 # Policies served once and retired (docs/decisions/two-served-engines.md): configuring one fails
 # at start-up with a message naming the served ones; migration 0023 dropped their derived copies,
