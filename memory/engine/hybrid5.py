@@ -89,13 +89,30 @@ LABEL = re.compile(r"\s*([^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2}):\s")
 WORD = re.compile(r"[^\W_]+")
 
 
-def speaker_named(query: str, text: str) -> bool:
+@dataclass(frozen=True)
+class Query:
+    """What the text features read of the query, computed once per query."""
+
+    words: frozenset[str]  # its words, case-folded
+    terms: frozenset[str]  # its lexicon terms (memory.engine.lexicon.query_terms)
+    names: frozenset[str]  # its proper nouns (`proper_nouns`)
+
+    @classmethod
+    def of(cls, query: str) -> Query:
+        return cls(
+            frozenset(w.casefold() for w in WORD.findall(query)),
+            frozenset(lexicon.query_terms(query)),
+            frozenset(proper_nouns(query)),
+        )
+
+
+def speaker_named(query: str | Query, text: str) -> bool:
     """Whether the record's text opens with a speaker's label ("Caroline: …", one to three
     words and a colon) whose every word the query names (case-insensitively)."""
     label = LABEL.match(text)
     if label is None:
         return False
-    named = {w.casefold() for w in WORD.findall(query)}
+    named = (query if isinstance(query, Query) else Query.of(query)).words
     return all(w.casefold() in named for w in WORD.findall(label.group(1)))
 
 
@@ -108,18 +125,17 @@ def proper_nouns(query: str) -> set[str]:
     return {w.casefold() for w in NAME.findall(query) if w.casefold() not in lexicon.STOP_WORDS}
 
 
-def text_features(query: str, text: str) -> dict[str, float]:
+def text_features(query: str | Query, text: str) -> dict[str, float]:
     """The features read from a candidate's text (issue 44's boosts; docs/recall-quality.md says
     which were kept): the speaker named in the query, the fraction of the query's terms
     (memory.engine.lexicon) the text holds, and the fraction of the query's names it holds."""
-    terms = set(lexicon.query_terms(query))
-    held = terms & set(lexicon.tokens(text)) if terms else set()
-    names = proper_nouns(query)
-    words = {w.casefold() for w in WORD.findall(text)} if names else set()
+    q = query if isinstance(query, Query) else Query.of(query)
+    held = q.terms & set(lexicon.tokens(text)) if q.terms else set()
+    words = {w.casefold() for w in WORD.findall(text)} if q.names else set()
     return {
-        "speaker_named": 1.0 if speaker_named(query, text) else 0.0,
-        "term_fraction": len(held) / len(terms) if terms else 0.0,
-        "proper_nouns": len(names & words) / len(names) if names else 0.0,
+        "speaker_named": 1.0 if speaker_named(q, text) else 0.0,
+        "term_fraction": len(held) / len(q.terms) if q.terms else 0.0,
+        "proper_nouns": len(q.names & words) / len(q.names) if q.names else 0.0,
     }
 
 
@@ -144,10 +160,11 @@ def features(
     for record_id, value in semantic:
         cos[record_id] = max(value, cos.get(record_id, 0.0))
     top = max(cos.values(), default=0.0)
+    q = Query.of(query)
     rows = []
     for rank_, (record_id, fused_score) in enumerate(fused, start=1):
         c = cos.get(record_id, 0.0)
-        named = text_features(query, texts.get(record_id, ""))
+        named = text_features(q, texts.get(record_id, ""))
         rows.append(
             (
                 c,

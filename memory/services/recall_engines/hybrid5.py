@@ -3,13 +3,14 @@ head and the cosine side over the bundled model's int8 ONNX form; the first
 memory.engine.hybrid5.POOL of the fused list, or max_records if more) re-scored by the logistic
 model of memory.engine.hybrid5, so `score` is a calibrated probability-like value on one absolute
 scale, and each result's record says in `extensions["spoke-recall-match"]` which signals matched
-it. The pool's texts are read once (one statement) for the features read from the text."""
+it. The pool's texts are read once (one statement: record_id and text by pk) for the features
+read from the text."""
 
 from __future__ import annotations
 
 from memory.engine import embed, hybrid3, hybrid5, rank
 from memory.engine.hybrid import Ranking as Scores
-from memory.selectors import recall as reads
+from memory.models import Record
 from memory.services.recall_engines.base import Ranking, RecallQuery
 from memory.services.recall_engines.fused import fused_ranking, register_embedder
 
@@ -33,8 +34,11 @@ def ranking(q: RecallQuery) -> Ranking:
         return out
     lexical, semantic = sides[0]
     pool = [(r.record_id, r.score) for r in out.ranked[: max(hybrid5.POOL, q.max_records)]]
-    rows = reads.live_records(q.subject.space_id, [out.pks[record_id] for record_id, _ in pool])
-    texts = {rec.record_id: rec.text for rec in rows.values()}
+    texts = dict(
+        Record.objects.filter(
+            space_id=q.subject.space_id, pk__in=[out.pks[record_id] for record_id, _ in pool]
+        ).values_list("record_id", "text")
+    )
     out.ranked = list[rank.Ranked](hybrid5.fuse5(lexical, semantic, pool, q.text, texts))
     return out
 
