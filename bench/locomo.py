@@ -4,12 +4,15 @@ For each conversation of `../shared/data/locomo-dev.json`: a space and a subject
 retained record written through the ops layer (`memory.records.create`, text
 "<speaker>: <text>", placed in the context `session_<n>`, the session date in
 `content.structured`). Every question is then asked through `memory.recall` with max_records
-k ∈ {5, 10, 20}, once per engine (engine/1, hybrid/1, engine/2, hybrid/2, hybrid/3, or those
-`--engines` names; the hybrid ones with
+k ∈ {5, 10, 20}, once per engine (engine/2, hybrid/4, hybrid/5, or those `--engines` names;
+the hybrid ones with
 the model `--embed-model` names, default the bundled all-MiniLM-L6-v2), and plain BM25 (rank-bm25 BM25Okapi,
 default parameters, lower-cased alphanumeric tokens) ranks the same turn texts in the same run.
-recall@k = |evidence ∩ returned| / |evidence|; hit@k = any evidence returned. Categories 1–4 make
-the overall figures; category 5 (adversarial) is reported apart. Needs the `semantic` and
+recall@k = |evidence ∩ returned| / |evidence|; hit@k = any evidence returned; MRR = the mean of
+1 / the rank of the first evidence in the k=20 answer. Categories 1–4 make the overall figures;
+category 5 (adversarial) is reported apart. hybrid/5's calibration is read at its documented
+threshold: precision and recall of "the top result is evidence" (categories 1–4) and the share
+of adversarial questions whose top score is below it. Needs the `semantic` and
 `bench` extras. Runs on a throwaway database (see `--database-url`)."""
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from bench._hybrid_common import (
 )
 
 KS = (5, 10, 20)
-ENGINES = ("engine/1", "hybrid/1", "engine/2", "hybrid/2", "hybrid/3")
+ENGINES = ("engine/2", "hybrid/4", "hybrid/5")
 # hybrid/2's and hybrid/3's fusion constants were chosen on the first three conversations
 # (bench.tune_hybrid2, bench.tune_hybrid3_fusion);
 # the last two are held out, and reported apart.
@@ -141,6 +144,10 @@ class Tally:
         # (system, k, category) → [recall sum, hits, questions]
         self.sums: dict[tuple[str, int, int], list[float]] = defaultdict(lambda: [0.0, 0, 0])
         self.latency: dict[str, list[float]] = defaultdict(list)
+        # (system, category) → reciprocal rank of the first evidence in the k=20 answer
+        self.rr: dict[tuple[str, int], list[float]] = defaultdict(list)
+        # system → (category, the top result's score, whether the top result is evidence)
+        self.tops: dict[str, list[tuple[int, float, bool]]] = defaultdict(list)
 
     def add(
         self, system: str, k: int, category: int, evidence: set[str], returned: list[str]
@@ -150,6 +157,24 @@ class Tally:
         cell[0] += found / len(evidence)
         cell[1] += 1 if found else 0
         cell[2] += 1
+
+    def mrr(self, system: str, categories: tuple[int, ...]) -> float:
+        values = [v for c in categories for v in self.rr.get((system, c), [])]
+        return sum(values) / len(values) if values else float("nan")
+
+    def calibration(self, system: str, threshold: float) -> tuple[float, float, float]:
+        """Precision and recall of "the top result is evidence" read at `threshold` (categories
+        1–4), and the share of adversarial questions (5) whose top score is below it."""
+        main = [(s, ok) for c, s, ok in self.tops.get(system, []) if c != 5]
+        above = [ok for s, ok in main if s >= threshold]
+        good = sum(ok for _, ok in main)
+        adversarial = [s for c, s, _ in self.tops.get(system, []) if c == 5]
+        nan = float("nan")
+        return (
+            sum(above) / len(above) if above else nan,
+            sum(above) / good if good else nan,
+            sum(1 for s in adversarial if s < threshold) / len(adversarial) if adversarial else nan,
+        )
 
     def figure(self, system: str, k: int, categories: tuple[int, ...]) -> tuple[float, float, int]:
         r = h = n = 0.0
@@ -219,6 +244,18 @@ def run(
                     returned = [dia_of[r["record"]["record_id"]] for r in answer["results"]]
                     tally.add(engine, k, category, evidence, returned)
                     tally.add(f"{engine}@{split}", k, category, evidence, returned)
+                    if k == max(KS):
+                        first = next((i for i, d in enumerate(returned, 1) if d in evidence), None)
+                        for name in (engine, f"{engine}@{split}"):
+                            tally.rr[(name, category)].append(1 / first if first else 0.0)
+                            top = answer["results"][0] if answer["results"] else None
+                            tally.tops[name].append(
+                                (
+                                    category,
+                                    top["score"] if top else 0.0,
+                                    bool(top and returned[0] in evidence),
+                                )
+                            )
         print(f"  {sample['sample_id']}: {len(texts)} turns", file=sys.stderr)
     return tally, facts
 
@@ -248,6 +285,34 @@ def table(tally: Tally, facts: dict, engines: tuple[str, ...] = ENGINES) -> str:
         held = tally.figure(f"{system}@held-out", 10, main)[0]
         every = tally.figure(system, 10, main)[0]
         lines.append(f"| {system} | {tuned:.1f} | {held:.1f} | {every:.1f} |")
+    lines += [
+        "",
+        "| system | MRR (k=20) | multi-hop | temporal | open-domain | single-hop | held out (4–5) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for system in engines:
+        cells = [tally.mrr(system, main)] + [tally.mrr(system, (c,)) for c in main]
+        cells.append(tally.mrr(f"{system}@held-out", main))
+        lines.append(f"| {system} | " + " | ".join(f"{v:.3f}" for v in cells) + " |")
+    if "hybrid/5" in engines:
+        from memory.engine import hybrid5
+
+        at = hybrid5.THRESHOLD
+        lines += [
+            "",
+            f"hybrid/5's calibration at its documented threshold {at} (docs/recall.md#scores):",
+            "",
+            "| questions | precision of “the top result is evidence” | recall | "
+            "adversarial: top score below the threshold |",
+            "|---|---|---|---|",
+        ]
+        for label, name in (
+            ("all", "hybrid/5"),
+            ("tuning (1–3)", "hybrid/5@tuning"),
+            ("held out (4–5)", "hybrid/5@held-out"),
+        ):
+            p, r, below = tally.calibration(name, at)
+            lines.append(f"| {label} | {p:.2f} | {r:.2f} | {100 * below:.0f}% |")
     lines += ["", "| system | recall p50 ms | recall p95 ms | calls |", "|---|---|---|---|"]
     for system in (BASELINE, *engines):
         lat = tally.latency[system]
@@ -332,7 +397,7 @@ def main(argv: list[str] | None = None) -> None:
     # Ingest with a hybrid engine set, so the derived-copy writer queues each record's vector.
     if args.embed_model:
         os.environ["SPOKE_MEMORY_EMBED_MODEL"] = args.embed_model
-    django_on(fresh_database(args.database_url, "bench-locomo"), "hybrid/2")
+    django_on(fresh_database(args.database_url, "bench-locomo"), "hybrid/4")
     from django.db import connection
 
     from memory.embedding import embed

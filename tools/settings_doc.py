@@ -123,7 +123,7 @@ DESCRIPTIONS = {
     "SPOKE_MEMORY_PROVIDER_ID": "This provider's id, published in describe and written into exports.",
     "SPOKE_MEMORY_SERVED_CAPABILITIES": "Comma-separated capability flags this host serves (default: all four).",
     "SPOKE_MEMORY_REQUIRED_PROFILE_KINDS": "Comma-separated profile kinds a reflection needs before it may be generated (default: none).",
-    "SPOKE_MEMORY_ENGINE": "The recall engine policy served: hybrid/4 or engine/2; unset: hybrid/4 with the semantic extra installed, engine/2 without it (or with torch but no ONNX Runtime).",
+    "SPOKE_MEMORY_ENGINE": "The recall engine policy served: hybrid/4, hybrid/5 (a calibrated score, docs/recall.md#scores; served beside hybrid/4, never the default) or engine/2; unset: hybrid/4 with the semantic extra installed, engine/2 without it (or with torch but no ONNX Runtime).",
     "SPOKE_MEMORY_REFLECTION_SYNTHESIZER": "Dotted path of the function that writes a reflection's text from its basis.",
     "SPOKE_MEMORY_EMBED_MODEL": "The embedding model: a sentence-transformers directory or name; empty: the engine's bundled model (hybrid/4: its int8 ONNX form).",
     "SPOKE_MEMORY_EMBED_URL": "An OpenAI-compatible embeddings server to send texts to instead of a local forward pass.",

@@ -18,6 +18,7 @@ from jsonschema import Draft202012Validator
 
 from memory.access import effective_grants, grant_covers_subject, grant_has
 from memory.dispatch.edge import EdgePort
+from memory.engine import hybrid5
 from memory.models import Principal
 from memory.timeutil import now
 from memory.wire import types as t
@@ -124,6 +125,13 @@ Result = dict[str, Any]
 # The ops run on the typed port over the REST edge's gates (`memory.dispatch.edge.EdgePort`):
 # one method per op, its request and answer the wire types, so mypy checks every body below.
 PORT = EdgePort()
+SCORE_SCALE = (
+    "Scores are 0 to 1, higher better. With the hybrid/5 engine a score is a calibrated "
+    "estimate that the memory is relevant, the same scale for every query: below "
+    f"{hybrid5.THRESHOLD} (the documented threshold) read it as probably not about the question, "
+    "and pass min_score to leave such memories out. With other engines a score is relative to "
+    "the query's best match (the best is near 1 even when nothing is relevant)."
+)
 
 
 def _placement(placement: t.Placement) -> str | None:
@@ -253,8 +261,11 @@ def recall(caller: Caller, args: Args) -> Result:
             "truncated": False,
             "truncation_reason": None,
             "omitted_count": 0,
+            "below_min_score": 0,
         }
     truncation = found["truncation"]
+    floor = args.get("min_score", 0.0)
+    kept = [hit for hit in found["results"] if hit["score"] >= floor]
     return {
         "results": [
             {
@@ -264,12 +275,13 @@ def recall(caller: Caller, args: Args) -> Result:
                 "score": hit["score"],
                 "rank": hit["rank"],
             }
-            for hit in found["results"]
+            for hit in kept
         ],
         "total_eligible": found["total_eligible"],
         "truncated": truncation["truncated"],
         "truncation_reason": truncation["reason"],
         "omitted_count": truncation["omitted_count"],
+        "below_min_score": len(found["results"]) - len(kept),
     }
 
 
@@ -500,7 +512,8 @@ TOOL_LIST = [
             "best first. Only memories a person approved are found (what `remember` proposed is "
             "not, until promoted). Answers each memory's record_id, text, kind, score and rank, "
             "how many were eligible, and whether the answer was cut short (max_records). A "
-            "subject with nothing remembered yet (never seen before) answers no results."
+            "subject with nothing remembered yet (never seen before) answers no results. "
+            + SCORE_SCALE
         ),
         arguments={
             "subject_id": component("SubjectId", SUBJECT),
@@ -518,6 +531,15 @@ TOOL_LIST = [
                 "maxItems": limit("max_list_items"),
                 "description": "Recall only from these contexts and the shared memories.",
             },
+            "min_score": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "description": (
+                    "Leave out memories scoring below this (0 to 1; default 0: none left out). "
+                    f"With hybrid/5, {hybrid5.THRESHOLD} is the documented threshold."
+                ),
+            },
         },
         required=("subject_id", "query"),
         result={
@@ -528,7 +550,10 @@ TOOL_LIST = [
                         "record_id": _s("The memory's id."),
                         "text": _s("The memory's text."),
                         "kind": _s("Its kind."),
-                        "score": {"type": "number", "description": "Relevance (higher is better)."},
+                        "score": {
+                            "type": "number",
+                            "description": "Relevance, 0 to 1 (higher is better; see min_score).",
+                        },
                         "rank": {"type": "integer", "description": "1 for the best match."},
                     },
                     ("record_id", "text", "kind", "score", "rank"),
@@ -541,6 +566,10 @@ TOOL_LIST = [
                 "description": "Why: max_records or max_bytes; null when not truncated.",
             },
             "omitted_count": {"type": "integer", "description": "How many were left out."},
+            "below_min_score": {
+                "type": "integer",
+                "description": "How many of the answer's memories min_score left out.",
+            },
         },
         run=recall,
     ),

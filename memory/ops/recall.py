@@ -15,7 +15,7 @@ from django.conf import settings
 from memory import recall_contract
 from memory.access import access_subject, coverage_for
 from memory.context import OpContext
-from memory.engine import rank
+from memory.engine import hybrid5, rank
 from memory.models import Subject
 from memory.ops.signatures import op
 from memory.recall_contract import RecallQuery
@@ -46,6 +46,15 @@ def _answer(
             "engine_policy_version": settings.SPOKE_MEMORY_ENGINE,
         }
     }
+
+
+def _matched(record: t.RetainedRecord, ranked: rank.Ranked) -> t.RetainedRecord:
+    """A hybrid/5 result's record with the signals that matched it in its
+    `extensions["spoke-recall-match"]` (docs/recall.md#scores; the answer's copy only)."""
+    match = getattr(ranked, "match", None)
+    if match:
+        record["extensions"] = {**record["extensions"], hybrid5.MATCH_KEY: match}
+    return record
 
 
 @op("memory.recall")
@@ -91,7 +100,7 @@ def recall(ctx: OpContext, req: t.RecallRequest) -> t.RecallResponse:
     head, records = head[:max_records], records[:max_records]
     cut = rank.budget([content_bytes(r.content) for r in records], total, max_records, max_bytes)
     results: list[t.RecallResultResultsItem] = [
-        {"record": rec.to_wire(subject.subject_id), "score": r.score, "rank": i + 1}
+        {"record": _matched(rec.to_wire(subject.subject_id), r), "score": r.score, "rank": i + 1}
         for i, (rec, r) in enumerate(zip(records[: cut.taken], head, strict=False))
     ]
     return _answer(results, total, cut)

@@ -185,6 +185,34 @@ def test_remember_is_recalled_only_once_promoted(connect, api, admin, world):
     ]
 
 
+def test_recall_leaves_out_what_scores_below_min_score(connect, api, admin, world):
+    """min_score drops the answer's memories scoring below it and says how many; the tool's
+    description says what the scale means and names hybrid/5's documented threshold."""
+    from memory.engine import hybrid5
+
+    agent = connect(world)
+    for text in ("Ada prefers green tea.", "Ada drinks tea at noon.", "Ada likes tea and cake."):
+        promote_over_rest(
+            api, admin, agent.ok("remember", subject_id="u1", text=text)["candidate_id"]
+        )
+    question = {"subject_id": "u1", "query": "Ada green tea"}
+    every = agent.ok("recall", **question)
+    scores = [r["score"] for r in every["results"]]
+    assert len(scores) == 3 and every["below_min_score"] == 0
+    assert scores[0] > scores[-1]  # the scores differ, so a floor between them cuts
+    floor = (scores[0] + scores[-1]) / 2
+    some = agent.ok("recall", **question, min_score=floor)
+    assert [r["score"] for r in some["results"]] == [s for s in scores if s >= floor]
+    assert some["below_min_score"] == sum(1 for s in scores if s < floor) > 0
+    assert some["total_eligible"] == every["total_eligible"]  # what matched is unchanged
+    assert agent.ok("recall", **question, min_score=1)["results"] == [
+        r for r in every["results"] if r["score"] >= 1
+    ]
+    [tool] = [t for t in agent.portal.call(agent.client.list_tools).tools if t.name == "recall"]
+    assert "calibrated" in tool.description and str(hybrid5.THRESHOLD) in tool.description
+    assert "min_score" in tool.input_schema["properties"]
+
+
 def test_forget_erases_the_text_from_every_tool_and_op(connect, api, admin, world):
     agent, reviewer = connect(world), connect(admin)
     secret = "Ada's locker code is 4711."
@@ -362,6 +390,8 @@ def test_a_gated_subject_or_space_refuses_remember(
         ("remember", {"subject_id": "u1", "text": "x", "colour": "magenta-value"}, "/"),  # unknown
         ("recall", {"subject_id": "u1", "query": 7}, "/query"),
         ("recall", {"subject_id": "u1", "query": "x", "max_records": 0}, "/max_records"),
+        ("recall", {"subject_id": "u1", "query": "x", "min_score": 1.5}, "/min_score"),
+        ("recall", {"subject_id": "u1", "query": "x", "min_score": "high"}, "/min_score"),
         ("get_memory", {"record_id": "not-an-id"}, "/record_id"),
         ("remember", {"subject_id": "bad id with spaces", "text": "x"}, "/subject_id"),
         # past the tool's schema, admission's storability gate (the op body's path)

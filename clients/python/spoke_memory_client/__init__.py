@@ -9,6 +9,7 @@ from spoke_memory_client import errors, types
 from spoke_memory_client._client import AsyncMemoryClient, MemoryClient, new_idempotency_key
 from spoke_memory_client._extra import ReceiptTimeout
 from spoke_memory_client._ports import MemoryPorts
+from spoke_memory_client._recall import above_min_score, recall_match
 from spoke_memory_client.errors import (
     ERRORS,
     AmplificationDenied,
@@ -54,6 +55,8 @@ __all__ = [
     "MemoryPorts",
     "ReceiptTimeout",
     "SpokeError",
+    "above_min_score",
+    "recall_match",
     "errors",
     "new_idempotency_key",
     "types",

@@ -10,5 +10,6 @@ export * from "./errors.js";
 export * from "./ops.js";
 export { MemoryPorts } from "./ports.js";
 export { ReceiptsWait, type WaitOptions } from "./receipts-wait.js";
+export { MATCH_KEY, type RecallMatch, aboveMinScore, recallMatch } from "./recall.js";
 export { ConnectionFailed, ReceiptTimeout, SpokeError, UnexpectedResponse } from "./spoke-error.js";
 export * from "./types.js";

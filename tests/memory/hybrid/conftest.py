@@ -57,6 +57,11 @@ def hybrid_engine(settings, monkeypatch):
 
 
 @pytest.fixture
+def hybrid5_engine(settings, monkeypatch):
+    yield from _engine_on(settings, monkeypatch, "hybrid/5")
+
+
+@pytest.fixture
 def session(api, admin):
     return api.connect(admin)
 

@@ -77,6 +77,34 @@ def test_candidate_page_shows_a_duplicate_and_drops_it_as_such(console, desk):
     assert cand.state == "dropped" and cand.outcome["reason"] == f"duplicate of {same}"
 
 
+def test_a_record_that_only_resembles_the_candidate_gets_no_red(console, desk):
+    """Below the documented word overlap (reviews.similar.DUPLICATE_AT) the row is not marked
+    and its drop button is drawn plainly: no red text, border or background (it was red-outlined
+    at 25% overlap); a likely duplicate's button is red."""
+    same = desk.record("Ada prefers green tea in the morning.")
+    near = desk.record("Ada prefers to travel by train in the spring.")
+    (cid,) = desk.capture("Ada prefers green tea in the morning!")
+    tab = console("moderator")
+    tab.go(f"/console/s/s1/candidates/{cid}/")
+    page = tab.page
+    red = "rgb(180, 35, 24)"  # --danger
+
+    def colours(record_id: str) -> set[str]:
+        button = page.locator("#similar button", has_text=f"Drop as duplicate of {record_id}")
+        return set(
+            button.evaluate(
+                "b => { const s = getComputedStyle(b);"
+                " return [s.color, s.borderTopColor, s.backgroundColor]; }"
+            )
+        )
+
+    row = page.locator("#similar tr.similar-row", has_text=near)
+    assert "duplicate" not in (row.get_attribute("class") or "")
+    assert "likely duplicate" not in row.inner_text()
+    assert red not in colours(near)
+    assert red in colours(same)
+
+
 def test_bulk_promote_of_20_by_keyboard(console, desk):
     ids = desk.capture(*[f"Ada works at Acme, team {i}." for i in range(20)])
     later = desk.capture("Ada prefers tea.", "Ada likes jazz.")

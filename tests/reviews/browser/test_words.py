@@ -89,7 +89,7 @@ def test_subjects_search_then_promote_speaks_in_words(console, desk):
     assert "100% word overlap" in " ".join(duplicate.locator("td.overlap").inner_text().split())
     red = duplicate.locator("button.danger")
     assert red.count() == 1
-    quiet = page.locator("tr.similar-row:not(.duplicate) button.danger-quiet")
+    quiet = page.locator("tr.similar-row:not(.duplicate) button.quiet")
     assert quiet.count() >= 1
     tab.shot("candidate-words")
     page.click("#promote-button")
