@@ -395,74 +395,12 @@ def _checked_rows(answer: object, count: int, dim: int) -> list[list]:
 
 
 def _post(url: str, body: bytes, timeout_s: float, cap: int) -> bytes:
-    """POST `body`, answer the 200 body: at most `cap` bytes, all within `timeout_s` of the start
-    (a watchdog shuts the socket at the deadline, so no slow header or body outlives it)."""
-    import http.client
-    import socket
-    import ssl
-    import time
-    from urllib.parse import urlsplit
+    """POST `body` to the embeddings server, bounded in time and bytes (memory.embedding.bounded_http)."""
+    from memory.embedding import bounded_http
 
-    parts = urlsplit(url)
-    deadline = time.monotonic() + timeout_s
-    conn: http.client.HTTPConnection
-    if parts.scheme == "https":
-        conn = http.client.HTTPSConnection(
-            parts.hostname or "",
-            parts.port,
-            timeout=timeout_s,
-            context=ssl.create_default_context(),
-        )
-    else:
-        conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout_s)
-
-    def cut_off() -> None:
-        sock = conn.sock
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    watchdog = threading.Timer(timeout_s, cut_off)
-    watchdog.daemon = True
-    watchdog.start()
-    try:
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        conn.request(
-            "POST",
-            path,
-            body=body,
-            headers={"Content-Type": "application/json", "Accept": "application/json"},
-        )
-        response = conn.getresponse()
-        if response.status != 200:
-            raise EmbedUnavailable(f"embeddings server: HTTP {response.status}")
-        declared = response.getheader("Content-Length") or ""
-        if declared.isdigit() and int(declared) > cap:
-            raise EmbedUnavailable("embeddings server: the answer is larger than the byte cap")
-        chunks, size = [], 0
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise EmbedUnavailable("embeddings server: the answer outlasted the deadline")
-            if conn.sock is not None:
-                conn.sock.settimeout(left)
-            chunk = response.read1(65_536)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > cap:
-                raise EmbedUnavailable("embeddings server: the answer is larger than the byte cap")
-            chunks.append(chunk)
-    except (OSError, http.client.HTTPException, ValueError) as err:
-        raise EmbedUnavailable(f"embeddings server: {type(err).__name__}") from None
-    finally:
-        watchdog.cancel()
-        conn.close()
-    if time.monotonic() >= deadline:  # cut off by the watchdog: what was read is not the answer
-        raise EmbedUnavailable("embeddings server: the answer outlasted the deadline")
-    return b"".join(chunks)
+    return bounded_http.post(
+        url, body, timeout_s, cap, name="embeddings server", error=EmbedUnavailable
+    )
 
 
 def encode_local(texts: list[str]):

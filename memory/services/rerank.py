@@ -26,13 +26,10 @@ embedding model's."""
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import logging
 import math
 import os
-import socket
-import ssl
 import threading
 import time
 from collections.abc import Sequence
@@ -43,7 +40,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from memory.embedding import embed
+from memory.embedding import bounded_http, embed
 from memory.engine.rank import Ranked
 
 log = logging.getLogger("memory.rerank")
@@ -203,66 +200,11 @@ def _server(query: str, texts: list[str]) -> list[float]:
 
 
 def post(url: str, body: bytes, timeout_s: float, cap: int) -> bytes:
-    """POST `body`, answer the 200 body: at most `cap` bytes, all within `timeout_s` of the start
-    (a watchdog shuts the socket at the deadline, so no slow header or trickled body outlives
-    it). Any failure raises RerankUnavailable naming its kind only."""
-    parts = urlsplit(url)
-    deadline = time.monotonic() + timeout_s
-    conn: http.client.HTTPConnection
-    if parts.scheme == "https":
-        conn = http.client.HTTPSConnection(
-            parts.hostname or "",
-            parts.port,
-            timeout=timeout_s,
-            context=ssl.create_default_context(),
-        )
-    else:
-        conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout_s)
-
-    def cut_off() -> None:
-        if conn.sock is not None:
-            try:
-                conn.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    watchdog = threading.Timer(timeout_s, cut_off)
-    watchdog.daemon = True
-    watchdog.start()
-    try:
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        conn.request("POST", path, body=body, headers=headers)
-        response = conn.getresponse()
-        if response.status != 200:
-            raise RerankUnavailable(f"rerank server: HTTP {response.status}")
-        declared = response.getheader("Content-Length") or ""
-        if declared.isdigit() and int(declared) > cap:
-            raise RerankUnavailable("rerank server: the answer is larger than the byte cap")
-        chunks, size = [], 0
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise RerankUnavailable("rerank server: the answer outlasted the deadline")
-            if conn.sock is not None:
-                conn.sock.settimeout(left)
-            chunk = response.read1(65_536)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > cap:
-                raise RerankUnavailable("rerank server: the answer is larger than the byte cap")
-            chunks.append(chunk)
-    except (OSError, http.client.HTTPException, ValueError) as err:
-        if time.monotonic() >= deadline:  # the watchdog shut the socket (RemoteDisconnected…)
-            raise RerankUnavailable("rerank server: the answer outlasted the deadline") from None
-        raise RerankUnavailable(f"rerank server: {type(err).__name__}") from None
-    finally:
-        watchdog.cancel()
-        conn.close()
-    if time.monotonic() >= deadline:  # cut off by the watchdog: what was read is not the answer
-        raise RerankUnavailable("rerank server: the answer outlasted the deadline")
-    return b"".join(chunks)
+    """POST `body` to the rerank server, bounded in time and bytes (memory.embedding.bounded_http);
+    any failure raises RerankUnavailable naming its kind only."""
+    return bounded_http.post(
+        url, body, timeout_s, cap, name="rerank server", error=RerankUnavailable
+    )
 
 
 @lru_cache(maxsize=2)
