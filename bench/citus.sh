@@ -11,7 +11,10 @@
 #   3. move: `python -m bench citus_move` on a distributed database: a space's shards moved to
 #      the other worker and back (citus_move_shard_placement) while clients run bench.mixed_load's
 #      mix in it, then mixed_load's audit (BENCH_MOVE_MODE, BENCH_SECONDS, BENCH_PORT apply).
-#   usage: bench/citus.sh [plans] [writes] [move]      (all by default)
+#   4. throughput: `python -m bench citus_throughput`: records.create, recall and subjects.get on
+#      a plain database and a distributed one of the same coordinator, one gunicorn each, rounds
+#      interleaved in one run (BENCH_SECONDS, BENCH_ROUNDS, BENCH_PORT apply).
+#   usage: bench/citus.sh [plans] [writes] [move] [throughput]    (plans writes move by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -62,6 +65,33 @@ for part in "${parts[@]}"; do
       BENCH_DATABASE_URL="postgres://postgres@127.0.0.1:$port/$db" "$py" -m bench writes 2>&1 | tail -25
       echo '```'
     done >>"$out"
+    ;;
+  throughput)
+    single=spoke_citus_tp_single
+    cluster=spoke_citus_tp_cluster
+    for db in "$single" "$cluster"; do
+      for p in "$port" "$((port + 1))" "$((port + 2))"; do
+        psql -X -q -h 127.0.0.1 -p "$p" -U postgres -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
+      done
+    done
+    psql -X -q -h 127.0.0.1 -p "$port" -U postgres -d postgres -c "CREATE DATABASE $single"
+    tests/citus/cluster.sh createdb "$cluster" >/dev/null
+    for db in "$single" "$cluster"; do
+      DATABASE_URL="postgres://postgres@127.0.0.1:$port/$db" SECRET_KEY=bench-only-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx \
+        "$py" manage.py migrate -v0
+    done
+    DATABASE_URL="postgres://postgres@127.0.0.1:$port/$cluster" SECRET_KEY=bench-only-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx \
+      "$py" manage.py spoke citus-setup >/dev/null
+    {
+      echo; echo "## throughput: one node vs the cluster, interleaved in one run"; echo
+      echo "uptime before: $(uptime)"; echo
+      echo '```'
+      BENCH_SINGLE_URL="postgres://postgres@127.0.0.1:$port/$single" \
+        BENCH_CLUSTER_URL="postgres://postgres@127.0.0.1:$port/$cluster" \
+        "$py" -m bench citus_throughput 2>&1 | grep -v "UserWarning\|mw_instance"
+      echo '```'
+      echo; echo "uptime after: $(uptime)"
+    } >>"$out"
     ;;
   move)
     db=spoke_citus_bench_move

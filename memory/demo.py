@@ -198,7 +198,10 @@ def _ensure_root_grant(space: Space, principal: Principal) -> None:
 
 def _seeded(space: Space) -> bool:
     return ProfileDocument.objects.filter(
-        space=space, subject__subject_id=SEED_LAST[0], kind=SEED_LAST[1]
+        space=space,
+        subject__space=space,  # both sides of the join name the space: one shard on Citus
+        subject__subject_id=SEED_LAST[0],
+        kind=SEED_LAST[1],
     ).exists()
 
 

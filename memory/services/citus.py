@@ -175,3 +175,46 @@ def setup(shard_count: int | None = None) -> dict[str, Any]:
             done["reference" if want == "reference" else "distributed"].append(table)
         cur.execute("RESET citus.enable_local_reference_table_foreign_keys")
     return {"workers": workers, **done}
+
+
+# reltuples of one shard, run on its worker (run_command_on_shards puts the shard's name for %s)
+_SHARD_RELTUPLES = "SELECT reltuples FROM pg_class WHERE oid = '%s'::regclass"
+
+
+def shard_rows(
+    cur: CursorWrapper, tables: list[str], space_id: str | None = None
+) -> dict[str, float]:
+    """The planner's row counts of those `tables` Citus distributes (or replicates), read where
+    they are: each shard's `pg_class.reltuples` on its worker (the coordinator's shell table holds
+    no rows, and its `reltuples` says 0 or -1 whatever the shards hold). A worker plans a shard's
+    statement from that shard's statistics, so the count is the one shard's: the shard holding
+    `space_id` (a table distributed by the space), else the least any of the table's shards
+    believes (a write to unknown spaces may have gone to that one); -1 when it was never
+    analyzed. {} off Citus (no extension), or for tables Citus does not hold."""
+    if connection.vendor != "postgresql" or not tables:
+        return {}
+    if _one(cur, "SELECT extversion FROM pg_extension WHERE extname = 'citus'") is None:
+        return {}
+    cur.execute(
+        "SELECT logicalrelid::regclass::text,"
+        " CASE WHEN partmethod = 'h' THEN column_to_column_name(logicalrelid, partkey) END"
+        " FROM pg_dist_partition WHERE logicalrelid = ANY(CAST(%s AS regclass[]))",
+        [tables],
+    )
+    out: dict[str, float] = {}
+    for table, key in cur.fetchall():
+        if space_id is not None and key == SPACE_KEY:
+            cur.execute(
+                "SELECT r.result FROM run_command_on_shards(%s, %s) r"
+                " WHERE r.success AND r.shardid = get_shard_id_for_distribution_column(%s, %s)",
+                [table, _SHARD_RELTUPLES, table, space_id],
+            )
+        else:
+            cur.execute(
+                "SELECT r.result FROM run_command_on_shards(%s, %s) r WHERE r.success",
+                [table, _SHARD_RELTUPLES],
+            )
+        counts = [float(row[0]) for row in cur.fetchall()]
+        if counts:
+            out[table] = min(counts)
+    return out

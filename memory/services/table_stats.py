@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping
 
 from django.db import DatabaseError, connection, models, transaction
 
+from memory.services import citus
+
 log = logging.getLogger("memory.stats")
 
 # autovacuum's defaults (autovacuum_analyze_threshold, autovacuum_analyze_scale_factor)
@@ -51,8 +53,12 @@ def analyze(models_: Iterable[type[models.Model]]) -> list[str]:
     return tables
 
 
-def believed_rows(models_: Iterable[type[models.Model]]) -> dict[str, float]:
-    """table → the planner's row count (pg_class.reltuples; -1: never analyzed) (PostgreSQL)."""
+def believed_rows(
+    models_: Iterable[type[models.Model]], space_id: str | None = None
+) -> dict[str, float]:
+    """table → the planner's row count (pg_class.reltuples; -1: never analyzed) (PostgreSQL). On
+    a Citus coordinator a distributed table's count is its shards', on the workers
+    (`citus.shard_rows`: the shard holding `space_id` when the caller wrote one space)."""
     tables = _tables(models_)
     if connection.vendor != "postgresql" or not tables:
         return {}
@@ -62,20 +68,25 @@ def believed_rows(models_: Iterable[type[models.Model]]) -> dict[str, float]:
             " WHERE c.oid = ANY(CAST(%s AS regclass[]))",
             [tables],
         )
-        return {name: float(rows) for name, rows in cur.fetchall()}
+        believed = {name: float(rows) for name, rows in cur.fetchall()}
+        believed.update(citus.shard_rows(cur, tables, space_id))
+        return believed
 
 
-def analyze_grown(written: Mapping[type[models.Model], int]) -> list[str]:
+def analyze_grown(
+    written: Mapping[type[models.Model], int], space_id: str | None = None
+) -> list[str]:
     """ANALYZE those of the tables whose rows written (inserted, updated or deleted) by the
     caller reach autovacuum's own threshold against what the planner believes the table holds
     (every table never analyzed, or analyzed empty, that was written to at all past the
-    threshold's constant). Returns the tables analyzed."""
+    threshold's constant). `space_id`: the one space the caller wrote (on Citus, the shard whose
+    statistics count). Returns the tables analyzed."""
     if connection.vendor != "postgresql":
         return []
     counts: dict[str, int] = {}
     for model, n in written.items():
         counts[model._meta.db_table] = counts.get(model._meta.db_table, 0) + n
-    believed = believed_rows(m for m, n in written.items() if n > 0)
+    believed = believed_rows((m for m, n in written.items() if n > 0), space_id)
     grown = [
         table
         for table, rows in believed.items()

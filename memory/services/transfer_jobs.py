@@ -356,7 +356,7 @@ def run_activate(job: Job) -> list[t.Ref]:
         raise reject(COUNTS_MISMATCH)
     # The planner's statistics of the tables the load filled, before the receipt commits: the
     # first recall after an import must not be planned for the empty tables they were.
-    filled = table_stats.analyze_grown(written + loader.written)
+    filled = table_stats.analyze_grown(written + loader.written, space.pk)
     # and their visibility maps once it has committed (index-only scans skip the heap)
     table_stats.vacuum_after_commit(filled)
     at = now()
