@@ -223,7 +223,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rebuild", action="store_true", help="drop and rebuild the bench spaces")
     parser.add_argument("--iterations", type=int, default=300)
     parser.add_argument("--scales", default=",".join(map(str, SCALES)))
-    parser.add_argument("--engine", default="engine/2", help="engine/1 or engine/2")
+    parser.add_argument(
+        "--engine", default="engine/2", help="a served engine: engine/2, hybrid/4 or hybrid/5"
+    )
     args = parser.parse_args(argv)
     _setup(args.engine)
     from django.core.management import call_command

@@ -37,7 +37,7 @@ CLIENTS = knob("BENCH_CLIENTS", 8)
 WORKERS = knob("BENCH_WORKERS", 2)
 THREADS = knob("BENCH_THREADS", 4)
 ROUNDS = knob("BENCH_ROUNDS", 2)
-ENGINE = os.environ.get("SPOKE_MEMORY_ENGINE", "engine/1")
+ENGINE = os.environ.get("SPOKE_MEMORY_ENGINE", "engine/2")
 WITH_WORKER = knob("BENCH_WORKER", 0)
 
 FLOOR = "floor: bare view, insert record + bump space revision"
