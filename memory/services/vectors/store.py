@@ -7,7 +7,6 @@ that made it (`model_key`). Also what the engine declares of the embedder: `enab
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 
 from memory import statements
@@ -20,8 +19,6 @@ from memory.models import (
     VectorGeneration,
 )
 from memory.models.scoped import by_space
-
-log = logging.getLogger("memory.embeddings")
 
 
 def enabled() -> bool:
