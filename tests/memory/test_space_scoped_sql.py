@@ -17,8 +17,9 @@ import pytest
 
 from memory import tasks
 from memory.models import Export, Import, Job, Receipt
-from memory.services import hybrid_store, transfer_jobs, transfer_load
+from memory.services import transfer_jobs, transfer_load
 from memory.services.operators import issue_root_grant
+from memory.services.vectors import queue as vector_queue
 from tests.conftest import CITUS, embedding_writer, make_persona, make_space, requires_postgres
 from tests.space_sql import Recorder, recording, space_scoped_tables, task_counts
 
@@ -125,7 +126,7 @@ class Scenario:
         return done
 
     def drain(self) -> None:
-        hybrid_store._caught_up = None  # the first drain of a process queues what has no vector
+        vector_queue._caught_up = None  # the first drain of a process queues what has no vector
         with self.rec.phase("drain"):
             tasks.drain_derived()
 
