@@ -59,7 +59,7 @@ def subject_vectors(subject: Subject) -> SubjectVectors:
 
     Kept current by generation, not reloaded: when the key moved since the cached matrix, only
     what moved is read again (`_refresh`), and the matrix is extended or trimmed, not rebuilt.
-    docs/decisions/vector-cache-by-generation.md."""
+    docs/decisions/vector-cache-after-a-write.md."""
     # Vectors are added by drains and erased with their record's content (records.delete, which
     # moves the subject's revision too); each moves the generation in its own transaction, and
     # the generation is read before the vectors, so a matrix is never older than its key.
