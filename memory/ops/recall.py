@@ -6,7 +6,30 @@ kinds ∩ the engine's match, tombstones excluded; an archived subject recalls n
 configured engine (memory.recall_contract.current(): engine/2 or hybrid/4, each its own module
 in memory.services.recall_engines) ranks the authorized, filtered set; its retrieval reads are in
 memory.selectors. An optional reranker (memory.services.rerank) re-scores the engine's pool before
-the budget (memory.engine.rank.budget) takes the longest prefix that fits."""
+the budget (memory.engine.rank.budget) takes the longest prefix that fits.
+
+The walk (docs/architecture.md "A recall's walk"): the request goes down through each room once
+and comes back up once, never back to an earlier one:
+
+    dispatch/views  OpView.run: the gates, admission                        ▼ request
+    ops/recall      the op calls each room in turn:
+      1 coverage    access: coverage_for, access_subject (one query)
+      2 filters     selectors.selection: read_filter, whole_subject,
+                    records_queryset (lazy: built only if the engine asks)
+      3 engine      recall_contract.current().rank(RecallQuery)
+                    → services/recall_engines/<engine>.py
+                        reads   selectors.recall, selectors.lexical
+                        stores  hybrid_store (hybrid/4's vectors: the front of
+                                services/vectors: queue, store, cache, ranking)
+                        model   embedding.embed (the query's vector)
+                        policy  engine.lexical, engine.hybrid3, engine.rank
+                    ← Ranking(ranked, pks, total)
+      4 rerank      services.rerank (optional: the pool re-scored)
+      5 budget      selectors.recall.live_records (the ranked rows, live)
+                    engine.rank.budget (the longest prefix that fits)
+    dispatch/views  the answer (results, total_eligible, truncation)        ▲ response
+
+The stores an engine builds on never import it (the layers above)."""
 
 from __future__ import annotations
 

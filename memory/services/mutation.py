@@ -12,8 +12,35 @@ RETURNING revision`); touched subjects are bumped (and re-checked) just before i
 statement on PostgreSQL. If a gate's state changed in between, the body runs again and decides
 on the new state. Ops that change the space itself, and every last attempt, take the space row
 lock before the body (`scope.coverage(..., exclusive=True)`), after the rows their request
-names (`_rows_first`), so they keep the writers' lock order. The lock order and why each lock is
-there: docs/architecture.md "Why mutations serialize per space".
+names (`_rows_first`), so they keep the writers' lock order (docs/architecture.md "Why mutations
+serialize per space").
+
+Phases: (1) before the transaction, one idempotency look-up (a replay costs that one query);
+(2) the body, concurrent: coverage in one query, share-locking the grant rows; the op's own
+objects under their own row locks; validation, content, object and revision rows, derived copies
+(on PostgreSQL a new record, its revision and term rows are one statement); (3) the commit tail,
+serialized: each touched subject `UPDATE … revision + 1 WHERE … AND state = <seen> AND
+fenced_context_ids = <seen>` in key order, the space bump, the receipt and the key, COMMIT — on
+PostgreSQL one statement (`statements.commit_tail`), each bump running only once the one before
+found its row; a bump that finds its gate state moved makes it insert nothing and the body runs
+again.
+
+Locks, held from, why:
+- grant rows `FOR SHARE`, coverage read to commit: a revocation waits for the write, so a write
+  never commits after its grant's revocation; writers don't block each other;
+- the op's own object row, body to commit: CAS and one-winner races are decided on that row;
+- subject row, commit tail (body, for ops that change it): its revision moves by one; the bump
+  re-checks state and fences;
+- space row, commit tail only: the exact, gap-free space revision; re-checks `state`;
+- idempotency key (unique index), insert to commit: a racing duplicate waits, then replays.
+Lock order (no deadlocks among writers): grant share locks → the op's own rows → subject rows in
+key order → space row → key index → at COMMIT the deferred foreign-key checks' key-share locks.
+Rows a transaction waiting for the space may hold are locked `FOR NO KEY UPDATE` (the subject
+bump, a grant's grantee), since key-share waits only for `FOR UPDATE`
+(`test_a_grant_and_a_write_by_its_grantee_commit_without_a_deadlock`). Space-wide ops,
+`records.delete` (so erasure cannot miss a reflection) and every last attempt are the exclusive
+attempts above. A deadlock, serialization failure or moved gate runs the (pure) body again, up
+to five attempts. SQLite has one writer (`BEGIN IMMEDIATE`).
 
 The idempotency key is looked up once before the transaction; a racing duplicate is settled by
 the key table's unique constraint (the loser rolls back and replays the winner's receipt), and a
