@@ -12,7 +12,13 @@ policy's own functions (`lexical.relevance`, `lexical.score`), so the answer is 
 the last bit: the SQL score only chooses which rows to bring back, with a margin of 2e-6 (twice
 the rounding step, a million times any float error) below the head's last score, plus the rows
 whose relevance is the best (the normalizer), so a tie or a rounding boundary is settled by
-Python, and ties by record_id in code-point order, never by a database collation."""
+Python, and ties by record_id in code-point order, never by a database collation.
+
+The term rows (docs/recall.md "How the database ranks") are written with every text change and
+deleted with the content, under a covering index; there is no per-subject counter, so writers
+never contend. With a cognition filter the candidates are ranked by the plain function instead
+(exact, slower); its string and number requirements are pushed down as jsonpath
+(memory.selectors.selection)."""
 
 from __future__ import annotations
 
