@@ -37,5 +37,14 @@ def test_the_subject_vector_check_is_one_probe_of_the_generation_index(make_reco
         cur.execute("SET LOCAL enable_bitmapscan = off")
         cur.execute("EXPLAIN " + sql, params)
         plan = "\n".join(row[0] for row in cur.fetchall())
-    assert "vector_generation_subject" in plan, plan
     assert "memory_recordembedding" not in plan, plan
+    if CITUS:
+        # One shard's task. A shard's primary key is (space_id, id) since the composite keys
+        # (migration 0022), so on a shard with a handful of rows the planner may price it level
+        # with the (subject, space) index and pick either (seen in one Citus run of two); with a
+        # space's real row count the unique index is the cheaper. Either is an index probe of
+        # this table in this space; the plain-PostgreSQL leg holds the strict check.
+        assert "Task Count: 1" in plan, plan
+        assert "vector_generation_subject" in plan or "memory_vectorgeneration_pkey" in plan, plan
+    else:
+        assert "vector_generation_subject" in plan, plan
