@@ -33,6 +33,25 @@ export PGOPTIONS="-c client_min_messages=warning"
   echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg)."
 } >"$out"
 
+# two_databases SINGLE CLUSTER: a plain database and a distributed one (citus-setup) on the same
+# coordinator, both migrated, each dropped first wherever it was left (coordinator and workers).
+two_databases() {
+  local db p
+  for db in "$1" "$2"; do
+    for p in "$port" "$((port + 1))" "$((port + 2))"; do
+      psql -X -q -h 127.0.0.1 -p "$p" -U postgres -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
+    done
+  done
+  psql -X -q -h 127.0.0.1 -p "$port" -U postgres -d postgres -c "CREATE DATABASE $1"
+  tests/citus/cluster.sh createdb "$2" >/dev/null
+  for db in "$1" "$2"; do
+    DATABASE_URL="postgres://postgres@127.0.0.1:$port/$db" SECRET_KEY=bench-only-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx \
+      "$py" manage.py migrate -v0
+  done
+  DATABASE_URL="postgres://postgres@127.0.0.1:$port/$2" SECRET_KEY=bench-only-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx \
+    "$py" manage.py spoke citus-setup >/dev/null
+}
+
 for part in "${parts[@]}"; do
   case $part in
   plans)
@@ -45,19 +64,7 @@ for part in "${parts[@]}"; do
   writes)
     single=spoke_citus_bench_single
     cluster=spoke_citus_bench_cluster
-    for db in "$single" "$cluster"; do
-      for p in "$port" "$((port + 1))" "$((port + 2))"; do
-        psql -X -q -h 127.0.0.1 -p "$p" -U postgres -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
-      done
-    done
-    psql -X -q -h 127.0.0.1 -p "$port" -U postgres -d postgres -c "CREATE DATABASE $single"
-    tests/citus/cluster.sh createdb "$cluster" >/dev/null
-    for db in "$single" "$cluster"; do
-      DATABASE_URL="postgres://postgres@127.0.0.1:$port/$db" SECRET_KEY=bench-only-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx \
-        "$py" manage.py migrate -v0
-    done
-    DATABASE_URL="postgres://postgres@127.0.0.1:$port/$cluster" SECRET_KEY=bench-only-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx \
-      "$py" manage.py spoke citus-setup >/dev/null
+    two_databases "$single" "$cluster"
     for db in "$single" "$cluster"; do
       echo; echo "## writes: $db"
       echo
@@ -69,19 +76,7 @@ for part in "${parts[@]}"; do
   throughput)
     single=spoke_citus_tp_single
     cluster=spoke_citus_tp_cluster
-    for db in "$single" "$cluster"; do
-      for p in "$port" "$((port + 1))" "$((port + 2))"; do
-        psql -X -q -h 127.0.0.1 -p "$p" -U postgres -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
-      done
-    done
-    psql -X -q -h 127.0.0.1 -p "$port" -U postgres -d postgres -c "CREATE DATABASE $single"
-    tests/citus/cluster.sh createdb "$cluster" >/dev/null
-    for db in "$single" "$cluster"; do
-      DATABASE_URL="postgres://postgres@127.0.0.1:$port/$db" SECRET_KEY=bench-only-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx \
-        "$py" manage.py migrate -v0
-    done
-    DATABASE_URL="postgres://postgres@127.0.0.1:$port/$cluster" SECRET_KEY=bench-only-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx \
-      "$py" manage.py spoke citus-setup >/dev/null
+    two_databases "$single" "$cluster"
     {
       echo; echo "## throughput: one node vs the cluster, interleaved in one run"; echo
       echo "uptime before: $(uptime)"; echo
