@@ -11,8 +11,8 @@ from __future__ import annotations
 from memory.embedding import embed
 from memory.engine import hybrid3, hybrid5, rank
 from memory.engine.hybrid import Ranking as Scores
-from memory.models import Record
 from memory.recall_contract import Ranking, RecallQuery
+from memory.selectors import recall as reads
 from memory.services.recall_engines.fused import fused_ranking, register_embedder
 
 
@@ -35,11 +35,10 @@ def ranking(q: RecallQuery) -> Ranking:
         return out
     lexical, semantic = sides[0]
     pool = [(r.record_id, r.score) for r in out.ranked[: max(hybrid5.POOL, q.max_records)]]
-    texts = dict(
-        Record.objects.filter(
-            space_id=q.subject.space_id, pk__in=[out.pks[record_id] for record_id, _ in pool]
-        ).values_list("record_id", "text")
-    )
+    # The pool's texts by selectors.recall's per-pk look-up (an `id IN (…)` beside `space_id`
+    # was planned as a read of the whole space on a never-analyzed table: issue 49).
+    rows = reads.live_records(q.subject.space_id, [out.pks[record_id] for record_id, _ in pool])
+    texts = {record.record_id: record.text for record in rows.values()}
     out.ranked = list[rank.Ranked](hybrid5.fuse5(lexical, semantic, pool, q.text, texts))
     return out
 
