@@ -2,7 +2,7 @@
 
 One subject holding `--records` records (LoCoMo turn texts, cycled, each made distinct by a
 counter), then LoCoMo questions asked through `memory.recall` (max_records 10) on each engine
-(`--engines`, default engine/2 hybrid/4 hybrid/5: the served ones): p50/p95 of whole calls, plus the parts
+(`--engines`, default engine/2 hybrid/6: the served ones): p50/p95 of whole calls, plus the parts
 the hybrid engines add (query embedding, cosine over the subject's vectors), and the floor of the
 same run: `memory.records.get` of records of the same subject, through the same `call()`. Records are loaded with the record write service in batches (the derived-copy
 writer embeds each batch), not one op call each: loading is not what is measured.
@@ -73,7 +73,7 @@ def random_vectors(
     """Seeded random unit vectors of the configured model's dimension for the subject's records,
     but the last `leave` (by pk), which keep their place in the embedding backlog; the others
     leave it. `also`: the model keys of the other engines asked (hybrid/3's torch model beside
-    hybrid/4's int8 form), whose vectors every record gets (the same random ones: latency only)."""
+    hybrid/6's int8 form), whose vectors every record gets (the same random ones: latency only)."""
     import numpy as np
 
     from memory.embedding import embed
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--engines", nargs="+", default=["engine/2", "hybrid/4", "hybrid/5"])
+    parser.add_argument("--engines", nargs="+", default=["engine/2", "hybrid/6"])
     parser.add_argument(
         "--random-vectors",
         action="store_true",

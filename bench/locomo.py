@@ -4,13 +4,13 @@ For each conversation of `../shared/data/locomo-dev.json`: a space and a subject
 retained record written through the ops layer (`memory.records.create`, text
 "<speaker>: <text>", placed in the context `session_<n>`, the session date in
 `content.structured`). Every question is then asked through `memory.recall` with max_records
-k ∈ {5, 10, 20}, once per engine (engine/2, hybrid/4, hybrid/5, or those `--engines` names;
+k ∈ {5, 10, 20}, once per engine (engine/2, hybrid/6, or those `--engines` names;
 the hybrid ones with
 the model `--embed-model` names, default the bundled all-MiniLM-L6-v2), and plain BM25 (rank-bm25 BM25Okapi,
 default parameters, lower-cased alphanumeric tokens) ranks the same turn texts in the same run.
 recall@k = |evidence ∩ returned| / |evidence|; hit@k = any evidence returned; MRR = the mean of
 1 / the rank of the first evidence in the k=20 answer. Categories 1–4 make the overall figures;
-category 5 (adversarial) is reported apart. hybrid/5's calibration is read at its documented
+category 5 (adversarial) is reported apart. hybrid/6's calibration is read at its documented
 threshold: precision and recall of "the top result is evidence" (categories 1–4) and the share
 of adversarial questions whose top score is below it. Needs the `semantic` and
 `bench` extras. Runs on a throwaway database (see `--database-url`)."""
@@ -36,7 +36,7 @@ from bench._hybrid_common import (
 )
 
 KS = (5, 10, 20)
-ENGINES = ("engine/2", "hybrid/4", "hybrid/5")
+ENGINES = ("engine/2", "hybrid/6")
 # hybrid/2's and hybrid/3's fusion constants were chosen on the first three conversations
 # (bench.tune_hybrid2, bench.tune_hybrid3_fusion);
 # the last two are held out, and reported apart.
@@ -294,22 +294,22 @@ def table(tally: Tally, facts: dict, engines: tuple[str, ...] = ENGINES) -> str:
         cells = [tally.mrr(system, main)] + [tally.mrr(system, (c,)) for c in main]
         cells.append(tally.mrr(f"{system}@held-out", main))
         lines.append(f"| {system} | " + " | ".join(f"{v:.3f}" for v in cells) + " |")
-    if "hybrid/5" in engines:
-        from memory.engine import hybrid5
+    if "hybrid/6" in engines:
+        from memory.engine import hybrid6
 
-        at = hybrid5.THRESHOLD
+        at = hybrid6.THRESHOLD
         lines += [
             "",
-            f"hybrid/5's calibration at its documented threshold {at} (docs/recall.md#scores):",
+            f"hybrid/6's calibration at its documented threshold {at} (docs/recall.md#scores):",
             "",
             "| questions | precision of “the top result is evidence” | recall | "
             "adversarial: top score below the threshold |",
             "|---|---|---|---|",
         ]
         for label, name in (
-            ("all", "hybrid/5"),
-            ("tuning (1–3)", "hybrid/5@tuning"),
-            ("held out (4–5)", "hybrid/5@held-out"),
+            ("all", "hybrid/6"),
+            ("tuning (1–3)", "hybrid/6@tuning"),
+            ("held out (4–5)", "hybrid/6@held-out"),
         ):
             p, r, below = tally.calibration(name, at)
             lines.append(f"| {label} | {p:.2f} | {r:.2f} | {100 * below:.0f}% |")
@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> None:
     # Ingest with a hybrid engine set, so the derived-copy writer queues each record's vector.
     if args.embed_model:
         os.environ["SPOKE_MEMORY_EMBED_MODEL"] = args.embed_model
-    django_on(fresh_database(args.database_url, "bench-locomo"), "hybrid/4")
+    django_on(fresh_database(args.database_url, "bench-locomo"), "hybrid/6")
     from django.db import connection
 
     from memory.embedding import embed

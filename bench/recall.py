@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--iterations", type=int, default=300)
     parser.add_argument("--scales", default=",".join(map(str, SCALES)))
     parser.add_argument(
-        "--engine", default="engine/2", help="a served engine: engine/2, hybrid/4 or hybrid/5"
+        "--engine", default="engine/2", help="a served engine: engine/2 or hybrid/6"
     )
     args = parser.parse_args(argv)
     _setup(args.engine)

@@ -4,11 +4,12 @@
 For each code tree (default: this one; `--tree /work/main` serves the code before the change):
 a fresh database migrated by that tree, the product served from it as the README deploys it
 (gunicorn -c spokememory/gunicorn_conf.py, 2 workers × 4 threads; one Celery worker; the
-semantic extra; hybrid/4), one subject of `--records` records loaded by an import (staged into
+semantic extra; hybrid/6, the default), one subject of `--records` records loaded by an import (staged into
 the database as staging leaves it, then `memory.imports.activate` over HTTP, run by the worker),
 the embedding backlog drained by the worker (/readyz), then over HTTP on one keep-alive
 connection: the first recall, warm recalls alternated with `records.get` of a random record
-(p50/p95 of each), and recalls right after a `records.create` in the subject. Then engine/2 on
+(p50/p95 of each), and recalls right after a `records.create` in the subject. Then each of
+`--engines` (default engine/2) the same way on
 the same database (the web server restarted with it). No ANALYZE from the bench: whatever
 statistics the database has are the ones the product left. The machine's load (uptime) is noted
 before and after."""
@@ -111,7 +112,7 @@ def setup(tree: Path, url: str, n: int, texts_file: Path | None) -> tuple[str, s
     """Migrate with the tree's code; a space, an admin token and a verified import of n records
     (in a child process of the tree's code: Django is set up once per process); the records'
     texts from `texts_file` (a JSON list) when given."""
-    env = env_for(tree, url, "hybrid/4", "memory://")
+    env = env_for(tree, url, "engine/2", "memory://")  # served by every tree
     subprocess.run(  # noqa: S603
         [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=tree, env=env, check=True
     )
@@ -139,7 +140,7 @@ def setup(tree: Path, url: str, n: int, texts_file: Path | None) -> tuple[str, s
 
 
 def backlog(base: str) -> int:
-    """`embedding_backlog` from /readyz, as the monitoring system reads it (hybrid/4 embeds:
+    """`embedding_backlog` from /readyz, as the monitoring system reads it (hybrid/6 embeds:
     the field's absence is an error, not an empty backlog)."""
     body = httpx.get(
         base + "/readyz", timeout=30.0, headers={"Authorization": f"Bearer {HEALTH_TOKEN}"}
@@ -200,6 +201,8 @@ def one(
     port: int,
     corpus: str,
     locomo: Path = LOCOMO,
+    engines: tuple[str, ...] = ("engine/2",),
+    first: str = "hybrid/6",
 ) -> dict:
     out: dict = {"tree": str(tree), "corpus": corpus, "records": n, "load_before": load()}
     texts_file = None
@@ -219,7 +222,7 @@ def one(
     token, imp = setup(tree, url, n, texts_file)
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     log = ROOT / "var" / "bench-rai" / f"{tree.name}.log"
-    env = env_for(tree, url, "hybrid/4", broker)
+    env = env_for(tree, url, first, broker)
     with served(tree, env, port, log, worker=True) as base:
         http = httpx.Client(base_url=base, headers=headers, timeout=600.0)
         from memory.flags import ALL_FLAGS
@@ -262,11 +265,14 @@ def one(
                 ),
             ).json()["recall"]["results"]
         ]
-        out["hybrid/4"] = measure(http, ids, rounds, queries)
-    env = env_for(tree, url, "engine/2", broker)
-    with served(tree, env, port, log, worker=False) as base:
-        http = httpx.Client(base_url=base, headers=headers, timeout=600.0)
-        out["engine/2"] = measure(http, ids, rounds, queries)
+        out[first] = measure(http, ids, rounds, queries)
+    for engine in engines:
+        # each further engine on the same database, the web server restarted with it (and the
+        # worker, for a hybrid: a write's vector is drained as in the first phase)
+        env = env_for(tree, url, engine, broker)
+        with served(tree, env, port, log, worker=engine.startswith("hybrid")) as base:
+            http = httpx.Client(base_url=base, headers=headers, timeout=600.0)
+            out[engine] = measure(http, ids, rounds, queries)
     out["load_after"] = load()
     return out
 
@@ -297,6 +303,17 @@ def main(argv: list[str] | None = None) -> None:
         default=LOCOMO,
         help="the LoCoMo dev file (shared/data beside the repo)",
     )
+    p.add_argument(
+        "--engine",
+        default="hybrid/6",
+        help="the engine served while the import is activated and drained (hybrid/4 for a tree "
+        "before issue 44's last round)",
+    )
+    p.add_argument(
+        "--engines",
+        default="engine/2",
+        help="engines measured after hybrid/6 on the same database, comma-separated",
+    )
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
     runs = [
@@ -309,6 +326,8 @@ def main(argv: list[str] | None = None) -> None:
             args.port,
             args.corpus,
             args.locomo,
+            tuple(e.strip() for e in args.engines.split(",") if e.strip()),
+            args.engine,
         )
         for tree in (args.tree or [ROOT])
     ]

@@ -2,7 +2,7 @@
 branch's base commit, extracted with `git archive`) and the code now, each served by gunicorn as
 deployed (spokememory/gunicorn_conf.py, one worker) on the same throwaway PostgreSQL database.
 
-- Finding 6: recall over HTTP (hybrid/4 since issue 42; hybrid/2 when measured, the query embedded by an OpenAI-compatible server,
+- Finding 6: recall over HTTP (hybrid/6 since issue 44; hybrid/2 when measured, the query embedded by an OpenAI-compatible server,
   tests/memory/hybrid/hostile_embed_server.py in its `bytext` mode) with
   SPOKE_MEMORY_EMBED_TIMEOUT_S=5, the server answering the query well (the anchor), trickling its
   answer (~12 s, each read in time), or answering 64 MiB; the recall's wall time and the growth
@@ -62,7 +62,7 @@ def seed(database_url: str, embed_url: str) -> dict:
     API token with a root grant; a console user whose principal holds no grant (a session)."""
     os.environ.update(
         DATABASE_URL=database_url,
-        SPOKE_MEMORY_ENGINE="hybrid/4",
+        SPOKE_MEMORY_ENGINE="hybrid/6",
         SPOKE_MEMORY_EMBED_URL=embed_url,
         DJANGO_SETTINGS_MODULE="spokememory.settings",
     )
@@ -183,7 +183,7 @@ def main() -> None:
             base_env = {
                 **os.environ,
                 "DATABASE_URL": database,
-                "SPOKE_MEMORY_ENGINE": "hybrid/4",
+                "SPOKE_MEMORY_ENGINE": "hybrid/6",
                 "SPOKE_MEMORY_EMBED_TIMEOUT_S": "5",
                 "SPOKE_MEMORY_EMBED_URL": f"{embed}/bytext/v1",
                 "SPOKE_MEMORY_STATIC_HASHED": "0",  # no collectstatic needed for the pages

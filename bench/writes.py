@@ -10,8 +10,8 @@ on loopback, all in ONE space, in interleaved rounds:
 - `memory.subjects.get` (the read the issue compares writes with).
 
     python -m bench writes        # BENCH_SECONDS (8) per round, BENCH_CLIENTS (8), BENCH_ROUNDS (2)
-    SPOKE_MEMORY_ENGINE=hybrid/4 python -m bench writes   # with the semantic extra's embedder
-    SPOKE_MEMORY_ENGINE=hybrid/4 BENCH_WORKER=1 python -m bench writes   # its worker running too
+    SPOKE_MEMORY_ENGINE=hybrid/6 python -m bench writes   # with the semantic extra's embedder
+    SPOKE_MEMORY_ENGINE=hybrid/6 BENCH_WORKER=1 python -m bench writes   # its worker running too
 
 Under a hybrid engine a write queues its record for a vector and wakes the embedding drain. By
 default no worker runs during the load (the write path alone) and the backlog is drained here,

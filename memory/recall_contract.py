@@ -19,7 +19,7 @@ What a recall engine declares (memory.services.recall_engines.registry keeps the
 - `embedder`: whether it ranks with the configured embedding model (whose identity reflections
   then pin);
 - `embed_model`: the model it ranks with when `SPOKE_MEMORY_EMBED_MODEL` is empty (part of the
-  policy: hybrid/4 the bundled model's int8 ONNX form)."""
+  policy: hybrid/6 the bundled model's int8 ONNX form)."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ class Engine:
 # (docs/decisions/two-served-engines.md): configuring one fails at start-up with a message naming
 # the served ones; migration 0023 dropped their derived copies, and a reflection pinned to one
 # reads stale.
-RETIRED = ("engine/1", "hybrid/1", "hybrid/2", "hybrid/3")
+RETIRED = ("engine/1", "hybrid/1", "hybrid/2", "hybrid/3", "hybrid/4", "hybrid/5")
 
 REGISTRY: dict[str, Engine] = {}
 _loaders: list[Callable[[], None]] = []

@@ -292,10 +292,10 @@ REST_FRAMEWORK: dict[str, Any] = {
 SPOKE_MEMORY_PROVIDER_ID = os.environ.get("SPOKE_MEMORY_PROVIDER_ID", "spoke-memory-local")
 SPOKE_MEMORY_SERVED_CAPABILITIES = sorted(env_list("SPOKE_MEMORY_SERVED_CAPABILITIES", ALL_FLAGS))
 SPOKE_MEMORY_REQUIRED_PROFILE_KINDS = env_list("SPOKE_MEMORY_REQUIRED_PROFILE_KINDS", [])
-# The recall engine policy (docs/recall.md): hybrid/4 when the semantic extra is installed (as
-# `make run` does), engine/2 without it; these two are served, and hybrid/5 beside them (a
-# calibrated score, docs/recall.md#scores; engine/1 and hybrid/1–3 are retired: configuring one
-# fails at start-up, docs/decisions/two-served-engines.md).
+# The recall engine policy (docs/recall.md): hybrid/6 (a calibrated score, docs/recall.md#scores)
+# when the semantic extra is installed (as `make run` does), engine/2 without it; these two are
+# served (engine/1 and hybrid/1–5 are retired: configuring one fails at start-up,
+# docs/decisions/two-served-engines.md).
 SPOKE_MEMORY_ENGINE = os.environ.get("SPOKE_MEMORY_ENGINE") or default_engine()
 # The rerank stage before the cut (docs/recall.md#reranking, memory.services.rerank): off unless
 # one of URL or MODEL is set.

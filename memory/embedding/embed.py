@@ -25,7 +25,7 @@ Two model values are reserved for the bundled model's two forms: `all-MiniLM-L6-
 sentence-transformers model on torch, float32) and `all-MiniLM-L6-v2-int8` (its int8 ONNX form,
 made from the same weights on this machine and run by ONNX Runtime: memory.embedding.embed_onnx).
 An empty setting means the configured engine's own model (`engine_default`, registered by the
-recall engine registry): hybrid/4 ranks with the int8 form; the torch form is there to be configured."""
+recall engine registry): hybrid/6 ranks with the int8 form; the torch form is there to be configured."""
 
 from __future__ import annotations
 
@@ -155,12 +155,12 @@ def installed() -> bool:
 
 
 def default_engine() -> str:
-    """The engine policy a provider serves when SPOKE_MEMORY_ENGINE is not set: hybrid/4 (the
+    """The engine policy a provider serves when SPOKE_MEMORY_ENGINE is not set: hybrid/6 (the
     int8 form) with the whole semantic extra, engine/2 without it (or on an install that has
     torch but not ONNX Runtime, one made before the extra gained it)."""
     from memory.embedding import embed_onnx
 
-    return "hybrid/4" if installed() and embed_onnx.installed() else "engine/2"
+    return "hybrid/6" if installed() and embed_onnx.installed() else "engine/2"
 
 
 def unavailable(model: str | None = None) -> str | None:

@@ -102,7 +102,7 @@ def _classify_v1(content: Mapping[str, object]) -> tuple[str, float, list[str]]:
 
 
 # Every engine policy this provider serves classifies with the same rules so far (engine/1's):
-# engine/2 and hybrid/4 changed recall, not classification (the classification still names the
+# engine/2 and hybrid/6 changed recall, not classification (the classification still names the
 # policy version it was made under).
 POLICIES: dict[str, Callable[[Mapping[str, object]], tuple[str, float, list[str]]]] = {
     version: _classify_v1 for version in ENGINE_POLICIES

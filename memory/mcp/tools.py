@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 
 from memory.access import effective_grants, grant_covers_subject, grant_has
 from memory.dispatch.edge import EdgePort
-from memory.engine import hybrid5
+from memory.engine import hybrid6
 from memory.models import Principal
 from memory.timeutil import now
 from memory.wire import types as t
@@ -126,11 +126,12 @@ Result = dict[str, Any]
 # one method per op, its request and answer the wire types, so mypy checks every body below.
 PORT = EdgePort()
 SCORE_SCALE = (
-    "Scores are 0 to 1, higher better. With the hybrid/5 engine a score is a calibrated "
-    "estimate that the memory is relevant, the same scale for every query: below "
-    f"{hybrid5.THRESHOLD} (the documented threshold) read it as probably not about the question, "
-    "and pass min_score to leave such memories out. With other engines a score is relative to "
-    "the query's best match (the best is near 1 even when nothing is relevant)."
+    "Scores are 0 to 1, higher better, never rising down the list. With the hybrid/6 engine (the "
+    "default with the semantic model) a score estimates the chance that the memory is about the "
+    f"question, on the same scale for every query: below {hybrid6.THRESHOLD} (the documented "
+    "threshold) read it as probably not about the question, and pass min_score to leave such "
+    "memories out. With engine/2 (no model) a score is relative to the query's best match (the "
+    "best is near 1 even when nothing is relevant)."
 )
 
 
@@ -537,7 +538,7 @@ TOOL_LIST = [
                 "maximum": 1,
                 "description": (
                     "Leave out memories scoring below this (0 to 1; default 0: none left out). "
-                    f"With hybrid/5, {hybrid5.THRESHOLD} is the documented threshold."
+                    f"With hybrid/6, {hybrid6.THRESHOLD} is the documented threshold."
                 ),
             },
         },

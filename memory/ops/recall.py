@@ -3,7 +3,7 @@ budget.
 
 Eligible = read coverage through `recall` ∩ selection ∩ provenance filter ∩ cognition filter ∩
 kinds ∩ the engine's match, tombstones excluded; an archived subject recalls nothing. The
-configured engine (memory.recall_contract.current(): engine/2 or hybrid/4, each its own module
+configured engine (memory.recall_contract.current(): engine/2 or hybrid/6, each its own module
 in memory.services.recall_engines) ranks the authorized, filtered set; its retrieval reads are in
 memory.selectors. An optional reranker (memory.services.rerank) re-scores the engine's pool before
 the budget (memory.engine.rank.budget) takes the longest prefix that fits.
@@ -19,7 +19,7 @@ and comes back up once, never back to an earlier one:
       3 engine      recall_contract.current().rank(RecallQuery)
                     → services/recall_engines/<engine>.py
                         reads   selectors.recall, selectors.lexical
-                        stores  hybrid_store (hybrid/4's vectors: the front of
+                        stores  hybrid_store (hybrid/6's vectors: the front of
                                 services/vectors: queue, store, cache, ranking)
                         model   embedding.embed (the query's vector)
                         policy  engine.lexical, engine.hybrid3, engine.rank
@@ -38,7 +38,7 @@ from django.conf import settings
 from memory import recall_contract
 from memory.access import access_subject, coverage_for
 from memory.context import OpContext
-from memory.engine import hybrid5, rank
+from memory.engine import hybrid6, rank
 from memory.models import Subject
 from memory.ops.signatures import op
 from memory.recall_contract import RecallQuery
@@ -72,11 +72,11 @@ def _answer(
 
 
 def _matched(record: t.RetainedRecord, ranked: rank.Ranked) -> t.RetainedRecord:
-    """A hybrid/5 result's record with the signals that matched it in its
+    """A hybrid/6 result's record with the signals that matched it in its
     `extensions["spoke-recall-match"]` (docs/recall.md#scores; the answer's copy only)."""
     match = getattr(ranked, "match", None)
     if match:
-        record["extensions"] = {**record["extensions"], hybrid5.MATCH_KEY: match}
+        record["extensions"] = {**record["extensions"], hybrid6.MATCH_KEY: match}
     return record
 
 

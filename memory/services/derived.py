@@ -1,7 +1,7 @@
 """Derived copies of record content (search vectors, embeddings) are written and erased here, so
 every write path (records ops, review, import activation) keeps them in step with the content.
 Engines that keep derived data register a writer and an eraser (memory.services.recall_engines:
-engine/2's term rows, hybrid/4's term rows and vectors)."""
+engine/2's term rows, hybrid/6's term rows and vectors)."""
 
 from collections.abc import Callable, Iterable
 

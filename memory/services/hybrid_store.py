@@ -1,4 +1,4 @@
-"""Storage side of the hybrid recall engine (hybrid/4): the derived embeddings of record content
+"""Storage side of the hybrid recall engine (hybrid/6): the derived embeddings of record content
 (the copy `VECTORS` it declares) and the per-subject vector cache recall scores against. The
 policy itself is `memory.engine.hybrid3` (its cosine side `memory.engine.hybrid`); the model that
 makes the vectors is the setting `SPOKE_MEMORY_EMBED_MODEL` (memory.embedding.embed).

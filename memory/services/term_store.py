@@ -2,7 +2,7 @@
 record text, kept in step by the derived-copy hooks every content write path calls (records
 create/update, review, delete, import activation), inside the write's own transaction.
 
-Declared by engine/2 and hybrid/4 as their copy `TERMS`, written whatever the engine setting
+Declared by engine/2 and hybrid/6 as their copy `TERMS`, written whatever the engine setting
 (`always`), so switching to either never finds a record without its rows. Each write touches only its own records' rows (delete, then insert):
 no per-subject counter is shared between writers, so concurrent writes can neither lose an
 update nor deadlock on it."""

@@ -58,7 +58,7 @@ class Command(BaseCommand):
         p.add_argument("--space", required=True, metavar="SPACE_ID")
         sub.add_parser(
             "prepare-embedder",
-            help="make the configured engine's embedding model ready (hybrid/4: export the int8 "
+            help="make the configured engine's embedding model ready (hybrid/6: export the int8 "
             "ONNX form of the bundled model, once per install) and print its identity",
         )
         p = sub.add_parser(

@@ -18,6 +18,5 @@ An engine module builds an `Engine` and calls `register()`:
 To add one: write the module, add it to `registry.MODULES`, give it an oracle test (its ranking
 against the plain policy function on both databases, as tests/memory/recall/test_engine2.py) and
 a golden test once published (tests/memory/recall/test_golden.py). An embedding engine registers
-through `fused.register_embedder`, one fusing the engine/2 head with the cosine side through
-`fused.register_fused` (hybrid4.py is that call). Retired ones are in `RETIRED` and refuse to
-start (docs/decisions/two-served-engines.md)."""
+through `fused.register_embedder` (hybrid6.py: the engine/2 head fused with the cosine side by
+`fused.fused_ranking`, then scored). Retired ones are in `RETIRED` and refuse to start (docs/decisions/two-served-engines.md)."""

@@ -1,12 +1,11 @@
-"""The shape of the hybrid engines (hybrid/4, docs/recall.md): the head of the engine/2 ranking
+"""The shape of the hybrid engines (hybrid/6, docs/recall.md): the head of the engine/2 ranking
 (at least the policy's `LEXICAL_TOP_N` deep) fused by the policy's `fuse` with the cosine ranking
-of the configured embedding model's vectors. `register_fused` registers one; `register_embedder`
-any engine that ranks with the embedding model."""
+of the configured embedding model's vectors. `register_embedder` registers an engine that ranks
+with the embedding model."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from types import ModuleType
 
 from memory.embedding import embed
 from memory.engine import lexicon, rank
@@ -25,7 +24,7 @@ def fused_ranking(
     fuse: Callable[[list[tuple[str, float]], list[tuple[str, float]]], list[tuple[str, float]]],
 ) -> Ranking:
     """The engine/2 head (at least `lexical_top_n` deep) fused by `fuse` with the cosine side
-    (hybrid/4); an empty query is engine/2's (newest first)."""
+    (hybrid/4's fusion); an empty query is engine/2's (newest first)."""
     terms = lexicon.query_terms(q.text)
     if not terms:
         return lexical_head(q, q.max_records)
@@ -84,26 +83,3 @@ def register_embedder(
             embed_model=embed_model,
         )
     )
-
-
-def register_fused(
-    version: str,
-    policy: ModuleType,
-    fuse: Callable[[list[tuple[str, float]], list[tuple[str, float]]], list[tuple[str, float]]],
-    summary: str,
-    embed_model: str = embed.BUNDLED_NAME,
-) -> Engine:
-    """Register an engine that fuses the engine/2 head with the cosine side (hybrid/4):
-    its depths and cosine floor are the policy module's LEXICAL_TOP_N, SEMANTIC_TOP_N and
-    MIN_COSINE, its fusion `fuse`."""
-
-    def ranking(q: RecallQuery) -> Ranking:
-        return fused_ranking(
-            q,
-            lexical_top_n=policy.LEXICAL_TOP_N,
-            semantic_top_n=policy.SEMANTIC_TOP_N,
-            min_cosine=policy.MIN_COSINE,
-            fuse=fuse,
-        )
-
-    return register_embedder(version, ranking, summary, embed_model)

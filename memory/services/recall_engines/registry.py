@@ -35,8 +35,7 @@ from memory.tasks import register_drain
 
 MODULES = (
     "memory.services.recall_engines.engine2",
-    "memory.services.recall_engines.hybrid4",
-    "memory.services.recall_engines.hybrid5",
+    "memory.services.recall_engines.hybrid6",
 )
 _loaded = False
 

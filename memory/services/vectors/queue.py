@@ -1,4 +1,4 @@
-"""The embedding queue of the hybrid engines (hybrid/4's derived copy `VECTORS`, declared in
+"""The embedding queue of the hybrid engines (hybrid/6's derived copy `VECTORS`, declared in
 memory.services.hybrid_store): the backlog of records waiting for their vector, the worker's
 drain that embeds it, and the embeddings made now (`embed_now`, `backfill`). The vectors are
 stored through memory.services.vectors.store.

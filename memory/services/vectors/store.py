@@ -1,4 +1,4 @@
-"""The stored vectors of record content (hybrid/4's derived copy, memory.services.hybrid_store):
+"""The stored vectors of record content (hybrid/6's derived copy, memory.services.hybrid_store):
 storing a batch under the delete's row locks, erasing them with the content, and the subject's
 vector generation every store and erasure moves (`ERASED`: what an erasure adds), which the
 vector cache (memory.services.vectors.cache) is keyed on. Each vector is labelled with the model
@@ -22,7 +22,7 @@ from memory.models.scoped import by_space
 
 
 def enabled() -> bool:
-    """The configured engine ranks with embeddings (hybrid/4, or a registered engine that
+    """The configured engine ranks with embeddings (hybrid/6, or a registered engine that
     declares it)."""
     from memory import recall_contract as registry  # the served engines' table
 
