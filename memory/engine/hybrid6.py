@@ -89,7 +89,7 @@ def features(
     for record_id, value in semantic:
         cos[record_id] = max(value, cos.get(record_id, 0.0))
     top = max(cos.values(), default=0.0)
-    rows = []
+    rows: list[tuple[float, ...]] = []
     for rank_, (record_id, fused_score) in enumerate(fused, start=1):
         c = cos.get(record_id, 0.0)
         rows.append(
