@@ -24,12 +24,12 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
 
 ENGINE = r"(?:engine|hybrid)/\d+"
-# "hybrid/4 (the default)", "`engine/2` (default without the extra)", "hybrid/4, the default",
-# "hybrid/4 (the default engine)"
+# "hybrid/6 (the default)", "`engine/2` (default without the extra)", "hybrid/6, the default",
+# "hybrid/6 (the default engine)"
 AFTER = re.compile(
     rf"(?P<engine>{ENGINE})`?\**\s*(?:\((?:the )?default(?P<q>[^)]*)\)|, the default\b(?P<q2>[^.;]*))"
 )
-# "The default is **`hybrid/4`**", "the default engine is hybrid/4", "default engine (hybrid/4)"
+# "The default is **`hybrid/6`**", "the default engine is hybrid/6", "default engine (hybrid/6)"
 BEFORE = re.compile(
     rf"[Tt]he default(?: engine)? is \**`?(?P<engine>{ENGINE})|default engine \(`?(?P<engine2>{ENGINE})"
 )
@@ -70,7 +70,7 @@ def default_claims(text: str) -> list[tuple[str, str, str]]:
             continue
         claims.append((m.group("engine"), _install_of(qualifier), m.group(0)))
     for m in BEFORE.finditer(text):
-        # "Without the extra the default is engine/2", "the default is hybrid/4 (... without ...)"
+        # "Without the extra the default is engine/2", "the default is hybrid/6 (... without ...)"
         head = text[max(0, m.start() - 40) : m.start()].split(".")[-1]
         tail = text[m.end() : m.end() + 60].split(".")[0]
         claims.append(
@@ -98,7 +98,7 @@ def _pages_text() -> dict[Path, str]:
 
 def test_the_default_engine_the_docs_name_is_the_one_the_code_picks() -> None:
     defaults = default_engines()
-    assert defaults["full"] == "hybrid/4"  # what the product serves with `make install`
+    assert defaults["full"] == "hybrid/6"  # what the product serves with `make install`
     claims = 0
     problems = []
     for path, text in _pages_text().items():
@@ -111,6 +111,7 @@ def test_the_default_engine_the_docs_name_is_the_one_the_code_picks() -> None:
 @pytest.mark.parametrize(
     "planted",
     [
+        "The default is **`hybrid/4`**: exact BM25 ...",
         "The default is **`hybrid/1`**: exact BM25 ...",
         "`SPOKE_MEMORY_ENGINE`: `hybrid/3` (default with the `semantic` extra)",
         "the recall engine, engine/1 (the default), ranks",
@@ -123,11 +124,39 @@ def test_a_planted_wrong_default_is_caught(planted: str) -> None:
 
 def test_a_right_or_historical_default_is_not_flagged() -> None:
     text = (
-        "The default is **`hybrid/4`**. `engine/2` (default without the extra). "
+        "The default is **`hybrid/6`**. `engine/2` (default without the extra). "
         "`engine/2` (default with the extra but without ONNX Runtime). "
-        "`hybrid/2` (the default before hybrid/3). Without the extra the default is `engine/2`."
+        "`hybrid/4` (the default before hybrid/6). Without the extra the default is `engine/2`."
     )
     assert wrong_defaults(text, default_engines()) == []
+
+
+# Where the docs give hybrid/6's documented threshold (docs/recall.md#scores) as a number.
+THRESHOLD_SITES = {
+    "docs/recall.md": r"documented threshold is (\d\.\d+)|description names (\d\.\d+)",
+    "docs/clients.md": r"above_min_score\(answer, (\d\.\d+)\)",
+    "README.md": r"below (\d\.\d+), read it as probably not",
+    "docs/recall-quality.md": r"at the threshold (\d\.\d+)",
+}
+
+
+def thresholds_named(text: str, pattern: str) -> set[float]:
+    return {float(next(g for g in m.groups() if g)) for m in re.finditer(pattern, text)}
+
+
+def test_the_threshold_the_docs_name_is_the_one_the_engine_ships() -> None:
+    from memory.engine import hybrid6
+
+    named = {
+        page: thresholds_named((ROOT / page).read_text(encoding="utf-8"), pattern)
+        for page, pattern in THRESHOLD_SITES.items()
+    }
+    assert named == {page: {hybrid6.THRESHOLD} for page in THRESHOLD_SITES}
+
+
+def test_a_planted_stale_threshold_is_caught() -> None:
+    text = "The documented threshold is 0.47 (`memory/engine/hybrid6.json`)."
+    assert thresholds_named(text, THRESHOLD_SITES["docs/recall.md"]) == {0.47}
 
 
 # The pages that say what a provider serves and how to run it (issue 42): they name only the
