@@ -1,11 +1,11 @@
-"""hybrid/6's ranking through the wire, and its oracle: hybrid/4's fused list unchanged (the engine/2
-head and the cosine side over the int8 ONNX form's vectors, fused by min-max normalised scores,
-CombSUM, memory.engine.hybrid3). `sides`, `oracle` and `plain` state the policy plainly (engine/2's
-pure ranking and the cosine ranking of the stored vectors, fused by fuse3; its pool scored by
-memory.engine.hybrid6.fuse6), for this module and tests/memory/hybrid/test_hybrid6.py, which holds
-hybrid/6's answers to them. Here: paraphrases found; a record without a vector ranked by its
-lexical side alone; total_eligible exact; the filters bound the semantic side; an unreachable
-embeddings server answers lexically; the fusion function's stated rule."""
+"""hybrid/6's ranking through the wire, and its oracle: hybrid/4's fused list unchanged (the
+engine/2 head and the cosine side over the int8 ONNX form's vectors, fused by min-max normalised
+scores, CombSUM, memory.engine.hybrid3). `sides`, `oracle` and `plain` state the policy plainly
+(engine/2's pure ranking and the cosine ranking of the stored vectors, fused by fuse3; its pool
+scored by memory.engine.hybrid6.fuse6), for this module and tests/memory/hybrid/test_hybrid6.py,
+which holds hybrid/6's answers to them. Here: paraphrases found; a record without a vector ranked
+by its lexical side alone; total_eligible exact; the filters bound the semantic side; an
+unreachable embeddings server answers lexically; the fusion function's stated rule."""
 
 import pytest
 from django.db import connection
