@@ -1,14 +1,14 @@
 /**
  * Hand-written helpers of recall answers: `aboveMinScore`, `recallMatch`.
  */
-/** The record extension in which the hybrid/5 engine says which signals matched a result. */
+/** The record extension in which the hybrid/6 engine says which signals matched a result. */
 export const MATCH_KEY = "spoke-recall-match";
 /**
  * The results of a `memory.recall` answer scoring at least `minScore` (0 to 1), best first.
- * With the hybrid/5 engine a score is calibrated: one threshold (the provider's documented one,
- * docs/recall.md#scores) means the same for every query, so "nothing relevant is remembered"
- * reads as an empty list. With other engines scores are relative to the query's best match; the
- * floor then only trims the tail. Throws a RangeError for a floor off the 0-1 scale.
+ * With the hybrid/6 engine (the provider's default with its semantic model) a score is calibrated:
+ * one threshold (the provider's documented one, docs/recall.md#scores) means the same for every
+ * query, so "nothing relevant is remembered" reads as an empty list. With engine/2 scores are
+ * relative to the query's best match; the floor then only trims the tail. Throws a RangeError for a floor off the 0-1 scale.
  */
 export function aboveMinScore(answer, minScore) {
     if (!(minScore >= 0 && minScore <= 1)) {
