@@ -249,3 +249,14 @@ def test_a_model_naming_a_feature_the_policy_does_not_compute_is_refused(tmp_pat
     bad = {**shipped, "features": [*shipped["features"][:-1], "speaker_named"]}
     with pytest.raises(ValueError, match="features memory.engine.hybrid6 does not compute"):
         _model_from(tmp_path, monkeypatch, bad)
+
+
+def test_the_shipped_model_is_in_the_package_data():
+    """hybrid6.json is read at import (MODEL = _model()): an installed wheel without it cannot
+    import the engine, so pyproject's package data must name it."""
+    import tomllib
+    from pathlib import Path
+
+    pyproject = tomllib.loads((Path(__file__).parents[3] / "pyproject.toml").read_text())
+    shipped = pyproject["tool"]["setuptools"]["package-data"]["memory.engine"]
+    assert "hybrid6.json" in shipped
