@@ -33,7 +33,7 @@ settings.STORAGES = {
 settings.WHITENOISE_USE_FINDERS = True
 settings.STATIC_ROOT = None
 # The engine the suite serves is chosen before Django starts (tests/pytest_env.py): the PostgreSQL
-# leg on the installed default (hybrid/4), the SQLite leg on engine/2.
+# leg on the installed default (hybrid/6), the SQLite leg on engine/2.
 
 from memory.flags import ALL_FLAGS  # noqa: E402  (re-exported for the tests)
 

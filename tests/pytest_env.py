@@ -12,7 +12,7 @@ os.environ.setdefault("SECRET_KEY", "test-suite-only-" + "k" * 48)
 os.environ.setdefault("SPOKE_MEMORY_HEALTH_TOKEN", "test-suite-health-token")
 
 # The suite runs what ships (issue 42): the PostgreSQL leg on the default engine of the installed
-# extras (hybrid/4 with the semantic extra), the SQLite leg on engine/2 (the default of an
+# extras (hybrid/6 with the semantic extra), the SQLite leg on engine/2 (the default of an
 # install without the extra); SPOKE_MEMORY_ENGINE, when set, decides. Set before Django starts,
 # so the registry installs that engine's derived-copy hooks; subprocess servers and workers
 # inherit it.

@@ -1,6 +1,6 @@
 """The Python client's recall helpers (spoke_memory_client._recall): `above_min_score` keeps the
 results of a recall answer at or above a floor and refuses a floor off the 0-1 scale;
-`recall_match` reads hybrid/5's `extensions["spoke-recall-match"]`, None from other engines. The
+`recall_match` reads hybrid/6's `extensions["spoke-recall-match"]`, None from other engines. The
 answer comes through MemoryClient.recall over a scripted transport (tests/clients/test_client.py)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _record(record_id: str, extensions: dict) -> dict:
     }
 
 
-MATCH = {"lexical": True, "term_fraction": 0.5, "vector": True, "cosine": 0.61, "boosts": []}
+MATCH = {"lexical": True, "vector": True, "cosine": 0.61}
 ANSWER = {
     "recall": {
         "results": [
@@ -34,7 +34,7 @@ ANSWER = {
         ],
         "total_eligible": 3,
         "truncation": {"truncated": False, "reason": None, "omitted_count": 0},
-        "engine_policy_version": "hybrid/5",
+        "engine_policy_version": "hybrid/6",
     }
 }
 

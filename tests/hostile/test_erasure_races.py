@@ -31,12 +31,12 @@ SECRET = "my passport number is X1234567"
 
 @pytest.fixture
 def queued(settings):
-    with embedding_writer(settings, "hybrid/4"):
+    with embedding_writer(settings, "hybrid/6"):
         yield
 
 
 def queued_records(n: int = 3) -> list[Record]:
-    """Records as a write under hybrid/4 leaves them: stored, and queued for their vector."""
+    """Records as a write under hybrid/6 leaves them: stored, and queued for their vector."""
     subject = subject_row()
     records = [make_record(subject, f"{SECRET} {i}") for i in range(n)]
     PendingEmbedding.objects.bulk_create(

@@ -187,8 +187,8 @@ def test_remember_is_recalled_only_once_promoted(connect, api, admin, world):
 
 def test_recall_leaves_out_what_scores_below_min_score(connect, api, admin, world):
     """min_score drops the answer's memories scoring below it and says how many; the tool's
-    description says what the scale means and names hybrid/5's documented threshold."""
-    from memory.engine import hybrid5
+    description says what the scale means and names hybrid/6's documented threshold."""
+    from memory.engine import hybrid6
 
     agent = connect(world)
     for text in ("Ada prefers green tea.", "Ada drinks tea at noon.", "Ada likes tea and cake."):
@@ -200,6 +200,7 @@ def test_recall_leaves_out_what_scores_below_min_score(connect, api, admin, worl
     scores = [r["score"] for r in every["results"]]
     assert len(scores) == 3 and every["below_min_score"] == 0
     assert scores[0] > scores[-1]  # the scores differ, so a floor between them cuts
+    assert scores == sorted(scores, reverse=True)  # never rising down the list
     floor = (scores[0] + scores[-1]) / 2
     some = agent.ok("recall", **question, min_score=floor)
     assert [r["score"] for r in some["results"]] == [s for s in scores if s >= floor]
@@ -209,7 +210,8 @@ def test_recall_leaves_out_what_scores_below_min_score(connect, api, admin, worl
         r for r in every["results"] if r["score"] >= 1
     ]
     [tool] = [t for t in agent.portal.call(agent.client.list_tools).tools if t.name == "recall"]
-    assert "calibrated" in tool.description and str(hybrid5.THRESHOLD) in tool.description
+    assert "same scale for every query" in tool.description
+    assert "hybrid/6 engine" in tool.description and str(hybrid6.THRESHOLD) in tool.description
     assert "min_score" in tool.input_schema["properties"]
 
 

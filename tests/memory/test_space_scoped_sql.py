@@ -1,6 +1,6 @@
 """Every statement on a space-scoped table names its space (issue 30, docs/scaling.md "Citus
 layout"): the 33 ops through the HTTP edge (the suite's `api()`), their jobs run in-process as a
-worker runs them, the embedding drain and the sweepers, under engine/2 and hybrid/4 (the served
+worker runs them, the embedding drain and the sweepers, under engine/2 and hybrid/6 (the served
 engines), with every SQL statement recorded (`connection.execute_wrapper`; the import loader's COPY
 statements through its `insert_rows`). A statement touching a space-scoped table without an
 equality predicate on its `space_id` (or a co-located join to one that has it, or `space_id` in an
@@ -293,7 +293,7 @@ def play(s: Scenario) -> bool:
     return erased_in_transit
 
 
-ENGINES = ["engine/2", "hybrid/4"]
+ENGINES = ["engine/2", "hybrid/6"]
 
 
 @pytest.mark.postgres

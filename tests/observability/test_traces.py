@@ -74,9 +74,9 @@ def test_one_trace_from_a_rest_capture_through_the_workers_embedding(
 
     worker_file = tmp_path / "worker-spans.jsonl"
     celery_app.control.purge()  # no message of an earlier test (an untraced drain) is waiting
-    with embedding_writer(settings, "hybrid/4"):
+    with embedding_writer(settings, "hybrid/6"):
         start_worker(
-            SPOKE_MEMORY_ENGINE="hybrid/4",
+            SPOKE_MEMORY_ENGINE="hybrid/6",
             OTEL_TRACES_EXPORTER="console",
             SPOKE_MEMORY_TRACES_FILE=str(worker_file),
         )

@@ -1,6 +1,6 @@
 // The recall helpers against the live provider: aboveMinScore keeps the results of a real
 // recall answer at or above a floor (and refuses a floor off the 0-1 scale); recallMatch reads
-// hybrid/5's extension and answers undefined from an engine that does not write it.
+// hybrid/6's extension and answers undefined from an engine that does not write it.
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 
@@ -34,6 +34,7 @@ describe("recall helpers", { skip }, () => {
     const scores = answer.recall.results.map((r) => r.score);
     assert.equal(scores.length, 3);
     assert.ok(scores[0]! > scores[2]!);
+    assert.deepEqual(scores, [...scores].sort((a, b) => b - a)); // never rising down the list
     const floor = (scores[0]! + scores[2]!) / 2;
     const kept = aboveMinScore(answer, floor);
     assert.deepEqual(
@@ -47,8 +48,10 @@ describe("recall helpers", { skip }, () => {
     const engine = answer.recall.engine_policy_version;
     for (const result of answer.recall.results) {
       const match = recallMatch(result);
-      if (engine === "hybrid/5") {
+      if (engine === "hybrid/6") {
         assert.equal(typeof match?.lexical, "boolean");
+        assert.equal(typeof match?.vector, "boolean");
+        assert.equal(typeof match?.cosine === "number", match?.vector);
       } else {
         assert.equal(match, undefined);
       }

@@ -58,7 +58,7 @@ def sess(api, admin):
 
 @pytest.fixture
 def source(space, settings):
-    with embedding_writer(settings, "hybrid/4"):
+    with embedding_writer(settings, "hybrid/6"):
         u1 = subject_row("s1", "u1")
         for i in range(N):
             make_record(u1, f"the garden note number {i} about tea and rain")
@@ -110,7 +110,7 @@ def test_a_write_small_beside_what_the_table_holds_analyzes_nothing(space):
 @COORDINATOR_COUNTS
 @requires_postgres
 def test_the_drain_of_a_big_backlog_analyzes_the_vectors(space, settings):
-    with embedding_writer(settings, "hybrid/4"):
+    with embedding_writer(settings, "hybrid/6"):
         u1 = subject_row("s1", "u1")
         derived.content_written(
             [make_record(u1, f"a remembered fact number {i}") for i in range(N)]

@@ -107,8 +107,8 @@ def test_a_real_worker_embeds_every_write_of_a_burst_woken_by_two_messages(
 
     before_task_publish.connect(count, weak=False)
     try:
-        with embedding_writer(settings, "hybrid/4"):
-            worker = start_worker(SPOKE_MEMORY_ENGINE="hybrid/4")
+        with embedding_writer(settings, "hybrid/6"):
+            worker = start_worker(SPOKE_MEMORY_ENGINE="hybrid/6")
             session = api.connect(admin)
             ensured = api(admin, "memory.subjects.ensure", {"space_id": "s1", "subject_id": "u1"})
             assert ensured.status == 200

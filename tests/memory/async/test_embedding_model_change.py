@@ -63,7 +63,7 @@ def test_a_model_change_stales_reflections_and_a_worker_reembeds_everything(
     def stale() -> bool:
         return reflection_stale(api, admin, session)
 
-    with embedding_writer(settings, "hybrid/4"):
+    with embedding_writer(settings, "hybrid/6"):
         rid = {text: write(api, admin, session, text) for text in CORPUS}
         hybrid_store.drain()  # the old model's vectors, in-process
         assert recall(PARAPHRASE)[0] == rid[CORPUS[0]]
@@ -83,7 +83,7 @@ def test_a_model_change_stales_reflections_and_a_worker_reembeds_everything(
             assert recall("quarterly tax return") == [rid[CORPUS[4]]]
 
             worker = start_worker(
-                SPOKE_MEMORY_ENGINE="hybrid/4",
+                SPOKE_MEMORY_ENGINE="hybrid/6",
                 SPOKE_MEMORY_EMBED_MODEL=str(other),
                 CELERY_LOGLEVEL="INFO",
             )
@@ -116,10 +116,10 @@ def test_a_model_change_stales_reflections_and_a_worker_reembeds_everything(
 
 
 @pytest.mark.skipif(not embed_onnx.installed(), reason="onnxruntime/onnx not installed")
-def test_switching_engine2_to_hybrid4_embeds_in_the_background(
+def test_switching_engine2_to_hybrid6_embeds_in_the_background(
     api, admin, settings, start_worker, client
 ):
-    """A provider switched from engine/2 (no vectors) to hybrid/4 (the default, the int8 ONNX
+    """A provider switched from engine/2 (no vectors) to hybrid/6 (the default, the int8 ONNX
     form's vectors) embeds every live record in the background like after any model change,
     recalling lexically until a record's int8 vector exists; switched back, it answers as
     engine/2 at once and a reflection made under engine/2 is fresh again."""
@@ -145,19 +145,19 @@ def test_switching_engine2_to_hybrid4_embeds_in_the_background(
     assert run_pending(generated.receipt["receipt_id"]).status == "committed"
     assert stale() is False
 
-    with embedding_writer(settings, "hybrid/4"):
+    with embedding_writer(settings, "hybrid/6"):
         int8 = embed.identity()
         assert int8.name == "all-MiniLM-L6-v2-int8"
         described = api(admin, "memory.describe", {}).body["provider"]
-        assert described["engine_policy_version"] == "hybrid/4"
+        assert described["engine_policy_version"] == "hybrid/6"
         assert described["extensions"]["spoke-recall"]["embedding_model"] == int8.wire()
         assert stale() is True
         answer = recall(PARAPHRASE)
-        assert answer["engine_policy_version"] == "hybrid/4"
+        assert answer["engine_policy_version"] == "hybrid/6"
         assert answer["results"] == []  # no int8 vector yet: lexical, and nothing matches
         assert top(api, admin, session, "quarterly tax return") == [rid[CORPUS[4]]]
 
-        worker = start_worker(SPOKE_MEMORY_ENGINE="hybrid/4", CELERY_LOGLEVEL="INFO")
+        worker = start_worker(SPOKE_MEMORY_ENGINE="hybrid/6", CELERY_LOGLEVEL="INFO")
         from memory.tasks import drain_derived
 
         drain_derived.delay()

@@ -97,7 +97,7 @@ def sess(api, admin):
 @pytest.fixture
 def queued_embeddings(settings):
     """A hybrid engine's writer registered (it queues; nothing here embeds)."""
-    with embedding_writer(settings, "hybrid/4"):
+    with embedding_writer(settings, "hybrid/6"):
         yield
 
 

@@ -72,7 +72,7 @@ def test_recall_query_count_does_not_grow_with_the_subject(api, admin, subject_w
     subject_with_records(25)
     many = per_request(queries(api, admin, "memory.recall", body))
     # coverage with the subject in the same query, then the served engine's own statements
-    # (hybrid/4 on PostgreSQL: the vector generation, the subject's live ids, the lexical head,
+    # (hybrid/6 on PostgreSQL: the vector generation, the subject's live ids, the lexical head,
     # the ranked rows; engine/2: the head), then the returned rows
     assert len(few) == len(many) <= 6, many
     assert not any(q.lstrip().startswith('SELECT "memory_subject"') for q in many), many

@@ -111,7 +111,7 @@ def test_any_content_gets_a_label_a_bounded_confidence_and_the_same_answer_twice
     assert ("cognition_present" in out["signals"]) == bool(content.get("cognition"))
 
 
-@pytest.mark.parametrize("version", ["engine/2", "hybrid/4"])
+@pytest.mark.parametrize("version", ["engine/2", "hybrid/6"])
 def test_every_served_engine_policy_classifies(version):
     """Capture classifies under whatever engine is configured (both served policies keep
     engine/1's rules and name their own version)."""

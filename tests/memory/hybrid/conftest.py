@@ -1,4 +1,4 @@
-"""Fixtures for the served hybrid engine (hybrid/4): the engine switched on for one test (setting
+"""Fixtures for the served hybrid engine (hybrid/6): the engine switched on for one test (setting
 and the derived-copy writer, vectors made right after each write), and records written through
 the real ops (memory.records.create)."""
 
@@ -53,12 +53,7 @@ def _drain_now(records) -> None:
 
 @pytest.fixture
 def hybrid_engine(settings, monkeypatch):
-    yield from _engine_on(settings, monkeypatch, "hybrid/4")
-
-
-@pytest.fixture
-def hybrid5_engine(settings, monkeypatch):
-    yield from _engine_on(settings, monkeypatch, "hybrid/5")
+    yield from _engine_on(settings, monkeypatch, "hybrid/6")
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Embeddings off the write path: a write under hybrid/4 queues its record (PendingEmbedding, in
+"""Embeddings off the write path: a write under hybrid/6 queues its record (PendingEmbedding, in
 the write's transaction) and answers without embedding; the worker's drain embeds the backlog in
 batches after commit. Until then the record is recalled lexically, and the answer is a function
 of the stored state (which vectors exist): the same state answers the same."""
@@ -21,10 +21,10 @@ PARAPHRASE = "canine companion"  # no token in common with any record
 
 @pytest.fixture
 def queued_engine(settings):
-    """hybrid/4 as the provider runs it: the writer queues, nothing drains until asked."""
+    """hybrid/6 as the provider runs it: the writer queues, nothing drains until asked."""
     if hybrid_store.drain not in DRAINS:
         DRAINS.append(hybrid_store.drain)
-    with embedding_writer(settings, "hybrid/4"):
+    with embedding_writer(settings, "hybrid/6"):
         yield
 
 

@@ -1,5 +1,5 @@
 """The embedding eraser works whatever the engine and whether or not the semantic extra is
-installed: vectors written under hybrid/4 still go with their content after a switch to
+installed: vectors written under hybrid/6 still go with their content after a switch to
 engine/2. No torch needed here: the vectors are stored bytes."""
 
 import pytest
@@ -156,7 +156,7 @@ def test_the_vector_cache_never_serves_an_erased_vector(settings, space, write):
     )
 
 
-@pytest.mark.parametrize("engine", ["engine/2", "hybrid/4"])
+@pytest.mark.parametrize("engine", ["engine/2", "hybrid/6"])
 def test_erasure_reaches_every_engines_derived_copies(
     engine, settings, monkeypatch, api, admin, space, write, session
 ):

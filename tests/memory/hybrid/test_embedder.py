@@ -72,7 +72,7 @@ def configured(**settings):
 def test_the_server_path_embeds_and_recalls_by_meaning(hybrid_engine, server, write, recall):
     import numpy as np
 
-    # the server runs the bundled model's torch form; hybrid/4 is told that model by name
+    # the server runs the bundled model's torch form; hybrid/6 is told that model by name
     with configured(url=server.url, model=embed.BUNDLED_NAME):
         assert embed.identity().source == "server"
         # the bundled model: its files identify it, whoever runs the forward pass
@@ -121,7 +121,7 @@ def test_describe_publishes_the_model_identity(hybrid_engine, api, admin, settin
     answer = api(admin, "memory.describe", {}).body["provider"]
     model = answer["extensions"]["spoke-recall"]["embedding_model"]
     assert model == {
-        "name": "all-MiniLM-L6-v2-int8",  # hybrid/4's own model
+        "name": "all-MiniLM-L6-v2-int8",  # hybrid/6's own model
         "digest": embed.files_digest(embed_onnx.ensure()),
         "source": "local",
     }
@@ -171,7 +171,7 @@ def test_an_unknown_engine_policy_refuses_to_start(tmp_path):
     )
     assert done.returncode != 0
     assert "ImproperlyConfigured" in done.stderr and "engine/9" in done.stderr
-    assert "engine/2, hybrid/4" in done.stderr  # it says which policies are served
+    assert "engine/2, hybrid/6" in done.stderr  # it says which policies are served
 
 
 def test_a_retired_engine_policy_refuses_to_start_naming_the_served_ones(tmp_path):
@@ -195,7 +195,7 @@ def test_a_retired_engine_policy_refuses_to_start_naming_the_served_ones(tmp_pat
     )
     assert done.returncode != 0
     assert f"ImproperlyConfigured: SPOKE_MEMORY_ENGINE={retired} is retired" in done.stderr
-    assert "this provider serves engine/2, hybrid/4" in done.stderr
+    assert "this provider serves engine/2, hybrid/6" in done.stderr
 
 
 def test_the_registry_refuses_an_unknown_policy_in_process(settings):
@@ -206,9 +206,13 @@ def test_the_registry_refuses_an_unknown_policy_in_process(settings):
     settings.SPOKE_MEMORY_ENGINE = "hybrid/9"
     with pytest.raises(ImproperlyConfigured):
         registry.install()
-    assert set(registry.policies()) >= {"engine/2", "hybrid/4"}
+    assert set(registry.policies()) >= {"engine/2", "hybrid/6"}
     assert not set(registry.policies()) & set(registry.RETIRED)
-    for retired in ("engine/1", "hybrid/1", "hybrid/2", "hybrid/3"):
+    assert set(registry.RETIRED) == {
+        *("engine/1", "hybrid/1", "hybrid/2", "hybrid/3"),  # issue 42
+        *("hybrid/4", "hybrid/5"),  # issue 44: hybrid/6 took their place
+    }
+    for retired in registry.RETIRED:
         settings.SPOKE_MEMORY_ENGINE = retired
         with pytest.raises(ImproperlyConfigured, match=f"{retired} is retired"):
             registry.install()

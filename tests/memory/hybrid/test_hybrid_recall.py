@@ -1,4 +1,4 @@
-"""hybrid/4 through the wire on a small fixed corpus: paraphrases found that engine/2 misses,
+"""hybrid/6 through the wire on a small fixed corpus: paraphrases found that engine/2 misses,
 embeddings as derived copies (per revision, erased on delete), filters and grants still bound
 the semantic side, same state + request → same answer, and the engine setting published."""
 
@@ -26,7 +26,7 @@ def test_hybrid_recalls_a_paraphrase_the_lexical_engine_misses(
     rid = {text: write(text) for text in CORPUS}
     puppy = rid[CORPUS[0]]
     hybrid = recall(PARAPHRASE, budget={"max_records": 3})
-    assert hybrid["engine_policy_version"] == "hybrid/4"
+    assert hybrid["engine_policy_version"] == "hybrid/6"
     assert ids(hybrid)[0] == puppy
     assert [r["rank"] for r in hybrid["results"]] == list(range(1, len(hybrid["results"]) + 1))
     settings.SPOKE_MEMORY_ENGINE = "engine/2"
@@ -172,6 +172,6 @@ def test_a_record_without_embedding_is_still_recalled_lexically_then_backfilled(
 def test_the_engine_setting_is_the_published_engine_policy_version(settings, api, admin):
     settings.SPOKE_MEMORY_ENGINE = "engine/2"
     before = api(admin, "memory.describe", {}).body["provider"]["engine_policy_version"]
-    settings.SPOKE_MEMORY_ENGINE = "hybrid/4"
+    settings.SPOKE_MEMORY_ENGINE = "hybrid/6"
     after = api(admin, "memory.describe", {}).body["provider"]["engine_policy_version"]
-    assert (before, after) == ("engine/2", "hybrid/4")
+    assert (before, after) == ("engine/2", "hybrid/6")

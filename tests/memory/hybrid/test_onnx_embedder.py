@@ -1,8 +1,8 @@
-"""The int8 ONNX form of the bundled model (`all-MiniLM-L6-v2-int8`, hybrid/4's embedder; issue
+"""The int8 ONNX form of the bundled model (`all-MiniLM-L6-v2-int8`, hybrid/6's embedder; issue
 27): its vectors against the torch model's, one vector per text whatever it is batched with, the
 export byte-for-byte deterministic (so the identity survives a re-export), several processes
 using it first at once exporting it once, and an install without ONNX Runtime falling back to
-engine/2 by default and refusing hybrid/4 at start-up."""
+engine/2 by default and refusing hybrid/6 at start-up."""
 
 from __future__ import annotations
 
@@ -162,7 +162,7 @@ if os.environ.get("SPOKE_MEMORY_ENGINE"):
 """
 
 
-def test_without_onnxruntime_the_default_is_engine2_and_hybrid4_refuses_to_start(tmp_path):
+def test_without_onnxruntime_the_default_is_engine2_and_hybrid6_refuses_to_start(tmp_path):
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
@@ -184,18 +184,18 @@ def test_without_onnxruntime_the_default_is_engine2_and_hybrid4_refuses_to_start
     refused = subprocess.run(  # noqa: S603 - our interpreter
         [sys.executable, "-c", WITHOUT_ORT],
         cwd=str(ROOT),
-        env={**env, "SPOKE_MEMORY_ENGINE": "hybrid/4"},
+        env={**env, "SPOKE_MEMORY_ENGINE": "hybrid/6"},
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert refused.returncode != 0
     assert "ImproperlyConfigured" in refused.stderr
-    assert "SPOKE_MEMORY_ENGINE=hybrid/4 needs onnxruntime, onnx" in refused.stderr
+    assert "SPOKE_MEMORY_ENGINE=hybrid/6 needs onnxruntime, onnx" in refused.stderr
 
 
-def test_with_the_whole_extra_the_default_is_hybrid4():
-    assert embed.default_engine() == "hybrid/4"
+def test_with_the_whole_extra_the_default_is_hybrid6():
+    assert embed.default_engine() == "hybrid/6"
 
 
 def test_prepare_embedder_makes_the_int8_form_ready_and_prints_its_identity(settings):
@@ -204,11 +204,11 @@ def test_prepare_embedder_makes_the_int8_form_ready_and_prints_its_identity(sett
 
     from django.core.management import call_command
 
-    settings.SPOKE_MEMORY_ENGINE = "hybrid/4"
+    settings.SPOKE_MEMORY_ENGINE = "hybrid/6"
     out = StringIO()
     call_command("spoke", "prepare-embedder", stdout=out)
     said = json.loads(out.getvalue())
-    assert said["engine_policy_version"] == "hybrid/4"
+    assert said["engine_policy_version"] == "hybrid/6"
     with configured(model=embed.INT8_NAME):
         assert said["embedding_model"] == embed.identity().wire()
     settings.SPOKE_MEMORY_ENGINE = "engine/2"

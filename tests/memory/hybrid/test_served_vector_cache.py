@@ -48,11 +48,11 @@ def loads(log: str) -> list[tuple[int, str]]:
 def test_a_served_worker_is_ready_and_keeps_its_vectors_warm(tmp_path, settings):
     from tests.conftest import Persona, factories
 
-    settings.SPOKE_MEMORY_ENGINE = "hybrid/4"
+    settings.SPOKE_MEMORY_ENGINE = "hybrid/6"
     space = make_space("s1")
     admin = Persona(*factories.make_admin(space, "admin"))
     env = _jobs.worker_env(
-        WEB_CONCURRENCY="1", GUNICORN_THREADS="4", SPOKE_MEMORY_ENGINE="hybrid/4", LOG_LEVEL="DEBUG"
+        WEB_CONCURRENCY="1", GUNICORN_THREADS="4", SPOKE_MEMORY_ENGINE="hybrid/6", LOG_LEVEL="DEBUG"
     )
     log_path = tmp_path / "gunicorn.log"
     with gunicorn(tmp_path, env) as port:
@@ -70,7 +70,7 @@ def test_a_served_worker_is_ready_and_keeps_its_vectors_warm(tmp_path, settings)
                     "placement": {"scope": "shared"},
                 },
             )
-        settings.SPOKE_MEMORY_ENGINE = "hybrid/4"
+        settings.SPOKE_MEMORY_ENGINE = "hybrid/6"
         assert hybrid_store.drain() == 12  # the worker's drain, here
         recall = {"space_id": "s1", "subject_id": "u1", "query": {"text": "garden rain"}}
         for _ in range(4):

@@ -57,7 +57,7 @@ def test_capture_makes_one_pending_candidate_per_item_in_item_order(world, admin
 
 
 def test_classification_uses_the_configured_policy_version(world):
-    other = "hybrid/4" if settings.SPOKE_MEMORY_ENGINE == "engine/2" else "engine/2"
+    other = "hybrid/6" if settings.SPOKE_MEMORY_ENGINE == "engine/2" else "engine/2"
     with override_settings(SPOKE_MEMORY_ENGINE=other):
         [cid] = world.candidate_ids(texts=["Ada moved to Porto last year."])
     assert Candidate.objects.get(candidate_id=cid).classification["policy_version"] == other

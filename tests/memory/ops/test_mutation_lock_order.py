@@ -297,7 +297,7 @@ def test_a_create_with_the_embedding_extra_queues_its_vector_in_the_commit_tail(
     from tests.conftest import embedding_writer
 
     admin = _world()
-    with embedding_writer(settings, "hybrid/4"):
+    with embedding_writer(settings, "hybrid/6"):
         call(admin.principal, *_create("warm"))  # caches, first token use
         with CaptureQueriesContext(conn) as queries:
             answer = call(admin.principal, *_create("counted", idempotency_key="k-count"))

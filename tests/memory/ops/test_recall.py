@@ -70,7 +70,7 @@ def test_recency_breaks_equal_relevance_and_ties_go_by_record_id(make_record, re
 
 # The same state and request must give this exact ranking on every database: the expected
 # answer is the pure policy's (engine/2, memory.engine.lexical: stems, no stop words), computed
-# once and written down. hybrid/4's head is this ranking (tests/memory/hybrid/test_hybrid4.py).
+# once and written down. hybrid/6's head is this ranking (tests/memory/hybrid/test_hybrid6_ranking.py).
 CORPUS = [
     ("rec_01", 10, "The user prefers green tea in the morning"),
     ("rec_02", 9, "Green tea, green tea, always green tea"),
@@ -305,7 +305,7 @@ def test_recall_is_a_read_and_writes_nothing(make_record, recall, space):
 
 @pytest.mark.parametrize("query", ["plan", ""])
 def test_query_count_does_not_grow_with_records(make_record, admin, query):
-    """The served engine's statements (coverage, the ranking, the result rows; hybrid/4 adds its
+    """The served engine's statements (coverage, the ranking, the result rows; hybrid/6 adds its
     vector checks) are as many for 40 records as for 3."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext

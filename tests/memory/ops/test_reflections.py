@@ -183,7 +183,7 @@ def test_stale_once_the_basis_moves(api, admin, sess, subject, three, run_job_no
 def test_switching_the_engine_makes_it_stale(
     api, admin, sess, subject, three, run_job_now, settings
 ):
-    made_under, new_engine = "engine/2", "hybrid/4"  # the two served engines
+    made_under, new_engine = "engine/2", "hybrid/6"  # the two served engines
     settings.SPOKE_MEMORY_ENGINE = made_under
     reflection = generated(api, admin, sess, run_job_now)
     assert reflection.basis["engine_policy_version"] == made_under
@@ -194,12 +194,14 @@ def test_switching_the_engine_makes_it_stale(
     assert state(api, admin, sess)["latest_reflection"]["stale"] is False
 
 
-@pytest.mark.parametrize("retired", ["engine/1", "hybrid/1", "hybrid/2", "hybrid/3"])
+@pytest.mark.parametrize(
+    "retired", ["engine/1", "hybrid/1", "hybrid/2", "hybrid/3", "hybrid/4", "hybrid/5"]
+)
 def test_a_reflection_pinned_to_a_retired_engine_reads_stale(
     api, admin, sess, subject, three, run_job_now, settings, retired
 ):
-    """A reflection a provider made while it served a policy now retired (issue 42), on this very
-    state: its basis pins that policy, which no served engine is, so it reads stale (through
+    """A reflection a provider made while it served a policy now retired (issues 42, 44), on this
+    very state: its basis pins that policy, which no served engine is, so it reads stale (through
     state and list alike) and nothing else about it changes."""
     settings.SPOKE_MEMORY_ENGINE = "engine/2"
     reflection = generated(api, admin, sess, run_job_now)

@@ -1,6 +1,6 @@
 """Records made directly with the ORM (the capture/records ops are built elsewhere), so recall can
 be tested on exact, fixed state: ids, times, placements and provenance chosen by the test; each
-with the served engine's derived copies (term rows; under hybrid/4 its vector queued), as every
+with the served engine's derived copies (term rows; under hybrid/6 its vector queued), as every
 content write path writes them."""
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def make_record(admin, space, ensure_subject):
             created_at=created,
         )
         if not deleted:
-            # the served engine's derived copies (term rows; hybrid/4: its vector queued), as
+            # the served engine's derived copies (term rows; hybrid/6: its vector queued), as
             # every content write path keeps them
             derived.content_written([record])
         return record

@@ -294,14 +294,14 @@ def test_odd_texts_are_stored_and_found(engine2, make_record, admin):
         assert got[0] == expected, (query, got)
 
 
-def test_the_default_engine_is_hybrid_4_with_the_semantic_extra_and_engine_2_without(
+def test_the_default_engine_is_hybrid_6_with_the_semantic_extra_and_engine_2_without(
     monkeypatch,
 ):
     from memory.embedding import embed, embed_onnx
 
     monkeypatch.setattr(embed, "installed", lambda: True)
     monkeypatch.setattr(embed_onnx, "installed", lambda: True)
-    assert embed.default_engine() == "hybrid/4"
+    assert embed.default_engine() == "hybrid/6"
     # torch but no ONNX Runtime (an install made before the extra gained it): lexical, as the
     # torch-form engines that served it are retired
     monkeypatch.setattr(embed_onnx, "installed", lambda: False)

@@ -27,7 +27,7 @@ def restored(monkeypatch):
 
 
 def test_the_engine_default_model_is_the_registered_hook(settings, restored):
-    settings.SPOKE_MEMORY_ENGINE = "hybrid/4"
+    settings.SPOKE_MEMORY_ENGINE = "hybrid/6"
     assert embed.engine_default() == embed.INT8_NAME  # the registry's hook, registered at import
     settings.SPOKE_MEMORY_ENGINE = "engine/2"
     assert embed.engine_default() == ""
@@ -64,7 +64,7 @@ def test_registered_hooks_run_once_however_often_they_register(monkeypatch):
 
 
 def test_install_registers_each_copy_hook_once(settings, restored):
-    settings.SPOKE_MEMORY_ENGINE = "hybrid/4"
+    settings.SPOKE_MEMORY_ENGINE = "hybrid/6"
     registry.install()
     registry.install()
     for hook in (term_store.write_terms, hybrid_store.write_embeddings):
@@ -95,7 +95,7 @@ def test_the_contract_keeps_the_served_engines_and_the_old_names_still_import(se
         assert getattr(registry, name) is getattr(recall_contract, name)
     settings.SPOKE_MEMORY_ENGINE = "engine/2"
     assert recall_contract.current().version == "engine/2"
-    settings.SPOKE_MEMORY_ENGINE = "hybrid/4"
+    settings.SPOKE_MEMORY_ENGINE = "hybrid/6"
     assert recall_contract.current().embedder
 
 

@@ -1,20 +1,22 @@
 """The served engines answer byte for byte as before: engine/2 as it did before recall engines
-became plug-ins (issue 27), hybrid/4 as it did when engine/1 and hybrid/1–3 were retired
-(issue 42). A fixed corpus (fixed ids, texts, times, placements, cognition), fixed requests, and
-the answers the code before the change gave, stored in `golden/answers.json` (written by running
-this file on that code with SPOKE_GOLDEN_WRITE=path; hybrid/4's entries by the same run on the
-code before issue 42, every engine/2 entry unchanged). The retired engines' entries went with
-them.
+became plug-ins (issue 27), hybrid/6 as it did when it replaced hybrid/4 and hybrid/5 (issue 44).
+A fixed corpus (fixed ids, texts, times, placements, cognition), fixed requests, and the answers
+the code gave, stored in `golden/answers.json` (written by running this file with
+SPOKE_GOLDEN_WRITE=path; every engine/2 entry unchanged since issue 27). A retired engine's
+entries went with it.
 
-Run on both databases; hybrid/4 needs the semantic extra (it skips without it).
-**Embedder**: hybrid/4's answers are made with its own model, the int8 ONNX form of the bundled
+Run on both databases; hybrid/6 needs the semantic extra (it skips without it).
+**Embedder**: hybrid/6's answers are made with its own model, the int8 ONNX form of the bundled
 all-MiniLM-L6-v2 (SPOKE_MEMORY_EMBED_MODEL empty), asserted per run. Its int8 products are
-exact on every x86 CPU (memory.embedding.embed_onnx, tests/memory/hybrid/test_int8_exact.py);
-hybrid/4's entries were re-recorded on 2026-12-07 on a CPU with VNNI (exact products) after the
-ones recorded earlier, on a machine whose int8 kernels saturate, differed by up to 0.06 in a
-score. Float summation order may still move a score by one unit in its sixth decimal, so ids,
-ranks, counts and truncation must be equal (`_within_last_digit`); its oracle test
-(tests/memory/hybrid/test_hybrid3.py) pins the policy itself."""
+exact on every x86 CPU (memory.embedding.embed_onnx, tests/memory/hybrid/test_int8_exact.py).
+hybrid/6's entries were recorded on 2026-12-07 on PostgreSQL and on SQLite (the same bytes), on
+an AVX2 CPU without VNNI (exact products through `session.x64quantprecision`). Their ids, ranks,
+counts and truncation equal those of hybrid/4's entries (recorded on a CPU with VNNI), as
+hybrid/6 keeps hybrid/4's order; and the same run with hybrid/6's scoring replaced by hybrid/4's
+fused score reproduced hybrid/4's entries exactly, scores included. Float summation order may
+still move a fused score by one unit in its sixth decimal, and so the calibrated score by about
+as much, so ids, ranks, counts and truncation must be equal (`_within_last_digit`); its oracle
+tests (tests/memory/hybrid/test_hybrid6_ranking.py, test_hybrid6.py) pin the policy itself."""
 
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ import pytest
 from memory.models import Record, RecordRevision, Subject
 
 GOLDEN = Path(__file__).parent / "golden" / "answers.json"
-ENGINES = ("engine/2", "hybrid/4")
+ENGINES = ("engine/2", "hybrid/6")
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 TEXTS = [
@@ -180,7 +182,7 @@ def answers(
             continue
         settings.SPOKE_MEMORY_ENGINE = engine
         if engine.startswith("hybrid"):
-            assert embed.identity().name == embed.INT8_NAME  # hybrid/4's own model
+            assert embed.identity().name == embed.INT8_NAME  # hybrid/6's own model
             hybrid_store.backfill(subject)
             # a rolled-back test's subject can repeat this one's cache key on SQLite
             hybrid_store._cache.clear()
@@ -226,8 +228,8 @@ def test_the_served_engines_answer_as_before(settings, api, admin, space):
 
 
 def _within_last_digit(answer: dict, expected: dict) -> tuple[dict, dict]:
-    """hybrid/4 fuses the cosines themselves (not only their ranks), and the sentence model's
-    forward pass is not bit-identical across CPU instruction sets (the same build gives
+    """hybrid/6 scores the fused cosines themselves (not only their ranks), and the sentence
+    model's forward pass is not bit-identical across CPU instruction sets (the same build gives
     0.213515 on one machine and 0.213516 on another for the same rounded fusion). Ids, ranks,
     counts and truncation must be equal; a score may differ by one unit in its sixth decimal,
     no more."""

@@ -5,7 +5,7 @@ guesses; the issue measured the vector load, run through a server-side cursor, p
 nested loop that scanned every vector of the subject once per record (20,000 × 20,000 rows,
 35 s). Here some thousands of records (and their term rows and vectors) are loaded into two
 subjects of tables whose statistics are made exactly those of a table never analyzed (or of one
-analyzed while it was nearly empty, as a migration used to), a real hybrid/4 recall runs, and
+analyzed while it was nearly empty, as a migration used to), a real hybrid/6 recall runs, and
 every statement it runs is planned and executed by PostgreSQL as the product runs it —
 server-side cursors included — with `auto_explain` handing each executed plan back
 (`EXPLAIN (ANALYZE, FORMAT JSON)` of the very statement, with actual row counts). The plan shape
@@ -205,8 +205,8 @@ def unbounded(plan: dict, subject_rows: int) -> list[str]:
 
 
 @pytest.fixture
-def hybrid4(settings):
-    settings.SPOKE_MEMORY_ENGINE = "hybrid/4"
+def hybrid6(settings):
+    settings.SPOKE_MEMORY_ENGINE = "hybrid/6"
     hybrid_store._cache.clear()
     yield
     hybrid_store._cache.clear()
@@ -220,7 +220,7 @@ def hybrid4(settings):
 @needs_semantic
 @pytest.mark.parametrize("state", ["never", "empty"])
 def test_recall_plans_stay_bounded_without_statistics(
-    api, admin, space, ensure_subject, hybrid4, state
+    api, admin, space, ensure_subject, hybrid6, state
 ):
     if state == "empty":
         _statistics("empty")  # the tables planned as empty while the rows come in

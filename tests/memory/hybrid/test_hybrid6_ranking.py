@@ -1,16 +1,18 @@
-"""hybrid/4 through the wire: the engine/2 head and the cosine side (the int8 ONNX form's
-vectors) fused by min-max normalised scores (CombSUM, memory.engine.hybrid3); its answers equal
-the plain policy (engine/2's oracle ranking and the cosine ranking of the stored vectors, fused
-by memory.engine.hybrid3.fuse3); paraphrases found; a record without a vector ranked by its
-lexical side alone; total_eligible exact; the filters bound the semantic side; an empty query
-and an unreachable embeddings server answer lexically; the fusion function's stated rule."""
+"""hybrid/6's ranking through the wire, and its oracle: hybrid/4's fused list unchanged (the
+engine/2 head and the cosine side over the int8 ONNX form's vectors, fused by min-max normalised
+scores, CombSUM, memory.engine.hybrid3). `sides`, `oracle` and `plain` state the policy plainly
+(engine/2's pure ranking and the cosine ranking of the stored vectors, fused by fuse3; its pool
+scored by memory.engine.hybrid6.fuse6), for this module and tests/memory/hybrid/test_hybrid6.py,
+which holds hybrid/6's answers to them. Here: paraphrases found; a record without a vector ranked
+by its lexical side alone; total_eligible exact; the filters bound the semantic side; an
+unreachable embeddings server answers lexically; the fusion function's stated rule."""
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memory.embedding import embed
-from memory.engine import hybrid, hybrid3, lexical
+from memory.engine import hybrid, hybrid3, hybrid6, lexical
 from memory.engine.rank import Doc
 from memory.models import Record, RecordEmbedding
 from memory.selectors.recall import ms
@@ -37,49 +39,64 @@ QUERIES = [
 ]
 
 
-def oracle(space, query: str) -> list[tuple[str, float]]:
-    """hybrid/4 stated plainly: engine/2's pure ranking of every live record, the cosine ranking
-    of the stored vectors, fuse3."""
+Side = list[tuple[str, float]]
+
+
+def sides(space, query: str, *, semantic: bool = True) -> tuple[Side, Side]:
+    """The two sides stated plainly: engine/2's pure ranking of every live record, and the cosine
+    ranking of the stored vectors of their current revisions (none with `semantic=False`: the
+    query could not be embedded)."""
     records = list(Record.objects.filter(space=space, deleted_at__isnull=True))
     docs = [Doc(r.record_id, ms(r.created_at), r.text) for r in records]
     lex = [(x.record_id, x.score) for x in lexical.rank(docs, query)]
+    if not semantic:
+        return lex, []
     import numpy as np
 
     by_pk = {r.pk: r for r in records}
     rows = RecordEmbedding.objects.filter(record__in=records, model_id=embed.identity().key)
     current = [row for row in rows if row.revision == by_pk[row.record_id].revision]
+    if not current:
+        return lex, []
     matrix = np.stack([np.frombuffer(row.vector, dtype="<f4") for row in current])
-    semantic = hybrid.cosine_ranking(
+    cos = hybrid.cosine_ranking(
         embed.embed([query])[0],
         [by_pk[row.record_id].record_id for row in current],
         matrix,
         hybrid3.SEMANTIC_TOP_N,
         hybrid3.MIN_COSINE,
     )
-    return hybrid3.fuse3(lex, semantic)
+    return lex, cos
+
+
+def oracle(space, query: str) -> Side:
+    """hybrid/6's ranking (hybrid/4's fused list) stated plainly: fuse3 of the two sides."""
+    return hybrid3.fuse3(*sides(space, query))
+
+
+def plain(space, query: str, max_records: int, *, semantic: bool = True) -> Side:
+    """hybrid/6 stated plainly: the oracle's list, its first POOL (max_records if more) scored by
+    fuse6 over the same two sides."""
+    lex, cos = sides(space, query, semantic=semantic)
+    pool = hybrid3.fuse3(lex, cos)[: max(hybrid6.POOL, max_records)]
+    return [(s.record_id, s.score) for s in hybrid6.fuse6(lex, cos, pool)]
 
 
 @needs_semantic
 @pytest.mark.django_db
 @pytest.mark.parametrize("query", QUERIES)
-@pytest.mark.parametrize(
-    "selection",
-    [
-        None,  # the whole subject: no eligibility statement on either side
-        {"mode": "contexts", "context_ids": ["c1"]},  # every record, through the eligibility checks
-    ],
-)
-def test_hybrid4_answers_as_the_plain_policy(hybrid_engine, space, write, recall, query, selection):
-    assert embed.identity().name == embed.INT8_NAME  # hybrid/4's own model: the int8 form
+def test_hybrid6_ranks_as_hybrid4s_fused_list(hybrid_engine, space, write, recall, query):
+    """The order is the oracle's, every fused candidate kept (a budget past the fused list); the
+    scores are hybrid/6's own (test_hybrid6.py)."""
+    assert embed.identity().name == embed.INT8_NAME  # hybrid/6's own model: the int8 form
     for text in CORPUS + MORE:
-        write(text)  # all in context c1
-    extra = {} if selection is None else {"selection": selection}
-    answer = recall(query, budget={"max_records": 20}, **extra)
-    assert answer["engine_policy_version"] == "hybrid/4"
+        write(text)
+    answer = recall(query, budget={"max_records": 100})
+    assert answer["engine_policy_version"] == "hybrid/6"
     expected = oracle(space, query)
-    got = [(r["record"]["record_id"], r["score"]) for r in answer["results"]]
-    assert got == expected[:20]
-    assert [r["rank"] for r in answer["results"]] == list(range(1, len(got) + 1))
+    assert expected  # every query finds something in this corpus
+    assert ids(answer) == [record_id for record_id, _ in expected]
+    assert [r["rank"] for r in answer["results"]] == list(range(1, len(expected) + 1))
 
 
 @needs_semantic
@@ -107,7 +124,7 @@ def test_a_whole_subject_recall_reads_no_eligibility_for_its_semantic_side(
 
 @needs_semantic
 @pytest.mark.django_db
-def test_hybrid4_recalls_a_paraphrase_engine2_misses(hybrid_engine, settings, write, recall):
+def test_hybrid6_recalls_a_paraphrase_engine2_misses(hybrid_engine, settings, write, recall):
     rid = {text: write(text) for text in CORPUS}
     answer = recall(PARAPHRASE, budget={"max_records": 3})
     assert ids(answer)[0] == rid[CORPUS[0]]
@@ -132,15 +149,19 @@ def test_total_eligible_counts_lexical_matches_and_the_semantic_side_once(
 @needs_semantic
 @pytest.mark.django_db
 def test_a_record_without_a_vector_is_ranked_by_its_lexical_side_alone(
-    hybrid_engine, write, recall
+    hybrid_engine, space, write, recall
 ):
     rid = write("The quarterly tax return is due next week")
     write("I adopted a golden retriever puppy last spring")
     RecordEmbedding.objects.filter(record=Record.objects.get(record_id=rid)).delete()
     answer = recall("quarterly tax return")
     assert ids(answer)[0] == rid
-    # the only lexical match: normalised lexical score 1, no semantic term
-    assert answer["results"][0]["score"] == hybrid3.LEXICAL_WEIGHT
+    top = answer["results"][0]
+    # the only lexical match, off the cosine side: scored from its lexical side alone
+    assert top["record"]["extensions"][hybrid6.MATCH_KEY] == {"lexical": True, "vector": False}
+    assert [(r["record"]["record_id"], r["score"]) for r in answer["results"]] == plain(
+        space, "quarterly tax return", 10
+    )[: len(answer["results"])]
 
 
 @needs_semantic
@@ -155,22 +176,17 @@ def test_selection_bounds_the_semantic_side(hybrid_engine, write, recall):
 
 @needs_semantic
 @pytest.mark.django_db
-def test_an_empty_query_is_newest_first(hybrid_engine, write, recall):
-    first = write(CORPUS[0])
-    second = write(CORPUS[1])
-    assert ids(recall("")) == [second, first]
-    assert ids(recall("the of and")) == [second, first]  # stop words only: no term
-
-
-@needs_semantic
-@pytest.mark.django_db
-def test_an_unreachable_embeddings_server_recalls_lexically(hybrid_engine, write, recall):
+def test_an_unreachable_embeddings_server_recalls_lexically(hybrid_engine, space, write, recall):
     rid = write("The quarterly tax return is due next week")
     write(CORPUS[0])
     embed.configure(embed.Config(url="http://127.0.0.1:9/v1", timeout_s=0.5))
     try:
         answer = recall("quarterly tax return")
-        assert ids(answer) == [rid] and answer["results"][0]["score"] == hybrid3.LEXICAL_WEIGHT
+        assert ids(answer) == [rid]
+        top = answer["results"][0]
+        assert top["record"]["extensions"][hybrid6.MATCH_KEY] == {"lexical": True, "vector": False}
+        # scored as the plain policy scores it with an empty cosine side
+        assert top["score"] == plain(space, "quarterly tax return", 10, semantic=False)[0][1]
         assert recall(PARAPHRASE)["results"] == []
     finally:
         embed.configure()
