@@ -259,8 +259,8 @@ def test_activation_load_plans_stay_bounded_without_statistics(api, admin, space
     # record a batch's revisions and term rows name exist in the space?) was planned from
     # guesses, as a walk of the space's index filtering each of the space's records by id, once
     # per key: 1,000 × the records loaded so far per batch, quadratic in the import (issue 49's
-    # 200,000-record run: 20 minutes for its first ~70,000 records). The check no longer joins
-    # a composite key's space column (memory.services.transfer_load.BatchKeys.check).
+    # 200,000-record run: 20 minutes for its first ~70,000 records). Each key is now looked up
+    # on its own (memory.services.transfer_load.BatchKeys.check).
     _statistics("never")
     with load.checked_once(space) as checked, Plans() as seen:
         assert checked  # the key checks run set-wise (the suite's connection may bypass)
