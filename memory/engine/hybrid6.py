@@ -77,17 +77,25 @@ class Scored(Ranked):
     match: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
+def _heads(lexical: Ranking, semantic: Ranking) -> tuple[dict[str, float], dict[str, float]]:
+    """record_id → best score on each side, of the first LEXICAL_TOP_N / SEMANTIC_TOP_N as
+    hybrid3.fuse3 reads them (the served lexical head is deeper when max_records is larger:
+    a record past it is not on the lexical side, as when the model was fitted)."""
+    sides = []
+    for side, depth in ((lexical, LEXICAL_TOP_N), (semantic, SEMANTIC_TOP_N)):
+        best: dict[str, float] = {}
+        for record_id, value in sorted(side, key=lambda item: (-item[1], item[0]))[:depth]:
+            best[record_id] = max(value, best.get(record_id, 0.0))
+        sides.append(best)
+    return sides[0], sides[1]
+
+
 def features(
     lexical: Ranking, semantic: Ranking, fused: list[tuple[str, float]]
 ) -> list[tuple[float, ...]]:
     """Each candidate's feature values (in FEATURES_AVAILABLE order) of the pool `fused` (its
-    order), from the two sides' scores alone."""
-    lex: dict[str, float] = {}
-    for record_id, value in lexical:
-        lex[record_id] = max(value, lex.get(record_id, 0.0))
-    cos: dict[str, float] = {}
-    for record_id, value in semantic:
-        cos[record_id] = max(value, cos.get(record_id, 0.0))
+    order), from the two sides' scores alone: the parts of the sides fuse3 reads (`_heads`)."""
+    lex, cos = _heads(lexical, semantic)
     top = max(cos.values(), default=0.0)
     rows: list[tuple[float, ...]] = []
     for rank_, (record_id, fused_score) in enumerate(fused, start=1):
@@ -130,8 +138,7 @@ def fuse6(lexical: Ranking, semantic: Ranking, fused: list[tuple[str, float]]) -
     """The pool `fused` (hybrid/4's first candidates, in its order) scored by the shipped model,
     made non-increasing down the list; each with the signals that matched it."""
     rows = features(lexical, semantic, fused)
-    lex = {record_id for record_id, _ in lexical}
-    cos = dict(semantic)
+    lex, cos = _heads(lexical, semantic)
     scores = non_increasing([round(probability(row), SCORE_DIGITS) for row in rows])
     out = []
     for (record_id, _), score in zip(fused, scores, strict=True):

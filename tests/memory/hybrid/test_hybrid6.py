@@ -201,6 +201,23 @@ def test_fuse6_scores_every_candidate_of_a_pool_past_POOL():
         assert s.match == {"lexical": True, "vector": s.record_id in cos, **on_cosine}
 
 
+def test_a_record_past_the_lexical_head_fuse3_reads_is_not_on_the_lexical_side():
+    # The served head is max(max_records, LEXICAL_TOP_N) deep; fuse3 reads its first
+    # LEXICAL_TOP_N, and so do the features and the match (as when the model was fitted).
+    n = hybrid6.LEXICAL_TOP_N + 20
+    lexical_side = [(f"r{i:03d}", round(1 - i / 1000, 6)) for i in range(n)]
+    deep = f"r{n - 1:03d}"  # lexical rank n: past the head
+    semantic_side = [(deep, 0.9), ("r000", 0.3)]
+    pool = hybrid3.fuse3(lexical_side, semantic_side)
+    at = [record_id for record_id, _ in pool].index(deep)
+    out = hybrid6.fuse6(lexical_side, semantic_side, pool)
+    assert out[at].match == {"lexical": False, "vector": True, "cosine": 0.9}
+    row = hybrid6.features(lexical_side, semantic_side, pool)[at]
+    named = dict(zip(hybrid6.FEATURES_AVAILABLE, row, strict=True))
+    assert named["lexical"] == named["lexical_match"] == 0.0
+    assert out[0].match["lexical"] is True  # r000, the head's best
+
+
 def test_the_features_are_the_two_sides_scores():
     pool = hybrid3.fuse3(LEXICAL_SIDE, SEMANTIC_SIDE)
     rows = dict(
