@@ -1,18 +1,24 @@
-"""engine/2 in the database: the top of the BM25 ranking (memory.engine.lexical) computed in SQL
-from the stored term rows (memory.models.RecordTerm), on PostgreSQL and SQLite alike.
+"""engine/2 in the database: the top of the BM25 ranking (memory.engine.lexical) computed from the
+stored term rows (memory.models.RecordTerm), on PostgreSQL and SQLite alike.
 
-One statement: the query terms' postings of the caller's eligible records (an index range per
-term on `record_term_lookup_space`, read from the index alone on PostgreSQL, semi-joined with the
-eligible set unless the caller may read every live record of the subject, the common case),
-grouped at once into one row per candidate (its length, time and the tf of each query term), from
-which the candidate statistics (N, Σ|d|, df, newest) are aggregated, every candidate scored, and
-the candidates cut to those that can be in the head of the ranking; only those come back, and
-then their record ids (a second, primary-key statement). Python recomputes their scores with the
-policy's own functions (`lexical.relevance`, `lexical.score`), so the answer is the oracle's to
-the last bit: the SQL score only chooses which rows to bring back, with a margin of 2e-6 (twice
-the rounding step, a million times any float error) below the head's last score, plus the rows
-whose relevance is the best (the normalizer), so a tie or a rounding boundary is settled by
-Python, and ties by record_id in code-point order, never by a database collation.
+PostgreSQL: one statement reads the query terms' postings of the caller's eligible records (an
+index range per term on `record_term_lookup_space`, read from the index alone, semi-joined with
+the eligible set unless the caller may read every live record of the subject, the common case)
+and hands them back packed, one bytea per term (`_postings_sql`); numpy groups them into
+candidates, computes the candidate statistics (N, Σ|d|, df, newest), scores every candidate in
+one vectorized pass and keeps those that can be in the head of the ranking (`_candidates`).
+SQLite: one statement does all of that in SQL (`_sql`). Issue 49: at 200,000 records in one
+subject a query naming a speaker has ~120,000 candidates, and PostgreSQL's row-at-a-time
+evaluation of the same arithmetic through a chain of materialized CTEs cost 4-5x the read of
+the postings themselves (docs/recall.md "How the database ranks").
+
+Either way the head's record ids come in a second, primary-key statement, and Python
+recomputes the head's scores with the policy's own functions (`lexical.relevance`,
+`lexical.score`), so the answer is the oracle's to the last bit: the database's (or numpy's)
+score only chooses which rows to bring back, with a margin of 2e-6 (twice the rounding step, a
+million times any float error) below the head's last score, plus the rows whose relevance is the
+best (the normalizer), so a tie or a rounding boundary is settled by Python, and ties by
+record_id in code-point order, never by a database collation.
 
 The term rows (docs/recall.md "How the database ranks") are written with every text change and
 deleted with the content, under a covering index; there is no per-subject counter, so writers
@@ -51,23 +57,12 @@ def _f(value: object) -> str:
 
 
 def _sql(eligible_sql: str | None, n_terms: int, n_also: int = 0) -> str:
+    """The ranking statement (SQLite): postings, candidates, statistics, scores and the cut."""
     term = connection.ops.quote_name(RecordTerm._meta.db_table)
     marks = ", ".join(["%s"] * n_terms)
     eligible = "" if eligible_sql is None else f" AND t.record_id IN ({eligible_sql})"
     postings = f"""{term} t
   WHERE t.space_id = %s AND t.subject_id = %s AND t.term IN ({marks}){eligible}"""  # noqa: S608
-    if connection.vendor == "postgresql":
-        # One index range per query term, each looked up by equality on the whole key of
-        # `record_term_lookup_space` (subject, space, term): a LATERAL subquery per term (OFFSET
-        # 0 keeps the planner from flattening it back into one scan). With `term IN (…)` over
-        # the (subject, space) range, a never-analyzed table was planned as a read of every
-        # term row of the subject filtered by term (issue 49).
-        values = ", ".join(["(CAST(%s AS VARCHAR))"] * n_terms)
-        postings = f"""(VALUES {values}) AS q(term) CROSS JOIN LATERAL (
-    SELECT t.record_id, t.length, t.created_ms, t.term, t.tf FROM {term} t
-    WHERE t.space_id = %s AND t.subject_id = %s AND t.term = q.term OFFSET 0
-  ) t
-  WHERE TRUE{eligible}"""  # noqa: S608
     k1, b = _f(repr(lexical.K1)), _f(repr(lexical.B))
     one, half = _f("1"), _f("0.5")
     terms = range(n_terms)
@@ -128,6 +123,94 @@ WHERE {in_head}{also}
 """  # noqa: S608
 
 
+# PostgreSQL: one packed posting (memory_recordterm's row, as the index holds it): the record's
+# pk, the term's tf in it, the record's length and created_ms, big-endian (int8send, int4send).
+POSTING_BYTES = 24
+
+
+def _postings_sql(eligible_sql: str | None, n_terms: int) -> str:
+    """PostgreSQL: the query terms' postings, one row per term holding all of them packed in one
+    bytea (`POSTING_BYTES` each): one index range of `record_term_lookup_space` per term, read
+    from the index alone (a LATERAL subquery per term, each looked up by equality on the whole
+    key; with `term IN (…)` over the (subject, space) range a never-analyzed table was planned as
+    a read of every term row of the subject, issue 49)."""
+    term = connection.ops.quote_name(RecordTerm._meta.db_table)
+    values = ", ".join(["(CAST(%s AS VARCHAR))"] * n_terms)
+    eligible = "" if eligible_sql is None else f" AND t.record_id IN ({eligible_sql})"
+    packed = (
+        "int8send(CAST(t.record_id AS BIGINT)) || int4send(CAST(t.tf AS INTEGER))"
+        " || int4send(CAST(t.length AS INTEGER)) || int8send(CAST(t.created_ms AS BIGINT))"
+    )
+    return f"""SELECT q.term, p.packed FROM (VALUES {values}) AS q(term) CROSS JOIN LATERAL (
+  SELECT string_agg({packed}, CAST('' AS BYTEA)) AS packed FROM {term} t
+  WHERE t.space_id = %s AND t.subject_id = %s AND t.term = q.term{eligible}
+) p"""  # noqa: S608
+
+
+Rows = list[tuple[Any, ...]]  # (pk, dl, created_ms, tf per query term or None)
+Stat = tuple[int, int, int, list[int]]  # N, Σ|d|, newest, df per query term
+
+
+def _candidates(
+    terms: list[str], packed: Mapping[str, bytes | None], k: int, also: Sequence[int]
+) -> tuple[Rows, Stat | None, frozenset[int]]:
+    """What the SQLite statement computes, from the postings PostgreSQL packed (numpy, vectorized
+    over every candidate): the candidates (records holding a query term), their statistics, every
+    candidate's score in double precision, and the rows that can be in the head — scored at least
+    the k-th best score less `MARGIN`, or relevant as the best — and which of `also` are
+    candidates. The exact scores are Python's (`head`)."""
+    import numpy as np
+
+    posting = np.dtype([("r", ">i8"), ("tf", ">i4"), ("dl", ">i4"), ("cms", ">i8")])
+    lists = [np.frombuffer(packed.get(t) or b"", posting) for t in terms]
+    every = np.concatenate(lists)
+    if not len(every):
+        return [], None, frozenset()
+    pks, where = np.unique(every["r"], return_inverse=True)
+    n = len(pks)
+    dl = np.zeros(n, np.int64)  # MAX(length) and MAX(created_ms) per candidate, as the SQL
+    np.maximum.at(dl, where, every["dl"].astype(np.int64))
+    cms = np.full(n, np.iinfo(np.int64).min, np.int64)
+    np.maximum.at(cms, where, every["cms"].astype(np.int64))
+    tf = np.zeros((len(terms), n), np.int64)
+    held = np.zeros((len(terms), n), bool)
+    at = 0
+    for i, one in enumerate(lists):
+        index = where[at : at + len(one)]
+        at += len(one)
+        tf[i, index] = one["tf"]
+        held[i, index] = True
+    df = [int(h.sum()) for h in held]
+    tl, newest = int(dl.sum()), int(cms.max())
+    norm = lexical.K1 * (1 - lexical.B + lexical.B * dl * n / tl)
+    rel = np.zeros(n)
+    for i, count in enumerate(df):
+        idf = np.log(1 + (n - count + 0.5) / (count + 0.5)) * (lexical.K1 + 1)
+        rel += np.where(held[i], idf * tf[i] / (tf[i] + norm), 0.0)
+    best = rel.max()
+    score = lexical.RELEVANCE_WEIGHT * rel / best + lexical.RECENCY_WEIGHT * np.power(
+        0.5, (newest - cms) / float(HALF_LIFE_MS)
+    )
+    k = max(k, 1)
+    cut = -np.partition(-score, k - 1)[k - 1] if n >= k else -1.0
+    in_head = (score >= cut - MARGIN) | (rel >= best * 0.999999999)
+    rows: Rows = [
+        (
+            int(pks[j]),
+            int(dl[j]),
+            int(cms[j]),
+            *(int(tf[i, j]) if held[i, j] else None for i in range(len(terms))),
+        )
+        for j in np.flatnonzero(in_head)
+    ]
+    holding = (
+        frozenset(int(pk) for pk in pks[np.isin(pks, np.asarray(list(also), np.int64))])
+        if also
+        else frozenset()
+    )
+    return rows, (n, tl, newest, df), holding
+
+
 def head(
     space_id: str,
     subject_pk: int,
@@ -149,24 +232,32 @@ def head(
         eligible_sql, eligible_params = None, ()
     else:
         eligible_sql, eligible_params = eligible.values("pk").query.sql_with_params()
+    also = list(dict.fromkeys(also))
     with connection.cursor() as cur:
-        also = list(dict.fromkeys(also))
-        postings: list[Any] = (
-            [*terms, space_id, subject_pk]
-            if connection.vendor == "postgresql"
-            else [space_id, subject_pk, *terms]
-        )
-        cur.execute(
-            _sql(eligible_sql, len(terms), len(also)),
-            [*terms, *postings, *eligible_params, max(k, 1) - 1, *also],
-        )
-        rows = cur.fetchall()
-        if not rows:
+        stat: Stat | None
+        if connection.vendor == "postgresql":
+            cur.execute(
+                _postings_sql(eligible_sql, len(terms)),
+                [*terms, space_id, subject_pk, *eligible_params],
+            )
+            rows, stat, holding = _candidates(terms, dict(cur.fetchall()), k, also)
+        else:
+            cur.execute(
+                _sql(eligible_sql, len(terms), len(also)),
+                [*terms, space_id, subject_pk, *terms, *eligible_params, max(k, 1) - 1, *also],
+            )
+            rows = cur.fetchall()
+            width = len(terms)
+            stat = None
+            if rows:
+                n, tl, newest, *dfs = rows[0][3 + width : 3 + width + 3 + width]
+                stat = (int(n), int(tl), int(newest), [int(c or 0) for c in dfs])
+            holding = frozenset(row[0] for row in rows).intersection(also)
+            if also:  # the rows that came back only as `also` are not the head's
+                rows = [row[:-1] for row in rows if row[-1]]
+            rows = [row[: 3 + width] for row in rows]
+        if stat is None:
             return Head(0, [], {})
-        width = len(terms)
-        holding = frozenset(row[0] for row in rows).intersection(also)
-        if also:  # the rows that came back only as `also` are not the head's
-            rows = [row[:-1] for row in rows if row[-1]]
         # The head's record ids (for the tie-break by record_id) in a statement of their own:
         # joined into the one above, the planner cannot know how few rows the cut keeps, and
         # its estimate could pick a scan of the subject's records or cross PostgreSQL's JIT
@@ -179,9 +270,9 @@ def head(
             sql, params = reads.by_pks(record, "TRUE", space_id, pks)
             cur.execute(f"SELECT r.id, r.record_id FROM {sql}", params)  # noqa: S608
             record_ids.update(cur.fetchall())
-    stat = rows[0][3 + width :]
-    n, tl, newest = int(stat[0]), int(stat[1]), int(stat[2])
-    df = {term: int(count) for term, count in zip(terms, stat[3:], strict=True) if count}
+    n, tl, newest, dfs = stat
+    width = len(terms)
+    df = {term: count for term, count in zip(terms, dfs, strict=True) if count}
     docs: dict[int, tuple[str, int, int, list[tuple[str, int]]]] = {}
     for pk, dl, cms, *tfs in rows:
         counts = [(t, int(tf)) for t, tf in zip(terms, tfs[:width], strict=True) if tf is not None]

@@ -130,3 +130,40 @@ def test_the_lexical_head_says_which_of_also_hold_a_term_and_is_the_same_head(
         assert plain.holding == frozenset()
         assert asked.holding == reads.holding_any(space.space_id, also, terms)
         assert len(plain.ranked) < len(asked.holding) or k == 20
+
+
+def test_the_lexical_head_reads_wide_keys_counts_and_times_whole(make_record, space):
+    """PostgreSQL hands the head its postings packed (a record's pk and created_ms as 8 bytes,
+    tf and length as 4): a pk past 2**32, a tf past 2**8 and a length past 2**16 come back whole,
+    and the head is the oracle's (memory.engine.lexical.rank over the same texts)."""
+    from django.db import connection
+
+    from memory.engine import lexical as policy
+    from memory.engine import lexicon
+    from memory.engine.rank import Doc
+    from memory.selectors import lexical
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute(
+                "SELECT setval(pg_get_serial_sequence(%s, 'id'), %s)",
+                [Record._meta.db_table, 2**33 + 5],
+            )
+    texts = [
+        "river " * 300 + "stone",
+        "river stone " + "word " * 70000,
+        "a quiet river",
+        "stone wall",
+    ]
+    made = [make_record(text) for text in texts]
+    assert connection.vendor != "postgresql" or min(r.pk for r in made) > 2**33
+    u1 = Subject.objects.get(space=space, subject_id="u1")
+    terms = lexicon.query_terms("river stone")
+    got = lexical.head(space.space_id, u1.pk, terms, None, 10)
+    rows = {r.pk: r for r in Record.objects.filter(pk__in=[r.pk for r in made])}
+    docs = [Doc(r.record_id, reads.ms(r.created_at), r.content["text"]) for r in rows.values()]
+    assert got.total == 4
+    assert got.ranked == policy.rank(docs, "river stone")
+    assert got.pks == {r.record_id: r.pk for r in rows.values()}
+    assert RecordTerm.objects.get(record=made[0], term="river").tf == 300
+    assert RecordTerm.objects.get(record=made[1], term="river").length > 2**16
