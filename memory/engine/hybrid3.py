@@ -20,6 +20,8 @@ conversations 1–3 of the LoCoMo dev file and read on 4–5 (docs/recall-qualit
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from memory.engine.hybrid import SCORE_DIGITS, Ranking
 
 VERSION = "hybrid/3"
@@ -29,12 +31,33 @@ SEMANTIC_TOP_N = 100
 MIN_COSINE = 0.2
 
 
-def _normalised(ranking: Ranking) -> dict[str, float]:
-    """record_id → min-max normalised score (a duplicate keeps its best score)."""
+@dataclass(frozen=True)
+class Heads:
+    """The parts of the two sides fuse3 reads: record_id → best score (a duplicate keeps its
+    best) of the first LEXICAL_TOP_N of the lexical side and the first SEMANTIC_TOP_N of the
+    semantic side, each best first (ties by record_id)."""
+
+    lexical: dict[str, float]
+    semantic: dict[str, float]
+
+
+def _best(ranking: Ranking, depth: int) -> dict[str, float]:
+    """record_id → best score of the first `depth` of `ranking` (score descending, ties by
+    record_id), in that order."""
     best: dict[str, float] = {}
-    for record_id, value in ranking:
+    for record_id, value in sorted(ranking, key=lambda item: (-item[1], item[0]))[:depth]:
         if record_id not in best or value > best[record_id]:
             best[record_id] = value
+    return best
+
+
+def heads(lexical: Ranking, semantic: Ranking) -> Heads:
+    """The lexical head and the semantic side as fuse3 reads them."""
+    return Heads(_best(lexical, LEXICAL_TOP_N), _best(semantic, SEMANTIC_TOP_N))
+
+
+def _normalised(best: dict[str, float]) -> dict[str, float]:
+    """record_id → min-max normalised score."""
     if not best:
         return {}
     lo, hi = min(best.values()), max(best.values())
@@ -43,12 +66,10 @@ def _normalised(ranking: Ranking) -> dict[str, float]:
     return {record_id: (value - lo) / (hi - lo) for record_id, value in best.items()}
 
 
-def fuse3(lexical: Ranking, semantic: Ranking) -> list[tuple[str, float]]:
-    """The fused ranking of the lexical head (its first LEXICAL_TOP_N used) and the semantic side
-    (its first SEMANTIC_TOP_N), best first, ties by record_id."""
-    head = sorted(lexical, key=lambda item: (-item[1], item[0]))[:LEXICAL_TOP_N]
-    near = sorted(semantic, key=lambda item: (-item[1], item[0]))[:SEMANTIC_TOP_N]
-    lex, sem = _normalised(head), _normalised(near)
+def fuse3_heads(lexical: Ranking, semantic: Ranking) -> tuple[list[tuple[str, float]], Heads]:
+    """fuse3's ranking and the heads it read (for hybrid/6's features, which read the same)."""
+    read = heads(lexical, semantic)
+    lex, sem = _normalised(read.lexical), _normalised(read.semantic)
     scored = [
         (
             record_id,
@@ -61,4 +82,10 @@ def fuse3(lexical: Ranking, semantic: Ranking) -> list[tuple[str, float]]:
         for record_id in lex.keys() | sem.keys()
     ]
     scored.sort(key=lambda item: (-item[1], item[0]))
-    return scored
+    return scored, read
+
+
+def fuse3(lexical: Ranking, semantic: Ranking) -> list[tuple[str, float]]:
+    """The fused ranking of the lexical head (its first LEXICAL_TOP_N used) and the semantic side
+    (its first SEMANTIC_TOP_N), best first, ties by record_id."""
+    return fuse3_heads(lexical, semantic)[0]

@@ -77,25 +77,19 @@ class Scored(Ranked):
     match: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
-def _heads(lexical: Ranking, semantic: Ranking) -> tuple[dict[str, float], dict[str, float]]:
-    """record_id → best score on each side, of the first LEXICAL_TOP_N / SEMANTIC_TOP_N as
-    hybrid3.fuse3 reads them (the served lexical head is deeper when max_records is larger:
-    a record past it is not on the lexical side, as when the model was fitted)."""
-    sides = []
-    for side, depth in ((lexical, LEXICAL_TOP_N), (semantic, SEMANTIC_TOP_N)):
-        best: dict[str, float] = {}
-        for record_id, value in sorted(side, key=lambda item: (-item[1], item[0]))[:depth]:
-            best[record_id] = max(value, best.get(record_id, 0.0))
-        sides.append(best)
-    return sides[0], sides[1]
-
-
 def features(
     lexical: Ranking, semantic: Ranking, fused: list[tuple[str, float]]
 ) -> list[tuple[float, ...]]:
     """Each candidate's feature values (in FEATURES_AVAILABLE order) of the pool `fused` (its
-    order), from the two sides' scores alone: the parts of the sides fuse3 reads (`_heads`)."""
-    lex, cos = _heads(lexical, semantic)
+    order), from the two sides' scores alone: the parts of the sides fuse3 reads."""
+    return features_of(hybrid3.heads(lexical, semantic), fused)
+
+
+def features_of(read: hybrid3.Heads, fused: list[tuple[str, float]]) -> list[tuple[float, ...]]:
+    """`features` from the heads fuse3 read (hybrid3.fuse3_heads): the served lexical head is
+    deeper when max_records is larger, and a record past its first LEXICAL_TOP_N is not on the
+    lexical side, as when the model was fitted."""
+    lex, cos = read.lexical, read.semantic
     top = max(cos.values(), default=0.0)
     rows: list[tuple[float, ...]] = []
     for rank_, (record_id, fused_score) in enumerate(fused, start=1):
@@ -137,8 +131,13 @@ def non_increasing(values: Sequence[float]) -> list[float]:
 def fuse6(lexical: Ranking, semantic: Ranking, fused: list[tuple[str, float]]) -> list[Scored]:
     """The pool `fused` (hybrid/4's first candidates, in its order) scored by the shipped model,
     made non-increasing down the list; each with the signals that matched it."""
-    rows = features(lexical, semantic, fused)
-    lex, cos = _heads(lexical, semantic)
+    return fuse6_heads(hybrid3.heads(lexical, semantic), fused)
+
+
+def fuse6_heads(read: hybrid3.Heads, fused: list[tuple[str, float]]) -> list[Scored]:
+    """`fuse6` from the heads fuse3 read (hybrid3.fuse3_heads), not sorted and cut again."""
+    rows = features_of(read, fused)
+    lex, cos = read.lexical, read.semantic
     scores = non_increasing([round(probability(row), SCORE_DIGITS) for row in rows])
     out = []
     for (record_id, _), score in zip(fused, scores, strict=True):

@@ -17,11 +17,12 @@ from memory.services.recall_engines.fused import fused_ranking, register_embedde
 
 def ranking(q: RecallQuery) -> Ranking:
     """hybrid/4's ranking (memory.services.recall_engines.fused), its pool scored by fuse6."""
-    sides: list[tuple[Scores, Scores]] = []
+    read: list[hybrid3.Heads] = []
 
     def fuse(lexical: Scores, semantic: Scores) -> list[tuple[str, float]]:
-        sides.append((lexical, semantic))
-        return hybrid3.fuse3(lexical, semantic)
+        fused, heads = hybrid3.fuse3_heads(lexical, semantic)
+        read.append(heads)  # the sides as fuse3 read them: fuse6 scores from these
+        return fused
 
     out = fused_ranking(
         q,
@@ -30,11 +31,10 @@ def ranking(q: RecallQuery) -> Ranking:
         min_cosine=hybrid6.MIN_COSINE,
         fuse=fuse,
     )
-    if not sides:  # an empty query: engine/2's newest first
+    if not read:  # an empty query: engine/2's newest first
         return out
-    lexical, semantic = sides[0]
     pool = [(r.record_id, r.score) for r in out.ranked[: max(hybrid6.POOL, q.max_records)]]
-    out.ranked = list[rank.Ranked](hybrid6.fuse6(lexical, semantic, pool))
+    out.ranked = list[rank.Ranked](hybrid6.fuse6_heads(read[0], pool))
     return out
 
 

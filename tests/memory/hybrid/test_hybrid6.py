@@ -218,6 +218,24 @@ def test_a_record_past_the_lexical_head_fuse3_reads_is_not_on_the_lexical_side()
     assert out[0].match["lexical"] is True  # r000, the head's best
 
 
+def test_fuse3_hands_hybrid6_the_heads_it_read():
+    """The served engine scores from the heads fuse3 read (hybrid3.fuse3_heads), not sorting and
+    cutting the sides again: the same fused list, the same scores and matches as fuse6."""
+    n = hybrid6.LEXICAL_TOP_N + 5
+    lexical_side = [(f"r{i:03d}", round(1 - i / 1000, 6)) for i in range(n)] + [("r001", 0.5)]
+    semantic_side = [(f"r{i:03d}", round(0.9 - i / 500, 6)) for i in range(n - 1, 0, -3)]
+    fused, read = hybrid3.fuse3_heads(lexical_side, semantic_side)
+    assert fused == hybrid3.fuse3(lexical_side, semantic_side)
+    assert list(read.lexical) == [f"r{i:03d}" for i in range(hybrid6.LEXICAL_TOP_N)]
+    assert read.lexical["r001"] == 0.999  # a duplicate keeps its best
+    assert read.semantic == dict(semantic_side)
+    pool = fused[: hybrid6.POOL]
+    assert hybrid6.fuse6_heads(read, pool) == hybrid6.fuse6(lexical_side, semantic_side, pool)
+    assert [s.match for s in hybrid6.fuse6_heads(read, pool)] == [
+        s.match for s in hybrid6.fuse6(lexical_side, semantic_side, pool)
+    ]
+
+
 def test_the_features_are_the_two_sides_scores():
     pool = hybrid3.fuse3(LEXICAL_SIDE, SEMANTIC_SIDE)
     rows = dict(
