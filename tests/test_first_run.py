@@ -297,6 +297,48 @@ def test_the_readme_curl_tour_works_when_pasted(served):
     assert answers[-1]["recall"]["results"], "the tour's recall finds the demo record"
 
 
+def embedded_recall(served: Served, question: str) -> list[dict]:
+    """The demo's recall of `question` about Ada once every result has its vector (the worker
+    makes them after `make run` starts; until then a record ranks by its lexical side alone).
+    Bounded so a stuck worker fails."""
+    deadline = time.monotonic() + 300
+    while True:
+        found = demo_call(
+            served,
+            "memory.recall",
+            {"space_id": "demo", "subject_id": "user:ada", "query": {"text": question}},
+        )["recall"]["results"]
+        if all(hit["record"]["extensions"]["spoke-recall-match"]["vector"] for hit in found):
+            return found
+        assert time.monotonic() < deadline, f"no vectors yet for {found}"
+        time.sleep(1)
+
+
+def test_the_readme_gives_the_scores_the_tour_answers(served):
+    """The tour's recall and its "before the promote" recall answer what the README says, with
+    the scores it names (hybrid/6's calibrated score, within 0.02)."""
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    said = re.search(
+        r"The recall answers Ada's one reviewed record, \*(.+?)\*, at rank 1 with a `score` of "
+        r"about (0\.\d+): under hybrid/6's threshold of (0\.\d+)",
+        text,
+    )
+    assert said, "the README says what the tour's recall answers"
+    record, score, threshold = said[1], float(said[2]), float(said[3])
+    (hit,) = embedded_recall(served, "how does Ada like answers?")
+    assert hit["record"]["content"]["text"] == record
+    assert abs(hit["score"] - score) <= 0.02 and hit["score"] < threshold
+    before = re.search(
+        r"before the promote it was not \(only reviewed records are recalled\), and Ada's other "
+        r"record answered alone, at about (0\.\d+)",
+        text,
+    )
+    assert before, "the README says what the console step's question answered before"
+    (hit,) = embedded_recall(served, "which language is Ada learning?")
+    assert hit["record"]["content"]["text"] == record
+    assert abs(hit["score"] - float(before[1])) <= 0.02
+
+
 def test_the_readme_python_tour_works_when_pasted(served):
     _, python = readme_tour()
     assert "concise answers" in run_pasted_python(python, served)
