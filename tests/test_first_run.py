@@ -103,7 +103,11 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def make_run(port: int, var: Path, log: Path) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    # A stranger's environment: none of the suite's choices of database, broker or recall engine
+    # (tests/pytest_env.py sets SPOKE_MEMORY_ENGINE=engine/2 on the SQLite leg), so `make run`
+    # serves its own default engine, the one the README's tour describes.
+    unset = ("DATABASE_URL", "CELERY_BROKER_URL", "SPOKE_MEMORY_ENGINE")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env["SPOKE_MEMORY_VAR_DIR"] = str(var)
     env.pop("MAKEFLAGS", None)
     # -o STAMP: the suite already runs in the installed venv; never reinstall under a test.
@@ -303,12 +307,15 @@ def embedded_recall(served: Served, question: str) -> list[dict]:
     Bounded so a stuck worker fails."""
     deadline = time.monotonic() + 300
     while True:
-        found = demo_call(
+        answer = demo_call(
             served,
             "memory.recall",
             {"space_id": "demo", "subject_id": "user:ada", "query": {"text": question}},
-        )["recall"]["results"]
-        if all(hit["record"]["extensions"]["spoke-recall-match"]["vector"] for hit in found):
+        )["recall"]
+        assert answer["engine_policy_version"] == "hybrid/6"  # make run's, as the README says
+        found = answer["results"]
+        matched = [hit["record"]["extensions"].get("spoke-recall-match", {}) for hit in found]
+        if all(match.get("vector") for match in matched):
             return found
         assert time.monotonic() < deadline, f"no vectors yet for {found}"
         time.sleep(1)
