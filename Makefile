@@ -1,6 +1,6 @@
 # The README's first two commands: `make run` (the provider on its embedded default: SQLite and a
 # filesystem broker, served by gunicorn as in production, with a Celery worker) and `make test`
-# (the suite). Both set up from scratch, the semantic extra (hybrid/4 recall engine) included.
+# (the suite). Both set up from scratch, the semantic extra (hybrid/6 recall engine) included.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -35,7 +35,7 @@ migrate: $(STAMP)
 run: migrate
 	@mkdir -p $(VAR)
 	@$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	@# hybrid/4's int8 embedder, exported from the bundled model once per install (~15-30 s the
+	@# hybrid/6's int8 embedder, exported from the bundled model once per install (~15-40 s the
 	@# first time), before the web server and the worker start: neither waits for it then.
 	@$(BIN)/python manage.py spoke prepare-embedder >/dev/null
 	@$(BIN)/python manage.py spoke demo --save $(VAR)/demo.json --welcome http://$(HOST):$(PORT)

@@ -135,7 +135,7 @@ def test_a_right_or_historical_default_is_not_flagged() -> None:
 THRESHOLD_SITES = {
     "docs/recall.md": r"documented threshold is (\d\.\d+)|description names (\d\.\d+)",
     "docs/clients.md": r"above_min_score\(answer, (\d\.\d+)\)",
-    "README.md": r"below (\d\.\d+), read it as probably not",
+    "README.md": r"hybrid/6's threshold of (\d\.\d+)|top result below (\d\.\d+)",
     "docs/recall-quality.md": r"at the threshold (\d\.\d+)",
 }
 

@@ -103,7 +103,11 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def make_run(port: int, var: Path, log: Path) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    # A stranger's environment: none of the suite's choices of database, broker or recall engine
+    # (tests/pytest_env.py sets SPOKE_MEMORY_ENGINE=engine/2 on the SQLite leg), so `make run`
+    # serves its own default engine, the one the README's tour describes.
+    unset = ("DATABASE_URL", "CELERY_BROKER_URL", "SPOKE_MEMORY_ENGINE")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env["SPOKE_MEMORY_VAR_DIR"] = str(var)
     env.pop("MAKEFLAGS", None)
     # -o STAMP: the suite already runs in the installed venv; never reinstall under a test.
@@ -295,6 +299,51 @@ def test_the_readme_curl_tour_works_when_pasted(served):
     assert not [a for a in answers if "error" in a]
     assert answers[0]["manifest"]["role"] == "memory-provider"
     assert answers[-1]["recall"]["results"], "the tour's recall finds the demo record"
+
+
+def embedded_recall(served: Served, question: str) -> list[dict]:
+    """The demo's recall of `question` about Ada once every result has its vector (the worker
+    makes them after `make run` starts; until then a record ranks by its lexical side alone).
+    Bounded so a stuck worker fails."""
+    deadline = time.monotonic() + 300
+    while True:
+        answer = demo_call(
+            served,
+            "memory.recall",
+            {"space_id": "demo", "subject_id": "user:ada", "query": {"text": question}},
+        )["recall"]
+        assert answer["engine_policy_version"] == "hybrid/6"  # make run's, as the README says
+        found = answer["results"]
+        matched = [hit["record"]["extensions"].get("spoke-recall-match", {}) for hit in found]
+        if all(match.get("vector") for match in matched):
+            return found
+        assert time.monotonic() < deadline, f"no vectors yet for {found}"
+        time.sleep(1)
+
+
+def test_the_readme_gives_the_scores_the_tour_answers(served):
+    """The tour's recall and its "before the promote" recall answer what the README says, with
+    the scores it names (hybrid/6's calibrated score, within 0.02)."""
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    said = re.search(
+        r"The recall answers Ada's one reviewed record, \*(.+?)\*, at rank 1 with a `score` of "
+        r"about (0\.\d+): under hybrid/6's threshold of (0\.\d+)",
+        text,
+    )
+    assert said, "the README says what the tour's recall answers"
+    record, score, threshold = said[1], float(said[2]), float(said[3])
+    (hit,) = embedded_recall(served, "how does Ada like answers?")
+    assert hit["record"]["content"]["text"] == record
+    assert abs(hit["score"] - score) <= 0.02 and hit["score"] < threshold
+    before = re.search(
+        r"before the promote it was not \(only reviewed records are recalled\), and Ada's other "
+        r"record answered alone, at about (0\.\d+)",
+        text,
+    )
+    assert before, "the README says what the console step's question answered before"
+    (hit,) = embedded_recall(served, "which language is Ada learning?")
+    assert hit["record"]["content"]["text"] == record
+    assert abs(hit["score"] - float(before[1])) <= 0.02
 
 
 def test_the_readme_python_tour_works_when_pasted(served):

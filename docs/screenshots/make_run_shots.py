@@ -2,8 +2,8 @@
 docs/screenshots/make_run_shots.py [BASE_URL]` while `make run` runs in the same checkout (the
 moderator's password is read from var/demo.json). Headless Debian Chromium through Playwright,
 as the browser tests drive it. Writes docs/screenshots/make-run-*.png. Run the README's curl tour
-first, so the queue shows the tour's candidate (and docs/mcp.md's HTTP example, for a subject an
-agent made)."""
+first, so the queue shows the tour's candidate (and one `remember` by the demo's agent over MCP,
+*Noor prefers mornings.* about user:noor, for a subject an agent made). Writes the home page too."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def main() -> None:
         page.click("button[type=submit]")
         page.wait_for_load_state("networkidle")
         at = f"{base}/console/s/{space}"
-        shots = {"make-run-queue": f"{at}/queue/"}
+        shots = {"make-run-home": f"{base}/", "make-run-queue": f"{at}/queue/"}
         page.goto(shots["make-run-queue"])
         # the README tour's capture (it has a similar record of Ada's), else the first one
         tour = page.locator("tr.candidate-row", has_text="Ada is learning Portuguese.")

@@ -181,6 +181,75 @@ def test_keyboard_shortcuts(console, desk):
     assert page.evaluate("document.activeElement.name") == "fragment_text"
 
 
+def test_queue_enter_f_d_open_the_highlighted_row_and_j_k_on_a_candidate_go_back(console, desk):
+    """The queue's `Enter`, `f` and `d` (docs/console.md), and a candidate page's `j`/`k` back to
+    the queue it was opened from, its filter kept; nothing is reviewed on the way."""
+    a, b, c = desk("Ada prefers tea.", "Ada likes jazz.", "noise noise")
+    tab = console("moderator")
+    page = tab.page
+    tab.go("/console/s/s1/queue/?subject=user:ada")
+    page.locator("tr.candidate-row").first.wait_for()
+    page.keyboard.press("j")
+    page.keyboard.press("Enter")  # opens the highlighted row, no action ready
+    page.wait_for_url(f"**/candidates/{a}/?subject=user*")
+    assert page.evaluate("document.activeElement.tagName") == "BODY"
+    page.keyboard.press("j")
+    page.wait_for_url("**/queue/?subject=user*")
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("f")
+    page.wait_for_url(f"**/candidates/{b}/?*do=fragment")
+    assert page.evaluate("document.activeElement.name") == "fragment_text"
+    page.evaluate("document.activeElement.blur()")  # keys typed in the text field are text
+    page.keyboard.press("k")
+    page.wait_for_url("**/queue/?subject=user*")
+    for _ in range(3):
+        page.keyboard.press("j")
+    page.keyboard.press("d")
+    page.wait_for_url(f"**/candidates/{c}/?*do=drop")
+    assert page.evaluate("document.activeElement.id") == "drop-reason"
+    states = Candidate.objects.filter(candidate_id__in=[a, b, c]).values_list("state", flat=True)
+    assert set(states) == {"pending"}
+
+
+def test_queue_shift_x_dismisses_and_shift_d_drops_the_selection_after_its_confirm(console, desk):
+    a, b, c, d = desk("Ada prefers tea.", "Ada likes jazz.", "Ada runs.", "Ada reads.")
+    tab = console("moderator")
+    page = tab.page
+    tab.go("/console/s/s1/queue/")
+    page.locator("tr.candidate-row").first.wait_for()
+    page.keyboard.press("x")
+    page.keyboard.press("x")
+    page.keyboard.press("Shift+X")
+    page.locator(".msg-success").wait_for()
+    states = dict(Candidate.objects.values_list("candidate_id", "state"))
+    assert states == {a: "dismissed", b: "dismissed", c: "pending", d: "pending"}
+    page.locator(f"tr.candidate-row[data-id='{c}']").wait_for()
+    page.keyboard.press("x")
+    page.keyboard.press("Shift+D")  # a drop cannot be undone: it asks once
+    page.locator("#bulk-confirm").wait_for()
+    assert page.locator("h1").inner_text() == "Drop 1 candidate?"
+    assert Candidate.objects.get(candidate_id=c).state == "pending"
+    page.click("#confirm-drop")
+    page.locator(".msg-success").wait_for()
+    states = dict(Candidate.objects.values_list("candidate_id", "state"))
+    assert states == {a: "dismissed", b: "dismissed", c: "dropped", d: "pending"}
+
+
+def test_queue_keys_typed_into_a_field_are_text(console, desk):
+    (a,) = desk("Ada prefers tea.")
+    tab = console("moderator")
+    page = tab.page
+    tab.go("/console/s/s1/queue/")
+    page.locator("tr.candidate-row").first.wait_for()
+    page.click("#bulk-form input[name=reason]")
+    page.keyboard.type("jxkpfdPDX")
+    assert page.input_value("#bulk-form input[name=reason]") == "jxkpfdPDX"
+    assert page.locator("tr.candidate-row.selected").count() == 0
+    assert page.locator("input.pick:checked").count() == 0
+    assert Candidate.objects.get(candidate_id=a).state == "pending"
+
+
 def test_queue_filter_updates_the_table_in_place(console, desk):
     tea, move = desk("Ada prefers tea over coffee.", "Ada moved to Lisbon last spring.")
     tab = console("moderator")
