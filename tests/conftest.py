@@ -243,6 +243,17 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=f"not on Citus: {reason}"))
 
 
+@pytest.fixture(autouse=True)
+def _fresh_vector_cache() -> Iterator[None]:
+    """The per-process vector cache is keyed on stored state (subject revision, vector
+    generation, model): a rolled-back test leaves keys that a later test's fresh rows repeat
+    exactly (SQLite hands the same pks out again), and that test would read another's vectors."""
+    from memory.services import hybrid_store
+
+    hybrid_store._cache.clear()
+    yield
+
+
 @pytest.fixture
 def api() -> Api:
     return Api()
