@@ -20,8 +20,8 @@ not load) answers the engine's ranking unchanged, with one warning line that nam
 never a text or the query.
 
 A reranked result's `score` is the reranker's relevance on [0, 1] (order follows it; ties keep
-the engine's order). The reranker's identity (`identity()`) is pinned by reflections beside the
-embedding model's."""
+the engine's order); the rest of the engine's result (hybrid/6's match) is kept. The
+reranker's identity (`identity()`) is pinned by reflections beside the embedding model's."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -145,7 +146,8 @@ def reorder(text: str, head: list[Ranked], rows: list[T]) -> tuple[list[Ranked],
         return head, rows
     order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
     return (
-        [Ranked(head[i].record_id, round(scores[i], 6)) for i in order],
+        # replace(): the reranker's score on the engine's result (hybrid/6's match kept)
+        [replace(head[i], score=round(scores[i], 6)) for i in order],
         [rows[i] for i in order],
     )
 

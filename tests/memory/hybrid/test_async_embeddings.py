@@ -7,11 +7,13 @@ import json
 
 import pytest
 
+from memory.engine import hybrid6
 from memory.models import PendingEmbedding, Record, RecordEmbedding
 from memory.services import hybrid_store
 from memory.tasks import DRAINS, drain_derived
 from tests.conftest import embedding_writer
 from tests.memory.hybrid.conftest import ids, needs_semantic
+from tests.memory.hybrid.test_hybrid6_ranking import plain
 
 pytestmark = [pytest.mark.django_db, needs_semantic]
 
@@ -43,6 +45,37 @@ def test_a_write_queues_its_vector_and_the_drain_makes_it(queued_engine, space, 
     assert hybrid_store.backlog() == 0
     assert RecordEmbedding.objects.filter(record=record, revision=1).count() == 1
     assert ids(recall(PARAPHRASE))[0] == puppy  # the new vector is seen without another write
+
+
+def test_before_the_drain_every_result_says_it_matched_by_its_words_only(
+    queued_engine, space, write, recall
+):
+    """docs/recall.md#scores: under hybrid/6 every result's record carries
+    `extensions["spoke-recall-match"]`, also while no vector of the subject is made yet (each
+    result then `{lexical: true, vector: false}`, scored as the plain policy with an empty cosine
+    side); an empty query (engine/2's newest first) carries none, before and after the drain."""
+    puppy = write(PUPPY)
+    trip = write("We are planning a trip to Japan in the autumn")
+    walk = write("The golden leaves in autumn make the dog walk slow")
+    assert not RecordEmbedding.objects.exists()
+    answer = recall("golden autumn puppy")
+    assert set(ids(answer)) == {puppy, trip, walk}
+    for result in answer["results"]:
+        assert result["record"]["extensions"][hybrid6.MATCH_KEY] == {
+            "lexical": True,
+            "vector": False,
+        }
+    assert [(r["record"]["record_id"], r["score"]) for r in answer["results"]] == plain(
+        space, "golden autumn puppy", 10, semantic=False
+    )
+    for query in ("", "the of and"):  # no query term: engine/2's newest first, no match
+        empty = recall(query)
+        assert ids(empty) == [walk, trip, puppy]
+        assert all(hybrid6.MATCH_KEY not in r["record"]["extensions"] for r in empty["results"])
+    assert drain_derived() == 3
+    after = recall("golden autumn puppy")
+    assert after["results"][0]["record"]["extensions"][hybrid6.MATCH_KEY]["vector"] is True
+    assert all(hybrid6.MATCH_KEY not in r["record"]["extensions"] for r in recall("")["results"])
 
 
 def test_an_update_requeues_the_new_revision_and_a_delete_drops_the_row(

@@ -10,7 +10,9 @@ import logging
 
 import pytest
 
+from memory.engine import hybrid6
 from memory.services import rerank
+from tests.memory.hybrid.conftest import needs_semantic
 
 from .conftest import ids
 from .rerank_server import overlap
@@ -186,3 +188,31 @@ def test_reranking_adds_no_statement(server, reranker, notes, recall):
         answer = recall(QUERY, budget={"max_records": 2})
     assert server.last()["count"] == answer["total_eligible"]  # the whole pool was scored
     assert len(reranked.captured_queries) == len(plain.captured_queries)
+
+
+@pytest.fixture
+def hybrid6_engine(settings, monkeypatch):
+    from tests.memory.hybrid.conftest import _engine_on
+
+    yield from _engine_on(settings, monkeypatch, "hybrid/6")
+
+
+@needs_semantic
+def test_a_reranked_hybrid6_answer_keeps_what_matched_each_result(
+    hybrid6_engine, server, reranker, notes, recall
+):
+    """docs/recall.md#scores: under hybrid/6 every result's record carries
+    `extensions["spoke-recall-match"]`; a reranker re-scores and re-orders the pool but keeps
+    each record's match as the engine found it."""
+    plain = recall(QUERY, budget={"max_records": 50})
+    matched = {
+        r["record"]["record_id"]: r["record"]["extensions"][hybrid6.MATCH_KEY]
+        for r in plain["results"]
+    }
+    reranker(url=server.url("ok"))
+    answer = recall(QUERY, budget={"max_records": 3})
+    want = expected(notes, ids(plain), 3)
+    assert [(r["record"]["record_id"], r["score"]) for r in answer["results"]] == want
+    for result in answer["results"]:
+        record = result["record"]
+        assert record["extensions"][hybrid6.MATCH_KEY] == matched[record["record_id"]]

@@ -47,9 +47,15 @@ def test_queue_promote_with_edit_then_record_is_listed(console, desk):
     tab.go("/console/s/s1/queue/")
     tab.page.locator("tr.candidate-row").first.wait_for()
     assert "2 pending candidates" in tab.page.locator("#queue-counts").inner_text()
+    assert tab.page.locator("tr.candidate-row td").nth(5).inner_text() == "context support"
     tab.shot("queue")
     tab.page.click(f"a[href$='/candidates/{cid}/']")
     tab.page.locator("#promote-form").wait_for()
+    # the console serves no docs/ files: a moderator reads why the score is not shown, not a
+    # repository path that is neither a link nor reachable from the browser
+    similar = tab.page.locator("#similar").inner_text()
+    assert "docs/" not in similar and ".md" not in similar
+    assert "it is not a measure of likeness, so it is not shown" in similar
     tab.shot("candidate")
     tab.page.fill("#promote-text", "Ada prefers email, never phone calls.")
     tab.page.fill("#promote-kind", "preference")
@@ -60,6 +66,8 @@ def test_queue_promote_with_edit_then_record_is_listed(console, desk):
     row = tab.page.locator("#records tbody tr").first
     assert "Ada prefers email, never phone calls." in row.inner_text()
     assert record.record_id in row.inner_text()
+    # the placement in the queue's words (its "Capture scope" column: "context support")
+    assert row.locator("td").nth(4).inner_text() == "context support"
     tab.shot("records")
     tab.page.click(f"a[href$='/records/{record.record_id}/']")
     tab.page.locator("#history").wait_for()
@@ -76,6 +84,13 @@ def test_fragment_into_two_records(console, desk):
     page.click("#add-fragment")
     page.click("#add-fragment")
     assert page.locator("#fragments .fragment").count() == 3
+    # Remove is a minor action: the secondary (quiet) style, never the primary one that the
+    # panel's Fragment button has, for the rendered row and an added one alike
+    background = "el => getComputedStyle(el).backgroundColor"
+    primary = page.locator("#fragment-button").evaluate(background)
+    removes = page.locator("#fragments .remove-fragment")
+    for n in range(3):
+        assert removes.nth(n).evaluate(background) == "rgb(255, 255, 255)" != primary
     page.locator("#fragments .remove-fragment").nth(2).click()
     assert page.locator("#fragments .fragment").count() == 2
     page.locator("#fragments textarea").nth(1).fill("Ada lives in Lisbon.")
@@ -230,7 +245,9 @@ def test_queue_shift_x_dismisses_and_shift_d_drops_the_selection_after_its_confi
     page.locator("#bulk-confirm").wait_for()
     assert page.locator("h1").inner_text() == "Drop 1 candidate?"
     assert Candidate.objects.get(candidate_id=c).state == "pending"
-    page.click("#confirm-drop")
+    # the confirm is kept on the keyboard: its Drop button has the focus, Enter drops
+    assert page.evaluate("document.activeElement.id") == "confirm-drop"
+    page.keyboard.press("Enter")
     page.locator(".msg-success").wait_for()
     states = dict(Candidate.objects.values_list("candidate_id", "state"))
     assert states == {a: "dismissed", b: "dismissed", c: "dropped", d: "pending"}
@@ -263,3 +280,20 @@ def test_queue_filter_updates_the_table_in_place(console, desk):
     assert page.evaluate("window.__samePage") is True  # swapped by htmx, not a reload
     page.keyboard.press("j")
     assert f"/{move}/?" in page.locator("tr.candidate-row.selected").get_attribute("data-href")
+
+
+def test_queue_shift_d_then_tab_enter_cancels_the_drop(console, desk):
+    (a,) = desk("Ada prefers tea.")
+    tab = console("moderator")
+    page = tab.page
+    tab.go("/console/s/s1/queue/")
+    page.locator("tr.candidate-row").first.wait_for()
+    page.keyboard.press("x")
+    page.keyboard.press("Shift+D")
+    page.locator("#bulk-confirm").wait_for()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "cancel-drop"
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/queue/")
+    page.locator(f"tr.candidate-row[data-id='{a}']").wait_for()
+    assert Candidate.objects.get(candidate_id=a).state == "pending"
