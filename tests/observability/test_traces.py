@@ -111,6 +111,16 @@ def test_one_trace_from_a_rest_capture_through_the_workers_embedding(
             timeout=60,
             what="the worker's drain span, in the client's trace",
         )
+        # the task's run span ends after the drain span it encloses, and is exported after it:
+        # wait for it too while the worker runs (read at once, it was missing under load)
+        wait_for(
+            lambda: any(
+                s["name"].startswith("run/memory.tasks.drain_derived") and trace_of(s) == trace_id
+                for s in file_spans(worker_file)
+            ),
+            timeout=60,
+            what="the worker's task run span, in the client's trace",
+        )
 
     web = spans.get_finished_spans()
     by_name = {s.name: s for s in web if format(s.context.trace_id, "032x") == trace_id}
