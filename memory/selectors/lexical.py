@@ -41,6 +41,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import QuerySet
 
+from memory import rows as hand
 from memory.engine import lexical
 from memory.engine.rank import HALF_LIFE_MS, Ranked
 from memory.models import Record, RecordTerm
@@ -327,11 +328,11 @@ def head(
             packed = {} if kept is None else cached_postings(subject, kept, terms)
             unread = [t for t in dict.fromkeys(terms) if t not in packed]
             if unread:
-                cur.execute(
+                found = hand.fetch_binary(  # a bytea's bytes, not its hex text
                     _postings_sql(eligible_sql, len(unread)),
                     [*unread, space_id, subject_pk, *eligible_params],
                 )
-                read = {term: bytes(p or b"") for term, p in cur.fetchall()}
+                read = {term: bytes(p or b"") for term, p in found}
                 if kept is not None:
                     keep_postings(subject, kept, read)
                 packed.update(read)
