@@ -4,7 +4,7 @@ index `record_live_revisions` alone and hands them back packed (12 bytes a recor
 rows. Either way the answer is exactly the ORM's."""
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from memory.models import Record, Subject
 from memory.selectors.recall import live_revision_numbers
@@ -66,7 +66,7 @@ def test_the_live_revisions_come_from_their_index_alone(make_record):
         live_revision_numbers(subject)
     ((sql, params),) = seen
     assert "space_id" in sql
-    with connection.cursor() as cur:
+    with transaction.atomic(), connection.cursor() as cur:  # SET LOCAL needs a transaction
         if CITUS:
             cur.execute("SET LOCAL citus.propagate_set_commands = 'local'")
         cur.execute("SET LOCAL enable_seqscan = off")

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from memory.engine import lexical
 from memory.engine.rank import Doc
-from memory.models import Record, RecordTerm
+from memory.models import Record, RecordTerm, Subject
 from memory.ops.base import call
 from memory.selectors import lexical as lexical_store
 from memory.services import term_store
@@ -44,7 +44,8 @@ def _postings_reads(captured: CaptureQueriesContext) -> int:
 
 
 def _oracle(query: str, context_ids: list[str] | None = None) -> list[tuple[str, float]]:
-    rows = Record.objects.filter(subject__subject_id="u1", deleted_at__isnull=True)
+    subject = Subject.objects.get(space_id="s1", subject_id="u1")
+    rows = Record.objects.filter(space_id="s1", subject=subject, deleted_at__isnull=True)
     if context_ids is not None:
         rows = rows.filter(placement_context_id__in=context_ids)
     docs = [Doc(r.record_id, term_store.epoch_ms(r.created_at), r.text) for r in rows]
