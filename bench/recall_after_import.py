@@ -150,6 +150,20 @@ def backlog(base: str) -> int:
     return int(body["embedding_backlog"])
 
 
+def sample_ids(http: httpx.Client) -> list[str]:
+    """The ids of the subject's 50 newest records, for the `records.get` beside each recall: read
+    with `records.list`, never a recall, so that the first recall measured is the first the
+    web process serves (a recall here loaded the vector cache and read the postings, and the
+    "first recall" was the second)."""
+    answer = http.post(
+        "/v1/ops/memory.records.list",
+        content=json.dumps({"space_id": "s1", "subject_id": "u1", "page_size": 50}),
+    )
+    if answer.status_code != 200:
+        raise SystemExit(f"records.list answered {answer.status_code}: {answer.text[:300]}")
+    return [r["record_id"] for r in answer.json()["records"]]
+
+
 def measure(http: httpx.Client, ids: list[str], rounds: int, queries: list[str]) -> dict:
     def timed(name: str, body: dict) -> float:
         t = time.perf_counter()
@@ -251,20 +265,7 @@ def one(
         while backlog(base):
             time.sleep(1)
         out["drain_s"] = round(time.monotonic() - t, 1)
-        ids = [
-            r["record"]["record_id"]
-            for r in http.post(
-                "/v1/ops/memory.recall",
-                content=json.dumps(
-                    {
-                        "space_id": "s1",
-                        "subject_id": "u1",
-                        "query": {"text": "item" if corpus == "synthetic" else queries[0]},
-                        "budget": {"max_records": 50},
-                    }
-                ),
-            ).json()["recall"]["results"]
-        ]
+        ids = sample_ids(http)
         out[first] = measure(http, ids, rounds, queries)
     for engine in engines:
         # each further engine on the same database, the web server restarted with it (and the

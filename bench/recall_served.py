@@ -3,8 +3,9 @@
 
 Serves `--tree` (default: this one) from the database as bench/recall_after_import.py serves it
 (gunicorn 2 workers × 4 threads, no worker, `SPOKE_MEMORY_RATE` lifted), then runs that bench's
-`measure` on subject u1 of space s1 with the admin token the load printed: warm recalls of
-LoCoMo questions alternated with `records.get`, then recalls right after a write. Used to put
+`measure` on subject u1 of space s1 with an admin token of the space: the first recall the
+process serves, warm recalls of LoCoMo questions alternated with `records.get`, then recalls
+right after a write (not drained: no worker runs). Used to put
 two code trees side by side on the same loaded database, one after the other; it neither loads
 nor drops anything."""
 
@@ -43,9 +44,7 @@ def main(argv: list[str] | None = None) -> None:
 
         session = http.post("/v1/connect", content=json.dumps({"capabilities": ALL_FLAGS}))
         http.headers["Spoke-Session"] = session.json()["session"]["session_id"]
-        body = {"space_id": "s1", "subject_id": "u1", "query": {"text": queries[0]}}
-        answer = http.post("/v1/ops/memory.recall", content=json.dumps(body)).json()
-        ids = [r["record"]["record_id"] for r in answer["recall"]["results"]]
+        ids = rai.sample_ids(http)
         out = {
             "tree": str(tree),
             "engine": args.engine,

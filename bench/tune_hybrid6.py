@@ -31,7 +31,9 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bench._hybrid_common import ROOT
 from bench.locomo import DEFAULT_DATA, evidence_of, turns_of
@@ -39,6 +41,21 @@ from bench.tune_hybrid3 import cached_embed
 
 MODEL_PATH = ROOT / "memory" / "engine" / "hybrid6.json"
 TUNE, HELD = (0, 1, 2), (3, 4)
+
+
+def left_out_loglik(design: Callable[[tuple[int, ...]], tuple[Any, Any]]) -> float:
+    """The mean log-likelihood of each of conversations 1-3 (TUNE) under the logistic model
+    fitted on the other two: `design(conversations)` gives (features, labels)."""
+    import numpy as np
+
+    total, n = 0.0, 0
+    for held in TUNE:
+        w, b = fit(*design(tuple(c for c in TUNE if c != held)))
+        x, y = design((held,))
+        z = x @ w + b
+        total += float(np.sum(y * z - np.logaddexp(0.0, z)))
+        n += len(y)
+    return total / n
 
 
 def fit(x, y, l2: float = 1e-2, steps: int = 50):
@@ -144,14 +161,7 @@ def main(argv: list[str] | None = None) -> None:
         return np.asarray(xs, dtype=float).reshape(len(ys), len(index)), np.asarray(ys)
 
     def loglik(index):
-        total, n = 0.0, 0
-        for held in TUNE:
-            w, b = fit(*design(index, tuple(c for c in TUNE if c != held)))
-            x, y = design(index, (held,))
-            z = x @ w + b
-            total += float(np.sum(y * z - np.logaddexp(0.0, z)))
-            n += len(y)
-        return total / n
+        return left_out_loglik(lambda convs_: design(index, convs_))
 
     names = hybrid6.FEATURES_AVAILABLE
     chosen: list[int] = []

@@ -34,7 +34,7 @@ from typing import Any
 from bench._hybrid_common import ROOT
 from bench.locomo import DEFAULT_DATA
 from bench.tune_hybrid3 import cached_embed
-from bench.tune_hybrid6 import TUNE, Conversation, fit, lexical_terms
+from bench.tune_hybrid6 import TUNE, Conversation, fit, left_out_loglik, lexical_terms
 
 FS = (0.25, 0.5, 0.75, 0.9)
 
@@ -106,14 +106,7 @@ def main(argv: list[str] | None = None) -> None:
         return np.asarray(xs, dtype=float).reshape(len(ys), len(names)), np.asarray(ys)
 
     def loglik(names):
-        total, n = 0.0, 0
-        for held in TUNE:
-            w, b = fit(*design(names, tuple(c for c in TUNE if c != held)))
-            x, y = design(names, (held,))
-            z = x @ w + b
-            total += float(np.sum(y * z - np.logaddexp(0.0, z)))
-            n += len(y)
-        return total / n
+        return left_out_loglik(lambda convs: design(names, convs))
 
     def tops(model, convs, cats):
         out = []

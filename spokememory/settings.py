@@ -299,6 +299,10 @@ SPOKE_MEMORY_REQUIRED_PROFILE_KINDS = env_list("SPOKE_MEMORY_REQUIRED_PROFILE_KI
 SPOKE_MEMORY_ENGINE = os.environ.get("SPOKE_MEMORY_ENGINE") or default_engine()
 # The rerank stage before the cut (docs/recall.md#reranking, memory.services.rerank): off unless
 # one of URL or MODEL is set.
+# The per-process cache of the lexical head's postings (memory.selectors.lexical), in MiB; 0: none.
+SPOKE_MEMORY_POSTINGS_CACHE_MB = env_int("SPOKE_MEMORY_POSTINGS_CACHE_MB", 64)
+if SPOKE_MEMORY_POSTINGS_CACHE_MB < 0:
+    raise ImproperlyConfigured("SPOKE_MEMORY_POSTINGS_CACHE_MB must be 0 or more.")
 SPOKE_MEMORY_RERANK_URL = os.environ.get("SPOKE_MEMORY_RERANK_URL", "").strip()
 SPOKE_MEMORY_RERANK_MODEL = os.environ.get("SPOKE_MEMORY_RERANK_MODEL", "").strip()
 SPOKE_MEMORY_RERANK_WIRE = os.environ.get("SPOKE_MEMORY_RERANK_WIRE", "").strip().lower()

@@ -9,14 +9,30 @@ def warm() -> None:
     """The schema catalog (its compiled validators) and the tokenizer's Unicode pattern (~0.4 s
     of CPU). Built lazily instead, every thread of a gthread worker builds them at once on its
     first request (a cache miss does not wait for another thread's build), at that request's
-    expense (docs/performance.md#mixed-load). Then the encoder (`warm_encoder()`) and `bound_statements()`."""
+    expense (docs/performance.md#mixed-load). Then numpy's parts recall uses (`warm_ranking()`),
+    the encoder (`warm_encoder()`) and `bound_statements()`."""
     from memory.engine import lexicon
     from memory.wire.validation import catalog
 
     catalog()
     lexicon.tokens("warm")
+    warm_ranking()
     warm_encoder()
     bound_statements()
+
+
+def warm_ranking() -> None:
+    """numpy and the parts of it the lexical head uses, imported now rather than by the first
+    recall: `numpy.ma`, which `numpy.unique` imports on its first call (13 ms), and numpy itself
+    for an engine without an encoder (issue 49, the first recall after an import)."""
+    import numpy as np
+    import numpy.ma  # noqa: F401 - imported by numpy.unique's first call otherwise
+
+    from memory.selectors import lexical
+
+    one = np.zeros(1, np.dtype([("r", ">i8"), ("tf", ">i4"), ("dl", ">i4"), ("cms", ">i8")]))
+    one["tf"], one["dl"] = 1, 1
+    lexical._candidates(["warm"], {"warm": one.tobytes()}, 1, [0])
 
 
 def warm_encoder() -> None:

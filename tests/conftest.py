@@ -247,10 +247,14 @@ def pytest_collection_modifyitems(config, items):
 def _fresh_vector_cache() -> Iterator[None]:
     """The per-process vector cache is keyed on stored state (subject revision, vector
     generation, model): a rolled-back test leaves keys that a later test's fresh rows repeat
-    exactly (SQLite hands the same pks out again), and that test would read another's vectors."""
+    exactly (SQLite hands the same pks out again), and that test would read another's vectors.
+    The lexical head's postings cache (PostgreSQL) likewise: a test database made again resets
+    its sequences."""
+    from memory.selectors import lexical
     from memory.services import hybrid_store
 
     hybrid_store._cache.clear()
+    lexical.clear_cache()
     yield
 
 

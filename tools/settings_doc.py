@@ -133,6 +133,7 @@ DESCRIPTIONS = {
     "SPOKE_MEMORY_RERANK_URL": "A rerank server (text-embeddings-inference /rerank or Cohere/Jina-compatible /v1/rerank) that re-scores recall's pool before the cut; empty: none (docs/recall.md#reranking).",
     "SPOKE_MEMORY_RERANK_MODEL": "With SPOKE_MEMORY_RERANK_URL, the model name a /v1/rerank request carries; without it, a local sentence-transformers cross-encoder folder that reranks recall's pool.",
     "SPOKE_MEMORY_RERANK_WIRE": "The rerank server's wire, tei or cohere; empty: cohere for a URL ending in /v1/rerank or /v2/rerank, else tei.",
+    "SPOKE_MEMORY_POSTINGS_CACHE_MB": "MiB each web process may hold of the query terms' postings (PostgreSQL; kept by the subject's revision, least recently used out first); 0: read them on every recall.",
     "SPOKE_MEMORY_RERANK_POOL": "How many of the engine's records the reranker re-scores (at least max_records) before the budget cuts.",
     "SPOKE_MEMORY_RERANK_TIMEOUT_S": "The whole exchange with the rerank server (s), from connecting to the last byte; past it recall answers unreranked.",
     "SPOKE_MEMORY_RERANK_MAX_TEXT_BYTES": "Each text and the query sent to the reranker are cut to this many UTF-8 bytes.",

@@ -69,6 +69,16 @@ class Record(SpaceScoped):
                 fields=["subject", "placement_scope", "placement_context_id"],
                 name="record_placement",
             ),
+            # The subject's live records' (pk, revision), read from the index alone: what the
+            # vector cache compares after a write to the subject (issue 49;
+            # memory.selectors.recall.live_revision_numbers). PostgreSQL covers id and revision
+            # (INCLUDE); SQLite, which has no INCLUDE, indexes the subject's live rows.
+            models.Index(
+                fields=["subject", "space"],
+                include=["id", "revision"],
+                condition=models.Q(deleted_at__isnull=True),
+                name="record_live_revisions",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -7,6 +7,9 @@ the eligible set unless the caller may read every live record of the subject, th
 and hands them back packed, one bytea per term (`_postings_sql`); numpy groups them into
 candidates, computes the candidate statistics (N, Σ|d|, df, newest), scores every candidate in
 one vectorized pass and keeps those that can be in the head of the ranking (`_candidates`).
+A caller who may read every live record of the subject (`eligible=None`) is served the postings
+this process read before at the subject's current revision, and only the other terms are read
+(`cached_postings`, `keep_postings`; SPOKE_MEMORY_POSTINGS_CACHE_MB).
 SQLite: one statement does all of that in SQL (`_sql`). Issue 49: at 200,000 records in one
 subject a query naming a speaker has ~120,000 candidates, and PostgreSQL's row-at-a-time
 evaluation of the same arithmetic through a chain of materialized CTEs cost 4-5x the read of
@@ -28,13 +31,17 @@ never contend. With a cognition filter the candidates are ranked by the plain fu
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import QuerySet
 
+from memory import rows as hand
 from memory.engine import lexical
 from memory.engine.rank import HALF_LIFE_MS, Ranked
 from memory.models import Record, RecordTerm
@@ -147,6 +154,82 @@ def _postings_sql(eligible_sql: str | None, n_terms: int) -> str:
 ) p"""  # noqa: S608
 
 
+# PostgreSQL, a caller who may read every live record of the subject: the packed postings of
+# each query term, kept per process by the subject's revision (issue 49). Subject.revision moves
+# in the transaction of every write to the subject's records (and so to their term rows: they
+# are written and erased with the content, memory.services.term_store), and the request reads
+# the subject before the postings, so postings held under a revision are never older than it;
+# when the revision moved, everything held of the subject is dropped at its next recall and the
+# query's terms are read again. An import makes new subjects (new pks). The bytes held are
+# bounded (SPOKE_MEMORY_POSTINGS_CACHE_MB, 0: no cache), least recently used first out.
+# docs/decisions/postings-cache.md.
+_postings: OrderedDict[tuple[str, int, str], bytes] = OrderedDict()  # (db, subject, term)
+_revisions: dict[tuple[str, int], int] = {}  # (db, subject) → the revision its postings are of
+_held: dict[tuple[str, int], set[str]] = {}  # (db, subject) → its terms held
+_size = [0]  # the bytes of `_postings`
+_lock = threading.Lock()
+
+
+def cache_limit() -> int:
+    return max(0, int(getattr(settings, "SPOKE_MEMORY_POSTINGS_CACHE_MB", 64))) * 1_048_576
+
+
+def clear_cache() -> None:
+    with _lock:
+        _postings.clear()
+        _revisions.clear()
+        _held.clear()
+        _size[0] = 0
+
+
+def _drop(key: tuple[str, int, str]) -> None:
+    """Remove one entry (the lock held)."""
+    _size[0] -= len(_postings.pop(key))
+    held = _held.get(key[:2])
+    if held is not None:
+        held.discard(key[2])
+        if not held:
+            del _held[key[:2]]
+            _revisions.pop(key[:2], None)
+
+
+def cached_postings(subject: tuple[str, int], revision: int, terms: list[str]) -> dict[str, bytes]:
+    """The postings held of `terms` for the subject at `revision` (those not held are absent);
+    everything held of the subject at another revision is dropped."""
+    found: dict[str, bytes] = {}
+    with _lock:
+        if _revisions.get(subject) != revision:
+            for term in list(_held.get(subject, ())):
+                _drop((*subject, term))
+            return found
+        for term in terms:
+            key = (*subject, term)
+            packed = _postings.get(key)
+            if packed is not None:
+                _postings.move_to_end(key)
+                found[term] = packed
+    return found
+
+
+def keep_postings(subject: tuple[str, int], revision: int, read: Mapping[str, bytes]) -> None:
+    """Hold the postings just read of the subject at `revision`, within the byte bound."""
+    limit = cache_limit()
+    with _lock:
+        if _revisions.setdefault(subject, revision) != revision:
+            return  # another request read the subject at another revision meanwhile
+        for term, packed in read.items():
+            key = (*subject, term)
+            if len(packed) > limit // 4 or key in _postings:
+                continue  # one term never takes more than a quarter of the bound
+            _postings[key] = packed
+            _size[0] += len(packed)
+            _held.setdefault(subject, set()).add(term)
+        while _size[0] > limit and _postings:
+            _drop(next(iter(_postings)))
+        if subject not in _held:
+            _revisions.pop(subject, None)
+
+
 Rows = list[tuple[Any, ...]]  # (pk, dl, created_ms, tf per query term or None)
 Stat = tuple[int, int, int, list[int]]  # N, Σ|d|, newest, df per query term
 
@@ -219,6 +302,7 @@ def head(
     k: int,
     known: Mapping[int, str] | None = None,
     also: Sequence[int] = (),
+    revision: int | None = None,
 ) -> Head:
     """The head of the engine/2 ranking of `eligible` (authorized ∩ filters, no cognition
     filter) for the query `terms`: exact scores for every record that can rank in the top `k`.
@@ -227,7 +311,9 @@ def head(
     `known`: pk → record_id of records the caller has read already (a hybrid engine's cached
     vectors; a record's id never changes), looked up only for the others. `also`: eligible
     records (pks) whose being candidates (holding a query term) the caller asks in the same
-    statement (a hybrid engine's semantic side, for total_eligible): `Head.holding`."""
+    statement (a hybrid engine's semantic side, for total_eligible): `Head.holding`.
+    `revision`: the subject's revision as the request read it; with `eligible=None`, PostgreSQL
+    keeps the postings read by it and reads only the terms it does not hold (`_postings`)."""
     if eligible is None:
         eligible_sql, eligible_params = None, ()
     else:
@@ -236,11 +322,21 @@ def head(
     with connection.cursor() as cur:
         stat: Stat | None
         if connection.vendor == "postgresql":
-            cur.execute(
-                _postings_sql(eligible_sql, len(terms)),
-                [*terms, space_id, subject_pk, *eligible_params],
-            )
-            rows, stat, holding = _candidates(terms, dict(cur.fetchall()), k, also)
+            # the revision this process's postings are kept by (None: read them all)
+            kept = revision if eligible is None and cache_limit() > 0 else None
+            subject = (str(connection.settings_dict["NAME"]), subject_pk)
+            packed = {} if kept is None else cached_postings(subject, kept, terms)
+            unread = [t for t in dict.fromkeys(terms) if t not in packed]
+            if unread:
+                found = hand.fetch_binary(  # a bytea's bytes, not its hex text
+                    _postings_sql(eligible_sql, len(unread)),
+                    [*unread, space_id, subject_pk, *eligible_params],
+                )
+                read = {term: bytes(p or b"") for term, p in found}
+                if kept is not None:
+                    keep_postings(subject, kept, read)
+                packed.update(read)
+            rows, stat, holding = _candidates(terms, packed, k, also)
         else:
             cur.execute(
                 _sql(eligible_sql, len(terms), len(also)),

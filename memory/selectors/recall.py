@@ -149,16 +149,24 @@ def live_revisions(subject: Subject) -> list[tuple[int, str, int]]:
     )
 
 
-def live_revision_numbers(subject: Subject) -> list[tuple[int, int]]:
-    """(pk, revision) of the subject's live records: what `live_revisions` reads without the
+def live_revision_numbers(subject: Subject) -> dict[int, int]:
+    """pk → revision of the subject's live records: what `live_revisions` reads without the
     record ids (the vector cache compares them with what it holds to find the rows a write
-    changed; a new record's id is read with its vector, `current_vectors`)."""
+    changed; a new record's id is read with its vector, `current_vectors`). From the index
+    `record_live_revisions` alone; on PostgreSQL packed in one bytea (12 bytes a record) and
+    unpacked by numpy, not one Python tuple per row."""
     table = connection.ops.quote_name(Record._meta.db_table)
-    return hand.fetch(
-        f"SELECT id, revision FROM {table}"  # noqa: S608
-        " WHERE subject_id = %s AND space_id = %s AND deleted_at IS NULL",
-        [subject.pk, subject.space_id],
-    )
+    where = " WHERE subject_id = %s AND space_id = %s AND deleted_at IS NULL"
+    params = [subject.pk, subject.space_id]
+    if connection.vendor != "postgresql":
+        return dict(hand.fetch(f"SELECT id, revision FROM {table}{where}", params))  # noqa: S608
+    import numpy as np
+
+    pack = "int8send(CAST(id AS BIGINT)) || int4send(CAST(revision AS INTEGER))"
+    sql = f"SELECT string_agg({pack}, CAST('' AS BYTEA)) FROM {table}{where}"  # noqa: S608
+    ((packed,),) = hand.fetch_binary(sql, params)
+    pairs = np.frombuffer(packed or b"", np.dtype([("id", ">i8"), ("revision", ">i4")]))
+    return dict(zip(pairs["id"].tolist(), pairs["revision"].tolist(), strict=True))
 
 
 def current_vectors(
@@ -192,7 +200,7 @@ def current_vectors(
             f" AND r.id IN ({_marks(len(pks))})"
         )
         params = [model_id, space_id, dim, space_id, *pks]
-    return [(pk, record_id, bytes(blob)) for pk, record_id, blob in hand.fetch(sql, params)]
+    return [(pk, record_id, bytes(blob)) for pk, record_id, blob in hand.fetch_binary(sql, params)]
 
 
 def stored_vectors(
@@ -211,7 +219,7 @@ def stored_vectors(
     row is read anyway, and the whole result is held as the matrix."""
     table = connection.ops.quote_name(RecordEmbedding._meta.db_table)
     vector = "vector" if with_vectors else "NULL"
-    rows = hand.fetch(
+    rows = hand.fetch_binary(  # each vector's bytes, not its hex text (3× faster)
         f"SELECT id, record_id, revision, {vector} FROM {table}"  # noqa: S608
         " WHERE subject_id = %s AND space_id = %s AND id >= %s AND model_id = %s AND dim = %s",
         [subject.pk, subject.space_id, from_id, model_id, dim],

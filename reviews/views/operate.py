@@ -46,12 +46,17 @@ def _page(
 
 
 def _show_token_once(
-    request: HttpRequest, space: Space, principal: Principal, token: str
+    request: HttpRequest, space: Space, principal: Principal, token: str, mcp: bool = False
 ) -> HttpResponse:
     """The answer to the POST that made the token shows it, once: it is never stored, not even
     in the session until the next page view (issue 26 item 10), and the answer is not cached.
-    Reloading it asks the browser to send the form again, which makes another token."""
-    return _page(request, space, {"principal_id": principal.principal_id, "token": token})
+    Reloading it asks the browser to send the form again, which makes another token. `mcp`:
+    an agent's token, shown with the space's MCP URL as this request reached the server and a
+    host configuration that names the token by an environment variable, never by value."""
+    shown: dict[str, Any] = {"principal_id": principal.principal_id, "token": token}
+    if mcp:
+        shown["mcp_url"] = request.build_absolute_uri(f"/mcp/{space.space_id}")
+    return _page(request, space, shown)
 
 
 @login_required
@@ -195,7 +200,7 @@ def create_agent(request: HttpRequest, space_id: str) -> HttpResponse:
     messages.success(
         request,
         f"Agent {principal.display_name} ({principal.principal_id}) created: it may capture, "
-        f"recall, read and create subjects ({reach}) in {space_id}, and cannot review. Put its "
-        "token in the agent's MCP configuration (docs/mcp.md).",
+        f"recall, read and create subjects ({reach}) in {space_id}, and cannot review. Its "
+        "MCP URL and a host configuration are below its token.",
     )
-    return _show_token_once(request, space, principal, token)
+    return _show_token_once(request, space, principal, token, mcp=True)

@@ -239,6 +239,15 @@ def test_operator_creates_an_agent_that_cannot_review_and_sees_its_token_once(op
     html = response.content.decode()
     assert 'id="new-token"' in html and "smk_" in html and "cannot review" in html
     assert principal.home_space_id == "s1"
+    # its MCP URL and a host configuration come with it, the token named by variable only
+    config = html[html.index('<pre class="config">') : html.index("</pre>")]
+    assert '"url": "http://testserver/mcp/s1"' in config
+    assert "${SPOKE_MEMORY_TOKEN}" in config and "smk_" not in config
+    # a person's token is not an agent's: no MCP block
+    person = client.post(
+        "/console/operate/s1/principals/", {"display_name": "App", "kind": "service"}
+    ).content.decode()
+    assert 'id="new-token"' in person and 'id="new-agent-mcp"' not in person
 
 
 def test_operator_agent_form_refuses_bad_subjects_and_makes_nothing(operator):

@@ -45,6 +45,7 @@ def lexical_head_holding(
             depth,
             known,
             also,
+            q.subject.revision,
         )
         return Ranking(top.ranked, dict(top.pks), top.total), top.holding
     held = reads.term_holders(q.subject, terms)

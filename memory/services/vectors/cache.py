@@ -102,10 +102,10 @@ def _refresh(subject: Subject, key: tuple, old: SubjectVectors | None) -> Subjec
         return _load(subject, key)
     live, lacking, drop = old.live, old.lacking, frozenset[int]()
     if old.revision[0] != key[0]:
-        now = dict(reads.live_revision_numbers(subject))
+        now = reads.live_revision_numbers(subject)
         if now != old.live:
             removed = old.live.keys() - now.keys()
-            changed = {pk for pk, revision in now.items() if old.live.get(pk) != revision}
+            changed = {pk for pk, _ in now.items() - old.live.items()}  # new or revised
             drop = frozenset(pk for pk in removed | changed if pk in old.rows)
             lacking = (old.lacking - removed) | changed
             live = now

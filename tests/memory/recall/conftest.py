@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from itertools import count
 
 import pytest
+from django.db.models import F
 
 from memory.models import Record, RecordRevision, Subject
 from memory.models.records import CONTEXT, SHARED
@@ -85,6 +86,9 @@ def make_record(admin, space, ensure_subject):
             # the served engine's derived copies (term rows; hybrid/6: its vector queued), as
             # every content write path keeps them
             derived.content_written([record])
+        # and the subject's revision moves, as every write to its records moves it (the caches
+        # recall reads through are kept by it)
+        Subject.objects.filter(pk=subject.pk).update(revision=F("revision") + 1)
         return record
 
     return make

@@ -16,6 +16,7 @@ from memory.engine import lexical, lexicon
 from memory.engine.rank import Doc
 from memory.models import Record, RecordTerm, Subject
 from memory.ops.base import call
+from memory.selectors import lexical as lexical_store
 from memory.services import record_store, term_store
 from tests.memory.recall.conftest import T0
 
@@ -161,6 +162,7 @@ def test_recall_fetches_only_the_rows_it_returns(engine2, make_record, admin):
         make_record(f"garden tea {i} " + "blue " * (i % 7), record_id=f"rec_{i:03d}")
     with CaptureQueriesContext(connection) as small:
         _recall(admin, "blue garden", budget={"max_records": 2})
+    lexical_store.clear_cache()  # both read the postings (PostgreSQL keeps them by revision)
     with CaptureQueriesContext(connection) as large:
         answer = _recall(admin, "blue garden", budget={"max_records": 2})
     assert answer["total_eligible"] == 200 and len(answer["results"]) == 2
