@@ -104,7 +104,8 @@ def _refresh(subject: Subject, key: tuple, old: SubjectVectors | None) -> Subjec
         return _load(subject, key)
     live, lacking, drop = old.live, old.lacking, frozenset[int]()
     if old.revision[0] != key[0]:
-        now = reads.live_revision_numbers(subject)
+        with _collector_paused():  # one int pair per live record (as `_load`)
+            now = reads.live_revision_numbers(subject)
         if now != old.live:
             removed = old.live.keys() - now.keys()
             changed = {pk for pk, _ in now.items() - old.live.items()}  # new or revised
