@@ -10,7 +10,7 @@ def warm() -> None:
     of CPU). Built lazily instead, every thread of a gthread worker builds them at once on its
     first request (a cache miss does not wait for another thread's build), at that request's
     expense (docs/performance.md#mixed-load). Then numpy's parts recall uses (`warm_ranking()`),
-    the encoder (`warm_encoder()`) and `bound_statements()`."""
+    the encoder (`warm_encoder()`), `bound_statements()`, and `freeze_loaded()` last."""
     from memory.engine import lexicon
     from memory.wire.validation import catalog
 
@@ -19,6 +19,18 @@ def warm() -> None:
     warm_ranking()
     warm_encoder()
     bound_statements()
+    freeze_loaded()
+
+
+def freeze_loaded() -> None:
+    """Everything the process has made by now (Django, the catalog, the encoder: hundreds of
+    thousands of objects that live as long as it) leaves the cyclic collector's view
+    (`gc.freeze`): a full collection then walks only what requests made since. A recall that
+    reads a subject's vectors makes tens of thousands of objects at once, and each collection
+    it set off walked the whole process (issue 49: 40–100 ms of the first recall)."""
+    import gc
+
+    gc.freeze()
 
 
 def warm_ranking() -> None:

@@ -12,10 +12,12 @@ semantic side needs no eligibility statement."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,7 +104,8 @@ def _refresh(subject: Subject, key: tuple, old: SubjectVectors | None) -> Subjec
         return _load(subject, key)
     live, lacking, drop = old.live, old.lacking, frozenset[int]()
     if old.revision[0] != key[0]:
-        now = reads.live_revision_numbers(subject)
+        with _collector_paused():  # one int pair per live record (as `_load`)
+            now = reads.live_revision_numbers(subject)
         if now != old.live:
             removed = old.live.keys() - now.keys()
             changed = {pk for pk, _ in now.items() - old.live.items()}  # new or revised
@@ -134,10 +137,13 @@ def _refresh(subject: Subject, key: tuple, old: SubjectVectors | None) -> Subjec
 
 def _load(subject: Subject, key: tuple) -> SubjectVectors:
     """Everything: the subject's stored vectors of the model (one statement) and its live
-    records."""
+    records. The rows come with the cyclic garbage collector paused: they are tuples of
+    integers, strings and bytes (no cycle to find), and the tens of thousands of them would set
+    off collections that walk the whole process's objects (issue 49, the first recall)."""
     dim, model = key[2]
-    stored = reads.stored_vectors(subject, model, dim)
-    live_rows = reads.live_revisions(subject)
+    with _collector_paused():
+        stored = reads.stored_vectors(subject, model, dim)
+        live_rows = reads.live_revisions(subject)
     live = {pk: revision for pk, _, revision in live_rows}
     names = {pk: record_id for pk, record_id, _ in live_rows}
     current = [
@@ -166,6 +172,19 @@ def _load(subject: Subject, key: tuple) -> SubjectVectors:
         buffer,
         [len(current)],
     )
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic collector off for the block (process-wide), back on after it unless it was
+    off already; reference counting frees as ever."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _lacking_vectors(
