@@ -37,14 +37,8 @@ def warm_ranking() -> None:
     """numpy and the parts of it the lexical head uses, imported now rather than by the first
     recall: `numpy.ma`, which `numpy.unique` imports on its first call (13 ms), and numpy itself
     for an engine without an encoder (issue 49, the first recall after an import)."""
-    import numpy as np
+    import numpy  # noqa: F401
     import numpy.ma  # noqa: F401 - imported by numpy.unique's first call otherwise
-
-    from memory.selectors import lexical
-
-    one = np.zeros(1, np.dtype([("r", ">i8"), ("tf", ">i4"), ("dl", ">i4"), ("cms", ">i8")]))
-    one["tf"], one["dl"] = 1, 1
-    lexical._candidates(["warm"], {"warm": one.tobytes()}, 1, [0])
 
 
 def warm_encoder() -> None:
